@@ -1,0 +1,146 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "gatehouse",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "gatehouse", targets: ["gatehouse"]),
+        .library(name: "GatehouseServer", targets: ["GatehouseServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        // The adapter protocol, session model, errors, configuration nodes. No server, no I/O.
+        .target(
+            name: "GatehouseCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto")
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // One folder per provider kind.
+        .target(
+            name: "GatehouseProviders",
+            dependencies: [
+                "GatehouseCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Session stores: memory and SQLite.
+        .target(
+            name: "GatehouseStore",
+            dependencies: [
+                "GatehouseCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // gatehouse.yaml and Providers/*.yaml: YAML with line numbers, secrets, validation.
+        .target(
+            name: "GatehouseConfiguration",
+            dependencies: [
+                "GatehouseCore",
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The Hummingbird server: routes, proxy, refresh. Wires everything together.
+        .target(
+            name: "GatehouseServer",
+            dependencies: [
+                "GatehouseCore", "GatehouseProviders", "GatehouseStore", "GatehouseConfiguration",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Loopback stand-ins for `gatehouse demo` and the end-to-end tests.
+        .target(
+            name: "GatehouseDemo",
+            dependencies: [
+                "GatehouseCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "gatehouse",
+            dependencies: [
+                "GatehouseCore", "GatehouseServer", "GatehouseConfiguration", "GatehouseDemo", "GatehouseProviders",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseCoreTests",
+            dependencies: ["GatehouseCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseProvidersTests",
+            dependencies: ["GatehouseCore", "GatehouseProviders", "GatehouseDemo",
+                           .product(name: "Hummingbird", package: "hummingbird")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseStoreTests",
+            dependencies: ["GatehouseCore", "GatehouseStore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseConfigurationTests",
+            dependencies: ["GatehouseCore", "GatehouseConfiguration", "GatehouseProviders"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatehouseServerTests",
+            dependencies: [
+                "GatehouseCore", "GatehouseServer", "GatehouseStore", "GatehouseConfiguration", "GatehouseDemo",
+                "GatehouseProviders",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

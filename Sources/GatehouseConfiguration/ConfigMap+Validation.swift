@@ -1,0 +1,65 @@
+import Foundation
+import GatehouseCore
+
+extension ConfigMap {
+    /// A whole number greater than zero (`unit` names it in the message: seconds, bytes, …).
+    func positiveInt(_ key: String, unit: String) throws -> Int? {
+        guard let value = try int(key) else { return nil }
+        guard value > 0 else {
+            throw error(key, "'\(qualified(key))' must be a positive number of \(unit), not \(value)")
+        }
+        return value
+    }
+
+    /// A whole number of zero or more.
+    func nonNegativeInt(_ key: String, unit: String) throws -> Int? {
+        guard let value = try int(key) else { return nil }
+        guard value >= 0 else {
+            throw error(key, "'\(qualified(key))' must be zero or a positive number of \(unit), not \(value)")
+        }
+        return value
+    }
+
+    /// A string that, when written, must not be empty.
+    func nonEmptyString(_ key: String) throws -> String? {
+        guard let value = try string(key) else { return nil }
+        guard !value.isEmpty else { throw error(key, "'\(qualified(key))' must not be empty") }
+        return value
+    }
+
+    /// An absolute http(s) URL without trailing slash, query or fragment.
+    func baseURL(_ key: String) throws -> String? {
+        guard var value = try url(key) else { return nil }
+        if let components = URLComponents(string: value), components.query != nil || components.fragment != nil {
+            throw error(key, "'\(qualified(key))' must not have a query or fragment, not '\(value)'")
+        }
+        while value.hasSuffix("/") { value.removeLast() }
+        return value
+    }
+
+    /// A list of strings with the line of each entry.
+    func stringsWithLines(_ key: String) throws -> [(value: String, line: Int)]? {
+        guard let values = try strings(key), let node = node(key) else { return nil }
+        let lines: [Int]
+        if case .sequence(let items) = node.value {
+            lines = items.map(\.line)
+        } else {
+            lines = [node.line]
+        }
+        return zip(values, lines).map { (value: $0, line: $1) }
+    }
+
+    /// Client redirect URIs: absolute URIs with a scheme and no fragment (RFC 6749 §3.1.2), compared exactly later.
+    func redirectURIs(_ key: String) throws -> [String] {
+        guard let entries = try stringsWithLines(key) else { return [] }
+        for entry in entries {
+            let components = URLComponents(string: entry.value)
+            guard let components, let scheme = components.scheme, !scheme.isEmpty, components.fragment == nil else {
+                throw ConfigError(
+                    file: file, line: entry.line,
+                    message: "'\(qualified(key))' entry '\(entry.value)' must be an absolute URI without a fragment")
+            }
+        }
+        return entries.map(\.value)
+    }
+}

@@ -1,0 +1,44 @@
+import GatehouseCore
+
+extension GatewayConfiguration {
+    /// `backend:` — the one upstream application behind `/v1/api/…` and what identity it receives.
+    public struct Backend: Sendable, Equatable {
+        /// Base URL without trailing slash: `/v1/api/{path}` goes to `{url}/{path}`.
+        public var url: String
+        /// `aud` of `X-Gatehouse-Assertion`.
+        public var audience: String
+        /// Whether `X-Gatehouse-Provider`, `-Subject` and `-Email` are sent.
+        public var identityHeaders: Bool
+        /// Whether the signed `X-Gatehouse-Assertion` is sent.
+        public var assertion: Bool
+        /// Whether the fresh provider access token is forwarded (opt-in).
+        public var forwardAccessToken: Bool
+
+        /// - Parameters:
+        ///   - url: `http://127.0.0.1:9000` by default.
+        ///   - audience: `backend` by default.
+        ///   - identityHeaders: true by default.
+        ///   - assertion: true by default.
+        ///   - forwardAccessToken: false by default.
+        public init(
+            url: String = "http://127.0.0.1:9000", audience: String = "backend", identityHeaders: Bool = true,
+            assertion: Bool = true, forwardAccessToken: Bool = false
+        ) {
+            self.url = url
+            self.audience = audience
+            self.identityHeaders = identityHeaders
+            self.assertion = assertion
+            self.forwardAccessToken = forwardAccessToken
+        }
+
+        init(_ map: ConfigMap) throws {
+            self.init()
+            url = try map.baseURL("url") ?? url
+            audience = try map.nonEmptyString("audience") ?? audience
+            identityHeaders = try map.bool("identity_headers") ?? identityHeaders
+            assertion = try map.bool("assertion") ?? assertion
+            forwardAccessToken = try map.bool("forward_access_token") ?? forwardAccessToken
+            try map.finish()
+        }
+    }
+}

@@ -1,0 +1,190 @@
+public import Foundation
+import GatehouseCore
+
+/// Everything in `gatehouse.yaml`, with a default for every key that works on one machine.
+///
+/// ```swift
+/// var configuration = try GatewayConfiguration.load(path: options.config)
+/// if let listen = options.listen { try configuration.overrideListen(listen) }
+/// ```
+public struct GatewayConfiguration: Sendable, Equatable {
+    /// `listen`: where the gateway accepts connections.
+    public var listen: ListenAddress
+    /// `public_url`: the externally visible base URL, without trailing slash; issuer of assertions and base of
+    /// callback URLs.
+    public var publicURL: String
+    /// `providers_dir`: the directory of `Providers/*.yaml` (absolute once loaded).
+    public var providersDirectory: String
+    public var store: Store
+    public var sessions: Sessions
+    public var refresh: Refresh
+    public var keys: Keys
+    public var backend: Backend
+    /// `allowed_redirect_uris`: client redirect URIs allowed for every provider.
+    public var allowedRedirectURIs: [String]
+    public var cors: CORS
+    public var limits: Limits
+    public var logging: Logging
+    /// The file the settings came from; nil when all are defaults.
+    public var file: String?
+    /// The directory relative paths were resolved against: the file's directory, else the current directory.
+    /// Generated keys and other state default to `data/` under it.
+    public var baseDirectory: String
+
+    /// The defaults of every key, with relative paths as written (``load(path:environment:)`` resolves them).
+    public init(
+        listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080),
+        publicURL: String = "http://127.0.0.1:8080",
+        providersDirectory: String = "./Providers",
+        store: Store = Store(),
+        sessions: Sessions = Sessions(),
+        refresh: Refresh = Refresh(),
+        keys: Keys = Keys(),
+        backend: Backend = Backend(),
+        allowedRedirectURIs: [String] = [],
+        cors: CORS = CORS(),
+        limits: Limits = Limits(),
+        logging: Logging = Logging(),
+        file: String? = nil,
+        baseDirectory: String = "."
+    ) {
+        self.listen = listen
+        self.publicURL = publicURL
+        self.providersDirectory = providersDirectory
+        self.store = store
+        self.sessions = sessions
+        self.refresh = refresh
+        self.keys = keys
+        self.backend = backend
+        self.allowedRedirectURIs = allowedRedirectURIs
+        self.cors = cors
+        self.limits = limits
+        self.logging = logging
+        self.file = file
+        self.baseDirectory = baseDirectory
+    }
+
+    /// The host part of ``listen`` (IPv6 without brackets).
+    public var listenHost: String { listen.host }
+    /// The port part of ``listen``.
+    public var listenPort: Int { listen.port }
+
+    /// Replaces ``listen`` (`gatehouse serve --listen HOST:PORT`), so several instances can share one file.
+    /// - Parameter address: `host:port`.
+    /// - Throws: ``ListenAddressError`` when the text is not `host:port`.
+    public mutating func overrideListen(_ address: String) throws {
+        guard let parsed = ListenAddress(address) else { throw ListenAddressError(value: address) }
+        listen = parsed
+    }
+
+    /// The default configuration file, used when no path is given and it exists.
+    public static let defaultFile = "gatehouse.yaml"
+
+    /// Loads `gatehouse.yaml`.
+    /// - Parameters:
+    ///   - path: the file; nil means `./gatehouse.yaml` when it exists, else all defaults.
+    ///   - environment: where `${VAR}` is looked up.
+    /// - Throws: ``ConfigurationErrors`` listing every problem found, each as `file:line: message`.
+    public static func load(
+        path: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> GatewayConfiguration {
+        let file: String
+        if let path {
+            file = path
+        } else if FileManager.default.fileExists(atPath: defaultFile) {
+            file = defaultFile
+        } else {
+            return defaults(baseDirectory: ConfigPath.current)
+        }
+        let document: YAMLDocument
+        do {
+            document = try YAMLDocument(contentsOfFile: file)
+        } catch {
+            var errors = ErrorCollector()
+            errors.record(error, file: file)
+            throw ConfigurationErrors(errors.errors)
+        }
+        return try load(document, baseDirectory: ConfigPath.directory(of: file), environment: environment)
+    }
+
+    /// Reads settings from YAML text (a file's content).
+    /// - Parameters:
+    ///   - text: the YAML.
+    ///   - file: the name used in messages; relative paths resolve against its directory.
+    ///   - environment: where `${VAR}` is looked up.
+    /// - Throws: ``ConfigurationErrors`` listing every problem found.
+    public static func parse(
+        _ text: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> GatewayConfiguration {
+        let document: YAMLDocument
+        do {
+            document = try YAMLDocument(text: text, file: file)
+        } catch {
+            var errors = ErrorCollector()
+            errors.record(error, file: file)
+            throw ConfigurationErrors(errors.errors)
+        }
+        return try load(document, baseDirectory: ConfigPath.directory(of: file), environment: environment)
+    }
+
+    /// All defaults, with relative paths resolved against `baseDirectory`.
+    /// - Parameter baseDirectory: where `./Providers` and `./data` are.
+    public static func defaults(baseDirectory: String) -> GatewayConfiguration {
+        var configuration = GatewayConfiguration(baseDirectory: baseDirectory)
+        configuration.providersDirectory = ConfigPath.resolve(configuration.providersDirectory, against: baseDirectory)
+        configuration.store.path = ConfigPath.resolve(configuration.store.path, against: baseDirectory)
+        return configuration
+    }
+
+    // MARK: Private
+
+    private static func load(
+        _ document: YAMLDocument, baseDirectory: String, environment: [String: String]
+    ) throws -> GatewayConfiguration {
+        let file = document.file
+        var errors = ErrorCollector()
+        var configuration = defaults(baseDirectory: baseDirectory)
+        configuration.file = file
+        guard
+            let map = errors.attempt(file: file, {
+                try ConfigMap(document.root, environment: environment, baseDirectory: baseDirectory)
+            })
+        else { throw ConfigurationErrors(errors.errors) }
+
+        errors.run(file: file, ()) {
+            if let text = try map.string("listen") {
+                guard let address = ListenAddress(text) else {
+                    throw map.error("listen", "'listen' must be host:port (e.g. 127.0.0.1:8080), not '\(text)'")
+                }
+                configuration.listen = address
+            }
+        }
+        errors.run(file: file, ()) {
+            configuration.publicURL = try map.baseURL("public_url") ?? configuration.publicURL
+        }
+        errors.run(file: file, ()) {
+            if let directory = try map.nonEmptyString("providers_dir") {
+                configuration.providersDirectory = ConfigPath.resolve(directory, against: baseDirectory)
+            }
+        }
+        errors.run(file: file, ()) {
+            configuration.store = try Store(map.mapOrEmpty("store"), baseDirectory: baseDirectory)
+        }
+        errors.run(file: file, ()) { configuration.sessions = try Sessions(map.mapOrEmpty("sessions")) }
+        errors.run(file: file, ()) { configuration.refresh = try Refresh(map.mapOrEmpty("refresh")) }
+        errors.run(file: file, ()) {
+            configuration.keys = try Keys(map.mapOrEmpty("keys"), baseDirectory: baseDirectory)
+        }
+        errors.run(file: file, ()) { configuration.backend = try Backend(map.mapOrEmpty("backend")) }
+        errors.run(file: file, ()) {
+            configuration.allowedRedirectURIs = try map.redirectURIs("allowed_redirect_uris")
+        }
+        errors.run(file: file, ()) { configuration.cors = try CORS(map.mapOrEmpty("cors")) }
+        errors.run(file: file, ()) { configuration.limits = try Limits(map.mapOrEmpty("limits")) }
+        errors.run(file: file, ()) { configuration.logging = try Logging(map.mapOrEmpty("logging")) }
+        errors.run(file: file, ()) { try map.finish() }
+
+        guard errors.isEmpty else { throw ConfigurationErrors(errors.sortedByLine()) }
+        return configuration
+    }
+}

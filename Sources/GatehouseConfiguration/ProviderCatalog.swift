@@ -1,0 +1,169 @@
+public import Foundation
+public import GatehouseCore
+
+/// Loads the provider files of `providers_dir`: one `<id>.yaml` per provider instance.
+///
+/// Each file's common keys (`id`, `kind`, `name`, `redirect_uris`, `claims`, `api`) are read here; the rest
+/// go to the registered ``ProviderKind``, which reads its own keys and refuses unknown ones. Problems are
+/// collected across all files, so one run of `gatehouse check` reports all of them.
+///
+/// ```swift
+/// let providers = try ProviderCatalog.load(
+///     directory: configuration.providersDirectory, kinds: ProviderRegistry.kinds, context: context)
+/// ```
+public enum ProviderCatalog {
+    /// File extensions read as provider files.
+    public static let fileExtensions: Set<String> = ["yaml", "yml"]
+
+    /// Loads every `*.yaml` / `*.yml` file of a directory.
+    /// - Parameters:
+    ///   - directory: the providers directory; a missing directory means no providers.
+    ///   - kinds: the provider kinds by their `kind:` name.
+    ///   - context: handed to each kind's `make`.
+    ///   - environment: where `${VAR}` is looked up.
+    /// - Returns: the providers sorted by id.
+    /// - Throws: ``ConfigurationErrors`` listing every problem in every file.
+    public static func load(
+        directory: String,
+        kinds: [String: any ProviderKind.Type],
+        context: ProviderContext,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> [any AuthProvider] {
+        let files = try providerFiles(in: directory)
+        return try load(files: files, kinds: kinds, context: context, environment: environment)
+    }
+
+    /// The provider files of a directory, sorted by name; none when it does not exist.
+    /// - Parameter directory: the providers directory.
+    /// - Throws: ``ConfigurationErrors`` when the path exists but is not a readable directory.
+    public static func providerFiles(in directory: String) throws -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return [] }
+        guard isDirectory.boolValue, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            throw ConfigurationErrors([ConfigError(file: directory, line: 1, message: "providers_dir is not a readable directory")])
+        }
+        return
+            names
+            .filter { !$0.hasPrefix(".") && fileExtensions.contains(($0 as NSString).pathExtension.lowercased()) }
+            .sorted()
+            .map { (directory as NSString).appendingPathComponent($0) }
+    }
+
+    /// Loads the given provider files.
+    /// - Parameters:
+    ///   - files: provider file paths; each file's id must equal its name without extension.
+    ///   - kinds: the provider kinds by their `kind:` name.
+    ///   - context: handed to each kind's `make`.
+    ///   - environment: where `${VAR}` is looked up.
+    /// - Returns: the providers sorted by id.
+    /// - Throws: ``ConfigurationErrors`` listing every problem in every file.
+    public static func load(
+        files: [String],
+        kinds: [String: any ProviderKind.Type],
+        context: ProviderContext,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> [any AuthProvider] {
+        var errors: [ConfigError] = []
+        var providers: [any AuthProvider] = []
+        var seen: [String: String] = [:]
+        for file in files {
+            var collector = ErrorCollector()
+            guard let document = collector.attempt(file: file, { try YAMLDocument(contentsOfFile: file) }) else {
+                errors += collector.errors
+                continue
+            }
+            if let provider = load(document, kinds: kinds, context: context, environment: environment, errors: &collector) {
+                let id = provider.descriptor.id
+                if let other = seen[id] {
+                    collector.append(
+                        ConfigError(file: file, line: idLine(in: document), message: "duplicate provider id '\(id)' (also in \(other))"))
+                } else {
+                    seen[id] = file
+                    providers.append(provider)
+                }
+            }
+            errors += collector.sortedByLine()
+        }
+        guard errors.isEmpty else { throw ConfigurationErrors(errors) }
+        return providers.sorted { $0.descriptor.id < $1.descriptor.id }
+    }
+
+    /// Loads one provider from a parsed file.
+    /// - Parameters:
+    ///   - document: the provider file.
+    ///   - kinds: the provider kinds by their `kind:` name.
+    ///   - context: handed to the kind's `make`.
+    ///   - environment: where `${VAR}` is looked up.
+    /// - Throws: ``ConfigurationErrors`` listing the file's problems.
+    public static func provider(
+        from document: YAMLDocument,
+        kinds: [String: any ProviderKind.Type],
+        context: ProviderContext,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> any AuthProvider {
+        var collector = ErrorCollector()
+        guard let provider = load(document, kinds: kinds, context: context, environment: environment, errors: &collector),
+            collector.isEmpty
+        else { throw ConfigurationErrors(collector.sortedByLine()) }
+        return provider
+    }
+
+    // MARK: Private
+
+    private static func load(
+        _ document: YAMLDocument,
+        kinds: [String: any ProviderKind.Type],
+        context: ProviderContext,
+        environment: [String: String],
+        errors: inout ErrorCollector
+    ) -> (any AuthProvider)? {
+        let file = document.file
+        let directory = ConfigPath.directory(of: file)
+        guard
+            let map = errors.attempt(file: file, {
+                try ConfigMap(document.root, environment: environment, baseDirectory: directory)
+            })
+        else { return nil }
+
+        let expectedID = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
+        let id = errors.attempt(file: file) { () throws -> String in
+            let id = try map.requiredString("id")
+            guard id == expectedID else {
+                throw map.error("id", "'id' must equal the file name '\(expectedID)', not '\(id)'")
+            }
+            guard id.unicodeScalars.allSatisfy(isIDCharacter) else {
+                throw map.error("id", "'id' may only contain letters, digits, '-', '_' and '.', not '\(id)'")
+            }
+            return id
+        }
+        let kind = errors.attempt(file: file) { () throws -> any ProviderKind.Type in
+            let name = try map.requiredString("kind")
+            guard let kind = kinds[name] else {
+                throw map.error("kind", "unknown kind '\(name)' (known: \(kinds.keys.sorted().joined(separator: ", ")))")
+            }
+            return kind
+        }
+        let name = errors.attempt(file: file) { try map.string("name") }
+        let redirectURIs = errors.attempt(file: file) { try map.redirectURIs("redirect_uris") }
+        let claims = errors.attempt(file: file) { try ClaimMapping(map.map("claims")) }
+        let api = errors.attempt(file: file) { () throws -> ProviderAPI? in
+            try ProviderAPI(map.map("api"), defaultAuthentication: kind?.defaultAPIAuthentication ?? .bearer)
+        }
+        guard let id, let kind, let name, let redirectURIs, let claims, let api, errors.isEmpty else {
+            return nil
+        }
+        let descriptor = ProviderDescriptor(
+            id: id, kind: kind.kind, name: name, redirectURIs: redirectURIs, claims: claims, api: api)
+        return errors.attempt(file: file) { try kind.make(descriptor: descriptor, settings: map, context: context) }
+    }
+
+    /// `letters, digits, - _ .`: ids appear in URL paths (`/v1/auth/{id}/…`) and file names.
+    private static func isIDCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "-_.".unicodeScalars.contains(scalar))
+    }
+
+    private static func idLine(in document: YAMLDocument) -> Int {
+        guard case .mapping(let entries) = document.root.value else { return document.root.line }
+        return entries.first { $0.key == "id" }?.line ?? document.root.line
+    }
+}

@@ -1,0 +1,42 @@
+public import Foundation
+
+/// One login in flight, from `/login` to `/callback`. Sealed in the store under the hash of ``state``.
+public struct LoginTransaction: Sendable, Codable, Equatable {
+    /// The provider the login was started for (mix-up defence).
+    public var provider: String
+    /// The gateway's own state sent to the provider.
+    public var state: String
+    /// The gateway's PKCE verifier towards the provider.
+    public var codeVerifier: String
+    /// OIDC nonce.
+    public var nonce: String
+    /// The gateway's callback URL for this provider (`{public_url}/v1/auth/{id}/callback`).
+    public var callbackURL: String
+    /// Native flow: where the client waits, its `state` and `code_challenge`.
+    public var clientRedirectURI: String?
+    public var clientState: String?
+    public var clientCodeChallenge: String?
+    /// Browser flow: same-origin path to return to.
+    public var returnTo: String?
+    public var createdAt: Date
+
+    public init(
+        provider: String, state: String, codeVerifier: String, nonce: String, callbackURL: String,
+        clientRedirectURI: String? = nil, clientState: String? = nil, clientCodeChallenge: String? = nil,
+        returnTo: String? = nil, createdAt: Date
+    ) {
+        self.provider = provider
+        self.state = state
+        self.codeVerifier = codeVerifier
+        self.nonce = nonce
+        self.callbackURL = callbackURL
+        self.clientRedirectURI = clientRedirectURI
+        self.clientState = clientState
+        self.clientCodeChallenge = clientCodeChallenge
+        self.returnTo = returnTo
+        self.createdAt = createdAt
+    }
+
+    /// The PKCE challenge the gateway sends to the provider.
+    public var codeChallenge: String { PKCE.challenge(for: codeVerifier) }
+}

@@ -1,0 +1,29 @@
+public import Foundation
+
+/// A short-lived, single-use record keyed by the hash of a secret: a login transaction (key = hash of the
+/// gateway's `state`) or a handoff code (key = hash of the code). The payload is sealed by the caller.
+public struct PendingRecord: Sendable, Equatable {
+    /// What the record is for; a state can never be redeemed as a handoff code.
+    public enum Purpose: String, Sendable {
+        case loginTransaction = "login"
+        case handoffCode = "handoff"
+    }
+
+    public var keyHash: String
+    public var purpose: Purpose
+    /// The provider the record belongs to.
+    public var provider: String
+    /// For handoff codes: the session created when the code is first redeemed (revoked on replay).
+    public var sessionID: String?
+    public var payload: Data
+    public var expiresAt: Date
+
+    public init(keyHash: String, purpose: Purpose, provider: String, sessionID: String? = nil, payload: Data, expiresAt: Date) {
+        self.keyHash = keyHash
+        self.purpose = purpose
+        self.provider = provider
+        self.sessionID = sessionID
+        self.payload = payload
+        self.expiresAt = expiresAt
+    }
+}

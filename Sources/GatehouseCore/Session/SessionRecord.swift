@@ -1,0 +1,36 @@
+public import Foundation
+
+/// A session as a store keeps it: the token only as its SHA-256, the credential sealed.
+public struct SessionRecord: Sendable, Equatable {
+    public var id: String
+    /// Hex SHA-256 of the session token.
+    public var tokenHash: String
+    public var provider: String
+    public var subject: String
+    /// JSON of the normalized ``Identity``.
+    public var identity: Data
+    /// The ``Credential`` sealed by ``CredentialSealer``.
+    public var sealedCredential: Data
+    /// Bumped on every credential change; the compare-and-set of refreshes.
+    public var credentialVersion: Int
+    public var createdAt: Date
+    public var lastSeenAt: Date
+    /// The absolute end of the session.
+    public var expiresAt: Date
+
+    public init(
+        id: String, tokenHash: String, provider: String, subject: String, identity: Data, sealedCredential: Data,
+        credentialVersion: Int = 1, createdAt: Date, lastSeenAt: Date, expiresAt: Date
+    ) {
+        self.id = id
+        self.tokenHash = tokenHash
+        self.provider = provider
+        self.subject = subject
+        self.identity = identity
+        self.sealedCredential = sealedCredential
+        self.credentialVersion = credentialVersion
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+        self.expiresAt = expiresAt
+    }
+}

@@ -1,0 +1,41 @@
+public import Foundation
+
+/// Where sessions, login transactions and handoff codes live. Implementations: memory, SQLite.
+///
+/// A store knows nothing of providers or HTTP. Everything that must hold across gateway instances
+/// (single-use codes, the refresh lease, logout) goes through it.
+///
+/// ```swift
+/// let store: any SessionStore = try SQLiteSessionStore(path: "data/gatehouse.sqlite3")
+/// try await store.migrate()
+/// ```
+public protocol SessionStore: Sendable {
+    /// Creates or upgrades the schema.
+    func migrate() async throws
+    /// Throws when the store cannot be reached (readiness).
+    func ping() async throws
+
+    func insertSession(_ record: SessionRecord) async throws
+    func session(tokenHash: String) async throws -> SessionRecord?
+    func session(id: String) async throws -> SessionRecord?
+    /// Replaces the sealed credential when the stored version is `expectedVersion`; returns false otherwise.
+    func updateCredential(sessionID: String, sealedCredential: Data, expectedVersion: Int) async throws -> Bool
+    /// Records activity (idle timeout).
+    func touchSession(id: String, at: Date) async throws
+    func deleteSession(id: String) async throws
+    /// Removes sessions whose absolute end is before `now` or that were idle since before `idleCutoff`,
+    /// and expired pending records. Returns how many sessions went.
+    @discardableResult
+    func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int
+
+    func insertPending(_ record: PendingRecord) async throws
+    /// Marks a record used and returns it; the first caller gets `.first`, every later one `.replayed`.
+    /// Only a record of the given purpose matches.
+    func consumePending(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> Consumption
+    /// Sets the session a handoff code produced.
+    func attachSession(_ sessionID: String, toPending keyHash: String) async throws
+
+    /// Takes the refresh lease of a session for `owner` until `until`, if free or expired. Cross-instance single flight.
+    func acquireRefreshLease(sessionID: String, owner: String, until: Date, now: Date) async throws -> Bool
+    func releaseRefreshLease(sessionID: String, owner: String) async throws
+}

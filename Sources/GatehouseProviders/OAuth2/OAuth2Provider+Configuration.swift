@@ -1,0 +1,67 @@
+public import GatehouseCore
+
+extension OAuth2Provider {
+    /// How the client authenticates at the token endpoint.
+    public enum ClientAuthentication: String, Sendable {
+        /// HTTP Basic with the client id and secret (RFC 6749 §2.3.1), the default.
+        case clientSecretBasic = "client_secret_basic"
+        /// `client_id` and `client_secret` in the form body.
+        case clientSecretPost = "client_secret_post"
+        /// A public client: only `client_id` in the body; PKCE protects the code.
+        case none
+    }
+
+    /// The `oauth2` keys of a provider file.
+    public struct Configuration: Sendable {
+        public var authorizationEndpoint: String
+        public var tokenEndpoint: String
+        public var userinfoEndpoint: String?
+        public var revocationEndpoint: String?
+        /// Checked against the RFC 9207 `iss` callback parameter when the provider sends one.
+        public var issuer: String?
+        public var clientID: String
+        public var clientSecret: String?
+        public var clientAuthentication: ClientAuthentication
+        public var scopes: [String]
+        /// Extra query parameters for the authorization request (SPiD's `force=1`, …); not a file key.
+        public var extraAuthorizationParameters: [(String, String)]
+
+        public init(
+            authorizationEndpoint: String, tokenEndpoint: String, userinfoEndpoint: String? = nil, revocationEndpoint: String? = nil,
+            issuer: String? = nil, clientID: String, clientSecret: String? = nil, clientAuthentication: ClientAuthentication? = nil,
+            scopes: [String] = [], extraAuthorizationParameters: [(String, String)] = []
+        ) {
+            self.authorizationEndpoint = authorizationEndpoint
+            self.tokenEndpoint = tokenEndpoint
+            self.userinfoEndpoint = userinfoEndpoint
+            self.revocationEndpoint = revocationEndpoint
+            self.issuer = issuer
+            self.clientID = clientID
+            self.clientSecret = clientSecret
+            self.clientAuthentication = clientAuthentication ?? (clientSecret == nil ? .none : .clientSecretBasic)
+            self.scopes = scopes
+            self.extraAuthorizationParameters = extraAuthorizationParameters
+        }
+
+        /// Reads the `oauth2` keys; the caller calls `finish()`.
+        public init(_ map: ConfigMap) throws {
+            let secret = try map.secret("client_secret")
+            let method = try map.choice("token_endpoint_auth_method", ["client_secret_basic", "client_secret_post", "none"])
+                .flatMap(ClientAuthentication.init(rawValue:))
+            if let method, method != .none, secret == nil {
+                throw map.error("token_endpoint_auth_method", "'\(map.qualified("token_endpoint_auth_method"))' \(method.rawValue) needs 'client_secret'")
+            }
+            self.init(
+                authorizationEndpoint: try map.requiredURL("authorization_endpoint"),
+                tokenEndpoint: try map.requiredURL("token_endpoint"),
+                userinfoEndpoint: try map.url("userinfo_endpoint"),
+                revocationEndpoint: try map.url("revocation_endpoint"),
+                issuer: try map.string("issuer"),
+                clientID: try map.requiredString("client_id"),
+                clientSecret: secret,
+                clientAuthentication: method,
+                scopes: try map.strings("scopes") ?? []
+            )
+        }
+    }
+}

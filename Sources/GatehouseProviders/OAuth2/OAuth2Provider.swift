@@ -1,0 +1,136 @@
+public import GatehouseCore
+import Foundation
+
+/// The `oauth2` adapter: authorization code with PKCE S256, refresh, RFC 7009 revocation.
+///
+/// Identity comes from the userinfo endpoint when configured, else from an `id_token` in the token
+/// response (its payload is read as-is: it came straight from the token endpoint over the provider's
+/// connection, OIDC Core §3.1.3.7; the `oidc` kind verifies signatures), else from the token response's
+/// own fields. Other kinds built on OAuth 2.0 (`spid`, `oidc`) reuse its pieces.
+public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, RevokingProvider {
+    public let descriptor: ProviderDescriptor
+    public let configuration: Configuration
+    let context: ProviderContext
+    let tokenEndpoint: OAuth2TokenEndpoint
+
+    public init(descriptor: ProviderDescriptor, configuration: Configuration, context: ProviderContext) {
+        self.descriptor = descriptor
+        self.configuration = configuration
+        self.context = context
+        self.tokenEndpoint = OAuth2TokenEndpoint(configuration: configuration, context: context)
+    }
+
+    public var features: ProviderFeatures {
+        ProviderFeatures(revocation: configuration.revocationEndpoint != nil, expiryKnown: true, userinfo: configuration.userinfoEndpoint != nil)
+    }
+
+    // MARK: RedirectLoginProvider
+
+    public func authorizationURL(for transaction: LoginTransaction) throws -> String {
+        var parameters: [(String, String)] = [
+            ("response_type", "code"),
+            ("client_id", configuration.clientID),
+            ("redirect_uri", transaction.callbackURL),
+            ("state", transaction.state),
+            ("code_challenge", transaction.codeChallenge),
+            ("code_challenge_method", "S256"),
+        ]
+        if !configuration.scopes.isEmpty {
+            parameters.append(("scope", configuration.scopes.joined(separator: " ")))
+        }
+        parameters += configuration.extraAuthorizationParameters
+        return FormEncoding.appending(parameters, to: configuration.authorizationEndpoint)
+    }
+
+    public func completeLogin(callback: [String: String], transaction: LoginTransaction) async throws -> LoginResult {
+        if let error = callback["error"] {
+            throw ProviderError.rejected(code: error, description: callback["error_description"] ?? "The provider refused the sign-in.")
+        }
+        // RFC 9207: a provider that names itself must be the one this login went to (mix-up defence).
+        if let issuer = callback["iss"], let expected = configuration.issuer, issuer != expected {
+            throw ProviderError.rejected(code: "invalid_issuer", description: "The callback's iss does not match the configured issuer.")
+        }
+        guard let code = callback["code"], !code.isEmpty else {
+            throw ProviderError.invalidResponse("The callback carries neither code nor error.")
+        }
+        let response = try await tokenEndpoint.request([
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", transaction.callbackURL),
+            ("code_verifier", transaction.codeVerifier),
+        ])
+        let credential = try OAuth2TokenResponse.credential(from: response, previous: nil, requestedScopes: configuration.scopes, now: context.clock.now())
+        let identity = try await identity(tokenResponse: response, credential: credential)
+        return LoginResult(identity: identity, credential: credential)
+    }
+
+    // MARK: RefreshingProvider
+
+    public func refresh(_ credential: Credential) async throws -> Credential {
+        guard let refreshToken = credential.refreshToken else {
+            throw ProviderError.invalidGrant("The credential has no refresh token.")
+        }
+        let response = try await tokenEndpoint.request([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+        return try OAuth2TokenResponse.credential(from: response, previous: credential, requestedScopes: configuration.scopes, now: context.clock.now())
+    }
+
+    // MARK: RevokingProvider
+
+    public func revoke(_ credential: Credential) async throws {
+        guard let endpoint = configuration.revocationEndpoint else { return }
+        // Revoking the refresh token ends the grant (RFC 7009 §2.1); the access token too, for servers that don't.
+        var tokens: [(String, String)] = []
+        if let refreshToken = credential.refreshToken { tokens.append((refreshToken, "refresh_token")) }
+        tokens.append((credential.accessToken, "access_token"))
+        for (token, hint) in tokens {
+            try await tokenEndpoint.revoke(token: token, hint: hint, endpoint: endpoint)
+        }
+    }
+
+    // MARK: Identity
+
+    /// Merges token-response fields, `id_token` claims and userinfo (later wins), then maps the claims.
+    func identity(tokenResponse: JSONValue, credential: Credential) async throws -> Identity {
+        var claims: [String: JSONValue] = [:]
+        for (key, value) in tokenResponse.objectValue ?? [:] where !OAuth2TokenResponse.tokenFields.contains(key) {
+            claims[key] = value
+        }
+        if let idToken = tokenResponse["id_token"]?.stringValue, let payload = Self.unverifiedPayload(of: idToken) {
+            claims.merge(payload) { _, new in new }
+        }
+        if let endpoint = configuration.userinfoEndpoint {
+            claims.merge(try await userinfo(endpoint: endpoint, credential: credential)) { _, new in new }
+        }
+        guard let identity = descriptor.claims.identity(from: .object(claims)) else {
+            throw ProviderError.invalidResponse("The provider's answer has no '\(descriptor.claims.subject)' claim for the subject.")
+        }
+        return identity
+    }
+
+    /// The userinfo document, fetched with the new access token.
+    func userinfo(endpoint: String, credential: Credential) async throws -> [String: JSONValue] {
+        var outgoing = OutgoingRequest(url: endpoint, headers: [("Accept", "application/json")])
+        APIAuthentication.bearer.attach(credential, to: &outgoing)
+        let response: TransportResponse
+        do {
+            response = try await context.transport.send(TransportRequest(url: outgoing.url, headers: outgoing.headers))
+        } catch {
+            throw ProviderError.unavailable("userinfo endpoint unreachable")
+        }
+        guard response.status == 200 else {
+            if response.status >= 500 { throw ProviderError.unavailable("userinfo endpoint answered \(response.status)") }
+            throw ProviderError.invalidResponse("userinfo endpoint answered \(response.status)")
+        }
+        guard let members = response.json?.objectValue else {
+            throw ProviderError.invalidResponse("userinfo is not a JSON object")
+        }
+        return members
+    }
+
+    /// The payload of a compact JWS, not verified.
+    static func unverifiedPayload(of jwt: String) -> [String: JSONValue]? {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Base64URL.decode(String(parts[1])) else { return nil }
+        return JSONValue.parse(data)?.objectValue
+    }
+}

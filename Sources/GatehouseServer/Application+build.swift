@@ -1,0 +1,43 @@
+public import Hummingbird
+import Logging
+public import ServiceLifecycle
+import NIOCore
+
+/// Builds the gateway's router: every route of the v1 API, with problem+json errors and limits.
+public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
+    let router = Router(context: GatehouseRequestContext.self)
+    router.add(middleware: ProblemMiddleware())
+    router.add(middleware: HeaderLimitMiddleware(maxHeaderBytes: gateway.settings.maxHeaderBytes))
+    if !gateway.settings.corsAllowedOrigins.isEmpty {
+        router.add(
+            middleware: CORSMiddleware(
+                allowOrigin: .custom(gateway.settings.corsAllowedOrigins.joined(separator: " ")),
+                allowHeaders: [.contentType, .authorization, .init("X-CSRF")!],
+                allowMethods: [.get, .post, .put, .patch, .delete, .options],
+                allowCredentials: true))
+    }
+    HealthController(gateway: gateway).addRoutes(to: router)
+    ProvidersController(gateway: gateway).addRoutes(to: router)
+    AuthController(gateway: gateway).addRoutes(to: router)
+    SessionController(gateway: gateway).addRoutes(to: router)
+    ProxyController(gateway: gateway).addRoutes(to: router)
+    HomePage(gateway: gateway).addRoutes(to: router)
+    return router
+}
+
+/// Builds the gateway application listening on `host:port` (port 0 picks a free one).
+///
+/// - Parameters:
+///   - onServerRunning: called with the bound port once the server listens.
+public func buildApplication(
+    gateway: Gateway, host: String, port: Int, services: [any Service] = [],
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    Application(
+        router: buildRouter(gateway: gateway),
+        configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse"),
+        services: services,
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+        logger: gateway.logger
+    )
+}

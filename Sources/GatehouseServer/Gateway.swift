@@ -1,0 +1,60 @@
+public import AsyncHTTPClient
+public import GatehouseCore
+public import Logging
+public import Foundation
+import JWTKit
+
+/// Everything a running gateway shares across requests: settings, providers, store, keys, clients.
+public struct Gateway: Sendable {
+    public let settings: ServerSettings
+    public let providers: ProviderSet
+    public let store: any SessionStore
+    public let clock: TimeSource
+    public let logger: Logger
+    let sessions: SessionManager
+    let signer: AssertionSigner
+    let refresher: RefreshCoordinator
+    let metrics: GatewayMetrics
+    let httpClient: HTTPClient
+    let refreshPolicy: RefreshPolicy
+
+    /// - Parameters:
+    ///   - sealingKeys: 32-byte AES keys with ids; the first seals.
+    ///   - signingKeysPEM: ES256 private keys (PEM) with ids; the first signs.
+    ///   - httpClient: shared upstream client; its owner shuts it down.
+    public init(
+        settings: ServerSettings, providers: ProviderSet, store: any SessionStore,
+        sealingKeys: [CredentialSealer.Key], signingKeysPEM: [(id: String, pem: String)],
+        httpClient: HTTPClient, clock: TimeSource = .system, logger: Logger = Logger(label: "gatehouse")
+    ) async throws {
+        self.settings = settings
+        self.providers = providers
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+        self.httpClient = httpClient
+        let sealer = try CredentialSealer(keys: sealingKeys)
+        sessions = SessionManager(store: store, sealer: sealer, clock: clock, settings: settings)
+        signer = try await AssertionSigner(
+            signingKeys: signingKeysPEM.map { .init(id: $0.id, key: try .init(pem: $0.pem)) },
+            issuer: settings.publicURL, audience: settings.backend.audience)
+        let metrics = GatewayMetrics()
+        self.metrics = metrics
+        refresher = RefreshCoordinator(sessions: sessions, upstreamTimeout: settings.upstreamTimeout, metrics: metrics, logger: logger)
+        refreshPolicy = RefreshPolicy(skew: settings.refreshSkew)
+    }
+
+
+    /// Looks up a provider or throws `unknown_provider`.
+    func provider(_ id: String) throws -> any AuthProvider {
+        guard let provider = providers.provider(id) else { throw GatehouseError.unknownProvider(id) }
+        return provider
+    }
+}
+
+extension Gateway {
+    /// The transport adapters use to reach their providers: the shared client, buffered, with the upstream timeout.
+    public static func providerTransport(client: HTTPClient, timeout: TimeInterval) -> any HTTPTransport {
+        AsyncHTTPTransport(client: client, timeout: timeout)
+    }
+}

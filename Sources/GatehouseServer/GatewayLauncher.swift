@@ -1,0 +1,105 @@
+public import GatehouseConfiguration
+public import GatehouseCore
+public import Logging
+public import AsyncHTTPClient
+import Foundation
+import GatehouseProviders
+import GatehouseStore
+import Hummingbird
+import ServiceLifecycle
+
+/// Turns a validated ``GatewayConfiguration`` into a running gateway: store, keys, providers, server
+/// and its services (upstream client, session sweeper, SIGHUP reload). What `gatehouse serve` runs.
+public enum GatewayLauncher {
+    /// The server settings of a configuration.
+    public static func settings(from configuration: GatewayConfiguration) -> ServerSettings {
+        var settings = ServerSettings(publicURL: configuration.publicURL)
+        settings.idleTimeout = TimeInterval(configuration.sessions.idleTimeoutSeconds)
+        settings.absoluteLifetime = TimeInterval(configuration.sessions.absoluteLifetimeSeconds)
+        settings.cookie.name = configuration.sessions.cookie.name
+        settings.cookie.secure = configuration.sessions.cookie.secure
+        settings.cookie.sameSite = configuration.sessions.cookie.sameSite.rawValue
+        settings.refreshSkew = TimeInterval(configuration.refresh.skewSeconds)
+        settings.replayLimitBytes = configuration.refresh.replayLimitBytes
+        settings.backend.url = configuration.backend.url
+        settings.backend.audience = configuration.backend.audience
+        settings.backend.identityHeaders = configuration.backend.identityHeaders
+        settings.backend.assertion = configuration.backend.assertion
+        settings.backend.forwardAccessToken = configuration.backend.forwardAccessToken
+        settings.allowedRedirectURIs = configuration.allowedRedirectURIs
+        settings.corsAllowedOrigins = configuration.cors.allowedOrigins
+        settings.maxBodyBytes = configuration.limits.maxBodyBytes
+        settings.maxHeaderBytes = configuration.limits.maxHeaderBytes
+        settings.upstreamTimeout = TimeInterval(configuration.limits.upstreamTimeoutSeconds)
+        return settings
+    }
+
+    /// The configured session store (not yet migrated).
+    public static func makeStore(_ configuration: GatewayConfiguration) throws -> any SessionStore {
+        switch configuration.store.kind {
+        case .memory: return MemorySessionStore()
+        case .sqlite: return try SQLiteSessionStore(path: configuration.store.path)
+        case .postgres:
+            throw GatehouseError(code: "unsupported_store", status: 500, detail: "store.kind postgres is not available in this build yet.")
+        }
+    }
+
+    /// Loads and validates the provider files.
+    public static func loadProviders(_ configuration: GatewayConfiguration, transport: any HTTPTransport) throws -> [any AuthProvider] {
+        let context = ProviderContext(transport: transport, publicURL: configuration.publicURL)
+        return try ProviderCatalog.load(directory: configuration.providersDirectory, kinds: ProviderRegistry.kinds, context: context)
+    }
+
+    /// The keys of a configuration, generated under `<base>/data` when none are configured.
+    public static func keys(_ configuration: GatewayConfiguration) throws -> KeyMaterial {
+        try KeyMaterial.load(
+            sealing: configuration.keys.sealing.map { ($0.id, $0.file) },
+            signing: configuration.keys.signing.map { ($0.id, $0.file) },
+            dataDirectory: (configuration.baseDirectory as NSString).appendingPathComponent("data"))
+    }
+
+    /// Runs the gateway until SIGTERM or SIGINT.
+    /// - Parameters:
+    ///   - makeProviders: builds the providers instead of reading `providers_dir` (`gatehouse demo`).
+    public static func run(
+        _ configuration: GatewayConfiguration, logger: Logger,
+        makeProviders: (@Sendable (any HTTPTransport) throws -> [any AuthProvider])? = nil,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamClientConfiguration())
+        do {
+            let transport = Gateway.providerTransport(client: client, timeout: TimeInterval(configuration.limits.upstreamTimeoutSeconds))
+            let load: @Sendable () throws -> [any AuthProvider] = {
+                try makeProviders?(transport) ?? loadProviders(configuration, transport: transport)
+            }
+            let providers = ProviderSet(try load())
+            let store = try makeStore(configuration)
+            try await store.migrate()
+            let keys = try keys(configuration)
+            let gateway = try await Gateway(
+                settings: settings(from: configuration), providers: providers, store: store,
+                sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, logger: logger)
+            let services: [any Service] = [
+                HTTPClientService(client: client),
+                SessionSweeper(store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger),
+                ProviderReloader(providers: providers, load: load, logger: logger),
+            ]
+            let app = buildApplication(
+                gateway: gateway, host: configuration.listenHost, port: configuration.listenPort, services: services,
+                onServerRunning: onServerRunning)
+            try await app.runService()
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    /// Upstream pool and timeouts: connections are reused, redirects are passed to the client, never followed.
+    public static func upstreamClientConfiguration() -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        configuration.timeout.connect = .seconds(5)
+        return configuration
+    }
+}

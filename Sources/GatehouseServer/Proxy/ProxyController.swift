@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import Logging
+import Prometheus
+import NIOCore
+import NIOHTTP1
+
+/// `/v1/api/{path…}` (the backend, with the gateway's identity headers) and
+/// `/v1/proxy/{provider}/{path…}` (the provider's own API, with the provider credential), both
+/// streamed, with transparent refresh and one replay after an upstream 401.
+struct ProxyController: Sendable {
+    let gateway: Gateway
+
+    private static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .head, .options]
+    private static let assertionHeader = "X-Gatehouse-Assertion"
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        for method in Self.methods {
+            router.on("/v1/api/**", method: method) { request, context in try await backend(request, context) }
+            router.on("/v1/proxy/:provider/**", method: method) { request, context in try await providerAPI(request, context) }
+        }
+    }
+
+    // MARK: Routes
+
+    private func backend(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        var session = try await authenticated(request)
+        let backend = gateway.settings.backend
+        let url = try UpstreamPath.join(base: backend.url, rawPath: String(request.uri.path.dropFirst("/v1/api".count)), query: request.uri.query)
+        // The backend only needs a fresh provider token when it receives one.
+        let refresher = backend.forwardAccessToken ? try refreshingProvider(for: session) : nil
+        if let provider = refresher, gateway.refreshPolicy.needsRefresh(session.credential, now: gateway.clock.now()) {
+            session = try await gateway.refresher.refresh(session, provider: provider, force: false)
+        }
+        let body = try await forwardBody(of: request)
+        var response = try await send(request, context, url: url, body: body, attach: backendHeaders(session))
+        if response.status.code == 401, body.isReplayable, let provider = refresher {
+            session = try await gateway.refresher.refresh(session, provider: provider, force: false)
+            response = try await send(request, context, url: url, body: body, attach: backendHeaders(session))
+        }
+        return makeResponse(response, dropCookies: false)
+    }
+
+    private func providerAPI(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        let providerID = try context.parameters.require("provider")
+        let provider = try gateway.provider(providerID)
+        var session = try await authenticated(request)
+        // A session may only reach the API of the provider it signed in with.
+        guard session.provider == providerID else {
+            throw GatehouseError.forbidden("provider_mismatch", "This session belongs to provider '\(session.provider)', not '\(providerID)'.")
+        }
+        guard let api = provider.descriptor.api else {
+            throw GatehouseError.notFound("Provider '\(providerID)' has no api configured.")
+        }
+        let prefix = "/v1/proxy/\(providerID)"
+        let url = try UpstreamPath.join(base: api.url, rawPath: String(request.uri.path.dropFirst(prefix.count)), query: request.uri.query)
+        let refresher = try refreshingProvider(for: session)
+        if let refresher, gateway.refreshPolicy.needsRefresh(session.credential, now: gateway.clock.now()) {
+            session = try await gateway.refresher.refresh(session, provider: refresher, force: false)
+        }
+        let body = try await forwardBody(of: request)
+        var response = try await send(request, context, url: url, body: body, attach: providerAttachment(provider, session))
+        if response.status.code == 401, body.isReplayable, let refresher {
+            session = try await gateway.refresher.refresh(session, provider: refresher, force: false)
+            response = try await send(request, context, url: url, body: body, attach: providerAttachment(provider, session))
+        }
+        return makeResponse(response, dropCookies: true)
+    }
+
+    // MARK: Session
+
+    private func authenticated(_ request: Request) async throws -> ActiveSession {
+        let token = try SessionAuthenticator(cookieName: gateway.settings.cookie.name).token(of: request)
+        return try await gateway.sessions.authenticate(token: token)
+    }
+
+    private func refreshingProvider(for session: ActiveSession) throws -> (any RefreshingProvider)? {
+        guard session.credential.isRefreshable else { return nil }
+        return gateway.providers.provider(session.provider) as? any RefreshingProvider
+    }
+
+    // MARK: Upstream request
+
+    /// Adds what the upstream should see to the cleaned request.
+    private typealias Attachment = @Sendable (inout OutgoingRequest) async throws -> Void
+
+    private func backendHeaders(_ session: ActiveSession) -> Attachment {
+        let gateway = self.gateway
+        return { outgoing in
+            let backend = gateway.settings.backend
+            if backend.identityHeaders {
+                outgoing.headers.append(("X-Gatehouse-Provider", session.provider))
+                outgoing.headers.append(("X-Gatehouse-Subject", session.identity.subject))
+                if let email = session.identity.email { outgoing.headers.append(("X-Gatehouse-Email", email)) }
+            }
+            if backend.assertion {
+                outgoing.headers.append((Self.assertionHeader, try await gateway.signer.assertion(for: session, now: gateway.clock.now())))
+            }
+            if backend.forwardAccessToken {
+                outgoing.headers.append(("X-Gatehouse-Access-Token", session.credential.accessToken))
+            }
+        }
+    }
+
+    private func providerAttachment(_ provider: any AuthProvider, _ session: ActiveSession) -> Attachment {
+        { outgoing in provider.attach(session.credential, to: &outgoing) }
+    }
+
+    private func forwardBody(of request: Request) async throws -> ForwardBody {
+        let limits = gateway.settings
+        let length = request.headers[.contentLength].flatMap { Int($0) }
+        if let length, length > limits.maxBodyBytes {
+            throw GatehouseError.payloadTooLarge("The request body exceeds \(limits.maxBodyBytes) bytes.")
+        }
+        let hasBody = (length ?? 0) > 0 || request.headers[.transferEncoding] != nil
+        guard hasBody else { return .empty }
+        if let length, length <= limits.replayLimitBytes {
+            var request = request
+            return .buffered(try await request.collectBody(upTo: length))
+        }
+        return .streamed(request.body, length: length)
+    }
+
+    private func send(
+        _ request: Request, _ context: GatehouseRequestContext, url: String, body: ForwardBody, attach: Attachment
+    ) async throws -> HTTPClientResponse {
+        var outgoing = OutgoingRequest(url: url, headers: forwardedHeaders(of: request, context))
+        try await attach(&outgoing)
+        var upstream = HTTPClientRequest(url: outgoing.url)
+        upstream.method = HTTPMethod(rawValue: request.method.rawValue)
+        for header in outgoing.headers { upstream.headers.add(name: header.name, value: header.value) }
+        switch body {
+        case .empty: break
+        case .buffered(let buffer): upstream.body = .bytes(buffer)
+        case .streamed(let stream, let length):
+            let limited = BodySizeLimiter(base: stream, limit: gateway.settings.maxBodyBytes)
+            upstream.body = .stream(limited, length: length.map { .known(Int64($0)) } ?? .unknown)
+        }
+        gateway.metrics.proxiedRequests.increment()
+        do {
+            return try await gateway.httpClient.execute(upstream, timeout: .milliseconds(Int64(gateway.settings.upstreamTimeout * 1000)))
+        } catch let error as GatehouseError {
+            throw error
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            gateway.metrics.upstreamErrors.increment()
+            throw GatehouseError.gatewayTimeout("The upstream did not answer in time.")
+        } catch {
+            gateway.metrics.upstreamErrors.increment()
+            context.logger.warning("upstream request failed", metadata: ["upstream": "\(AsyncHTTPTransport.redacted(url))", "error": "\(error)"])
+            throw GatehouseError.badGateway("The upstream could not be reached.")
+        }
+    }
+
+    /// The client's headers minus hop-by-hop ones, credentials and anything claiming to be the gateway's.
+    private func forwardedHeaders(of request: Request, _ context: GatehouseRequestContext) -> [(name: String, value: String)] {
+        let dropped = HopByHopHeaders.names(in: request.headers)
+        let cookieName = gateway.settings.cookie.name
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(request.headers.count + 6)
+        for field in request.headers {
+            let name = field.name.canonicalName
+            if dropped.contains(name) || name.hasPrefix("x-gatehouse-") || name.hasPrefix("x-forwarded-") { continue }
+            switch name {
+            case "host", "content-length", "authorization", "forwarded":
+                continue
+            case "cookie":
+                // Keep the application's own cookies, never the gateway's session.
+                let kept = field.value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                    .filter { !$0.hasPrefix(cookieName + "=") }
+                if !kept.isEmpty { headers.append(("Cookie", kept.joined(separator: "; "))) }
+            default:
+                headers.append((field.name.rawName, field.value))
+            }
+        }
+        if let remote = context.remoteAddress { headers.append(("X-Forwarded-For", remote)) }
+        headers.append(("X-Forwarded-Proto", gateway.settings.publicURL.hasPrefix("https") ? "https" : "http"))
+        if let host = request.head.authority { headers.append(("X-Forwarded-Host", host)) }
+        return headers
+    }
+
+    // MARK: Response
+
+    private func makeResponse(_ upstream: HTTPClientResponse, dropCookies: Bool) -> Response {
+        var names: Set<String> = HopByHopHeaders.names
+        for value in upstream.headers["connection"] {
+            for token in value.split(separator: ",") { names.insert(token.trimmingCharacters(in: .whitespaces).lowercased()) }
+        }
+        if dropCookies { names.insert("set-cookie") }
+        var fields = HTTPFields()
+        for header in upstream.headers where !names.contains(header.name.lowercased()) {
+            if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+        }
+        return Response(status: .init(code: Int(upstream.status.code)), headers: fields, body: ResponseBody(asyncSequence: upstream.body))
+    }
+}

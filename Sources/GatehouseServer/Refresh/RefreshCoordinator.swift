@@ -1,0 +1,96 @@
+import Foundation
+import GatehouseCore
+import Prometheus
+import Logging
+
+/// Refreshes provider credentials, one refresh per session at a time.
+///
+/// Within one instance, concurrent callers join the refresh in flight. Across instances that share a
+/// store, a lease in the store elects one refresher and the others wait for the stored credential to
+/// change. A caller whose credential is older than the stored one reuses the stored one instead of
+/// refreshing again (a request that arrives just after a refresh), so a rotating refresh token is
+/// never spent twice.
+actor RefreshCoordinator {
+    private var inFlight: [String: Task<ActiveSession, any Error>] = [:]
+    private let sessions: SessionManager
+    private let instanceID = RandomToken.make(byteCount: 12)
+    private let leaseDuration: TimeInterval
+    private let metrics: GatewayMetrics
+    private let logger: Logger
+
+    init(sessions: SessionManager, upstreamTimeout: TimeInterval, metrics: GatewayMetrics, logger: Logger) {
+        self.sessions = sessions
+        self.leaseDuration = upstreamTimeout + 5
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// A session with a renewed credential.
+    /// - Parameters:
+    ///   - session: the session as the caller saw it.
+    ///   - force: refresh even if another request refreshed a moment ago (`POST /v1/session/refresh`).
+    /// - Throws: `reauthentication_required` (the session is ended) or `upstream_unavailable` (kept).
+    func refresh(_ session: ActiveSession, provider: any RefreshingProvider, force: Bool) async throws -> ActiveSession {
+        if let running = inFlight[session.id] {
+            return try await running.value
+        }
+        let task = Task { try await self.perform(session, provider: provider, force: force) }
+        inFlight[session.id] = task
+        defer { inFlight[session.id] = nil }
+        return try await task.value
+    }
+
+    private nonisolated func perform(_ seen: ActiveSession, provider: any RefreshingProvider, force: Bool) async throws -> ActiveSession {
+        let store = sessions.store
+        let deadline = sessions.clock.now().addingTimeInterval(leaseDuration)
+        // Elect one refresher across instances; the others wait for its result.
+        while true {
+            guard let latest = try await sessions.reload(id: seen.id) else { throw GatehouseError.invalidSession() }
+            if !force, latest.record.credentialVersion > seen.record.credentialVersion { return latest }
+            let now = sessions.clock.now()
+            if try await store.acquireRefreshLease(sessionID: seen.id, owner: instanceID, until: now.addingTimeInterval(leaseDuration), now: now) {
+                break
+            }
+            guard now < deadline else { throw GatehouseError.upstreamUnavailable("Another gateway instance is still refreshing this session.") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        do {
+            let result = try await refreshHoldingLease(seen, provider: provider, force: force)
+            try? await store.releaseRefreshLease(sessionID: seen.id, owner: instanceID)
+            return result
+        } catch {
+            try? await store.releaseRefreshLease(sessionID: seen.id, owner: instanceID)
+            throw error
+        }
+    }
+
+    private nonisolated func refreshHoldingLease(_ seen: ActiveSession, provider: any RefreshingProvider, force: Bool) async throws -> ActiveSession {
+        // Another instance may have finished between our last read and taking the lease.
+        guard let latest = try await sessions.reload(id: seen.id) else { throw GatehouseError.invalidSession() }
+        if !force, latest.record.credentialVersion > seen.record.credentialVersion { return latest }
+        let credential: Credential
+        do {
+            credential = try await provider.refresh(latest.credential)
+            metrics.refreshes.increment()
+        } catch let error as ProviderError {
+            metrics.refreshFailures.increment()
+            switch error {
+            case .invalidGrant:
+                logger.info("refresh refused with invalid_grant; ending session", metadata: ["session": "\(seen.id)", "provider": "\(seen.provider)"])
+                try? await sessions.end(seen.id)
+                throw GatehouseError.reauthenticationRequired()
+            case .unavailable(let reason):
+                logger.warning("refresh failed: provider unavailable", metadata: ["provider": "\(seen.provider)", "reason": "\(reason)"])
+                throw GatehouseError.upstreamUnavailable("The provider is unavailable; the session is kept. Try again later.")
+            case .rejected(let code, _):
+                throw GatehouseError.badGateway("The provider refused to refresh the credential (\(code)).")
+            case .invalidResponse(let reason):
+                throw GatehouseError.badGateway("The provider's refresh answer was not understood: \(reason)")
+            }
+        }
+        guard let updated = try await sessions.replaceCredential(of: latest, with: credential) else {
+            throw GatehouseError.invalidSession()
+        }
+        return updated
+    }
+}

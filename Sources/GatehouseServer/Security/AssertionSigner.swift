@@ -1,0 +1,75 @@
+import Foundation
+import GatehouseCore
+import JWTKit
+import Synchronization
+
+/// Signs the `X-Gatehouse-Assertion` JWT (ES256, `kid` in the header) and publishes the JWKS.
+///
+/// Signing costs about a quarter of the proxy's throughput (PERFORMANCE.md), so an assertion is reused
+/// per session while more than half of its 60 s lifetime remains.
+final class AssertionSigner: Sendable {
+    struct SigningKey: Sendable {
+        var id: String
+        var key: ES256PrivateKey
+    }
+
+    private let keys: JWTKeyCollection
+    private let currentKeyID: String
+    private let issuer: String
+    private let audience: String
+    private let lifetime: TimeInterval = 60
+    private let jwksJSON: String
+    private let cache = Mutex<[String: (token: String, issuedAt: Date, version: Int)]>([:])
+
+    /// - Parameter signingKeys: the first signs; all are published for verification.
+    init(signingKeys: [SigningKey], issuer: String, audience: String) async throws {
+        precondition(!signingKeys.isEmpty, "at least one signing key")
+        let collection = JWTKeyCollection()
+        var jwks: [[String: String]] = []
+        for signingKey in signingKeys {
+            await collection.add(ecdsa: signingKey.key, kid: JWKIdentifier(string: signingKey.id))
+            guard let parameters = signingKey.key.parameters else { continue }
+            jwks.append(["kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": signingKey.id, "x": parameters.x, "y": parameters.y])
+        }
+        keys = collection
+        currentKeyID = signingKeys[0].id
+        self.issuer = issuer
+        self.audience = audience
+        let data = try JSONSerialization.data(withJSONObject: ["keys": jwks], options: [.sortedKeys])
+        jwksJSON = String(decoding: data, as: UTF8.self)
+    }
+
+    /// `GET /.well-known/jwks.json`.
+    var jwks: String { jwksJSON }
+
+    /// The assertion for a session, reused while fresh and while the session's credential is unchanged.
+    func assertion(for session: ActiveSession, now: Date) async throws -> String {
+        let cached = cache.withLock { $0[session.id] }
+        if let cached, cached.version == session.record.credentialVersion, now.timeIntervalSince(cached.issuedAt) < lifetime / 2 {
+            return cached.token
+        }
+        let payload = IdentityAssertionPayload(
+            iss: IssuerClaim(value: issuer),
+            aud: AudienceClaim(value: audience),
+            sub: SubjectClaim(value: session.identity.subject),
+            email: session.identity.email,
+            provider: session.provider,
+            sid: session.id,
+            iat: IssuedAtClaim(value: now),
+            exp: ExpirationClaim(value: now.addingTimeInterval(lifetime)),
+            jti: IDClaim(value: RandomToken.make(byteCount: 12))
+        )
+        let token = try await keys.sign(payload, kid: JWKIdentifier(string: currentKeyID))
+        cache.withLock { cache in
+            // Bounded: drop everything stale once the cache grows.
+            if cache.count > 10_000 { cache = cache.filter { now.timeIntervalSince($0.value.issuedAt) < lifetime / 2 } }
+            cache[session.id] = (token, now, session.record.credentialVersion)
+        }
+        return token
+    }
+
+    /// Forgets a session's assertion (logout).
+    func forget(sessionID: String) {
+        _ = cache.withLock { $0.removeValue(forKey: sessionID) }
+    }
+}

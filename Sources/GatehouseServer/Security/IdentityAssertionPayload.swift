@@ -1,0 +1,19 @@
+import GatehouseCore
+import JWTKit
+
+/// The claims of `X-Gatehouse-Assertion`.
+struct IdentityAssertionPayload: JWTPayload {
+    var iss: IssuerClaim
+    var aud: AudienceClaim
+    var sub: SubjectClaim
+    var email: String?
+    var provider: String
+    var sid: String
+    var iat: IssuedAtClaim
+    var exp: ExpirationClaim
+    var jti: IDClaim
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+    }
+}

@@ -1,0 +1,47 @@
+public import Foundation
+
+/// Everything the server needs from `gatehouse.yaml`, already validated. The CLI maps the parsed
+/// configuration onto this; tests build it directly.
+public struct ServerSettings: Sendable {
+    /// Issuer of the assertion JWT and base of the callback URLs, without trailing slash.
+    public var publicURL: String
+    public var idleTimeout: TimeInterval = 3600
+    public var absoluteLifetime: TimeInterval = 86_400
+    public var cookie = CookieSettings()
+    public var refreshSkew: TimeInterval = 30
+    /// Request bodies up to this size are buffered so a request can be replayed after a refresh.
+    public var replayLimitBytes = 1_048_576
+    public var backend = BackendSettings()
+    /// Client redirect URIs allowed for every provider.
+    public var allowedRedirectURIs: [String] = []
+    public var corsAllowedOrigins: [String] = []
+    public var maxBodyBytes = 10_485_760
+    public var maxHeaderBytes = 16_384
+    public var upstreamTimeout: TimeInterval = 30
+    /// Lifetime of a handoff code (single use).
+    public var handoffLifetime: TimeInterval = 60
+    /// Lifetime of a login transaction (gateway `state`).
+    public var loginTransactionLifetime: TimeInterval = 600
+
+    public init(publicURL: String) {
+        self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+    }
+
+    /// The session cookie.
+    public struct CookieSettings: Sendable {
+        public var name = "__Host-gatehouse_session"
+        public var secure = true
+        public var sameSite = "Lax"
+        public init() {}
+    }
+
+    /// The backend behind `/v1/api/…`.
+    public struct BackendSettings: Sendable {
+        public var url = "http://127.0.0.1:9000"
+        public var audience = "backend"
+        public var identityHeaders = true
+        public var assertion = true
+        public var forwardAccessToken = false
+        public init() {}
+    }
+}

@@ -1,0 +1,35 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseCore
+import NIOCore
+import NIOHTTP1
+
+/// The adapters' ``HTTPTransport`` over AsyncHTTPClient: buffered, bounded, with a timeout.
+struct AsyncHTTPTransport: HTTPTransport {
+    let client: HTTPClient
+    let timeout: TimeInterval
+    /// Provider answers (tokens, userinfo) are small; anything larger is refused.
+    let maxResponseBytes = 1 << 20
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var outgoing = HTTPClientRequest(url: request.url)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        do {
+            let response = try await client.execute(outgoing, timeout: .milliseconds(Int64(timeout * 1000)))
+            let body = try await response.body.collect(upTo: maxResponseBytes)
+            return TransportResponse(
+                status: Int(response.status.code),
+                headers: response.headers.map { ($0.name, $0.value) },
+                body: Data(body.readableBytesView))
+        } catch {
+            throw TransportError("\(request.method) \(Self.redacted(request.url)): \(error)")
+        }
+    }
+
+    /// The URL without its query, which may carry a token (SPiD's `oauth_token`).
+    static func redacted(_ url: String) -> String {
+        url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+    }
+}

@@ -1,0 +1,32 @@
+import Prometheus
+
+/// The gateway's Prometheus metrics, on a registry of its own (no global bootstrap, so several
+/// gateways can live in one test process).
+final class GatewayMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    let logins: Counter
+    let loginFailures: Counter
+    let refreshes: Counter
+    let refreshFailures: Counter
+    let proxiedRequests: Counter
+    let upstreamErrors: Counter
+    let logouts: Counter
+
+    init() {
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        func counter(_ name: String, _ help: String) -> Counter {
+            registry.makeCounter(descriptor: .init(namespace: "gatehouse", metricName: name, unitName: "total", helpText: help))
+        }
+        logins = counter("logins", "Sessions created.")
+        loginFailures = counter("login_failures", "Logins that failed at the callback or exchange.")
+        refreshes = counter("refreshes", "Provider credentials refreshed.")
+        refreshFailures = counter("refresh_failures", "Provider refreshes that failed.")
+        proxiedRequests = counter("proxied_requests", "Requests forwarded upstream.")
+        upstreamErrors = counter("upstream_errors", "Upstream requests that failed to connect or timed out.")
+        logouts = counter("logouts", "Sessions ended by the client.")
+    }
+
+    /// The Prometheus text exposition.
+    func render() -> String { registry.emitToString() }
+}

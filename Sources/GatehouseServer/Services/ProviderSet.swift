@@ -1,0 +1,31 @@
+public import GatehouseCore
+import Synchronization
+
+/// The loaded providers, swapped whole on reload (SIGHUP) so a request sees one consistent set.
+public final class ProviderSet: Sendable {
+    private let providers: Mutex<[String: any AuthProvider]>
+
+    public init(_ providers: [any AuthProvider]) {
+        self.providers = Mutex(Self.index(providers))
+    }
+
+    /// The provider with that id.
+    public func provider(_ id: String) -> (any AuthProvider)? {
+        providers.withLock { $0[id] }
+    }
+
+    /// All providers, sorted by id.
+    public var all: [any AuthProvider] {
+        providers.withLock { $0.values.sorted { $0.descriptor.id < $1.descriptor.id } }
+    }
+
+    /// Replaces the whole set.
+    public func replace(with newProviders: [any AuthProvider]) {
+        let indexed = Self.index(newProviders)
+        providers.withLock { $0 = indexed }
+    }
+
+    private static func index(_ providers: [any AuthProvider]) -> [String: any AuthProvider] {
+        Dictionary(providers.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+}

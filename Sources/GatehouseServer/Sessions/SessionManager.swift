@@ -1,0 +1,81 @@
+import Foundation
+import GatehouseCore
+
+/// Creates, resolves and ends sessions on top of a ``SessionStore``: tokens are hashed, credentials
+/// sealed, idle and absolute lifetimes enforced.
+struct SessionManager: Sendable {
+    let store: any SessionStore
+    let sealer: CredentialSealer
+    let clock: TimeSource
+    let settings: ServerSettings
+
+    /// Creates a session and returns its token (shown once, never stored).
+    func create(provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16)) async throws -> (token: String, session: ActiveSession) {
+        let token = RandomToken.make()
+        let now = clock.now()
+        let record = SessionRecord(
+            id: id,
+            tokenHash: RandomToken.hash(token),
+            provider: provider,
+            subject: result.identity.subject,
+            identity: try JSONEncoder().encode(result.identity),
+            sealedCredential: try sealer.seal(json: result.credential),
+            createdAt: now,
+            lastSeenAt: now,
+            expiresAt: now.addingTimeInterval(settings.absoluteLifetime)
+        )
+        try await store.insertSession(record)
+        return (token, ActiveSession(record: record, identity: result.identity, credential: result.credential))
+    }
+
+    /// Resolves a presented token; throws `invalid_session` when unknown, idle too long or past its end.
+    func authenticate(token: String) async throws -> ActiveSession {
+        guard !token.isEmpty, let record = try await store.session(tokenHash: RandomToken.hash(token)) else {
+            throw GatehouseError.invalidSession()
+        }
+        let now = clock.now()
+        guard record.expiresAt > now, record.lastSeenAt.addingTimeInterval(settings.idleTimeout) > now else {
+            try? await store.deleteSession(id: record.id)
+            throw GatehouseError.invalidSession("The session has expired.")
+        }
+        // Activity is recorded coarsely: a write per request would cost more than the idle timeout needs.
+        if now.timeIntervalSince(record.lastSeenAt) > min(60, settings.idleTimeout / 10) {
+            try await store.touchSession(id: record.id, at: now)
+        }
+        return try open(record)
+    }
+
+    /// The stored state of a session by id (after another request or instance changed it).
+    func reload(id: String) async throws -> ActiveSession? {
+        guard let record = try await store.session(id: id) else { return nil }
+        return try open(record)
+    }
+
+    /// Stores a refreshed credential if nobody else did first; returns the session as stored afterwards.
+    func replaceCredential(of session: ActiveSession, with credential: Credential) async throws -> ActiveSession? {
+        let sealed = try sealer.seal(json: credential)
+        if try await store.updateCredential(sessionID: session.id, sealedCredential: sealed, expectedVersion: session.record.credentialVersion) {
+            var updated = session
+            updated.record.sealedCredential = sealed
+            updated.record.credentialVersion += 1
+            updated.credential = credential
+            return updated
+        }
+        return try await reload(id: session.id)
+    }
+
+    func end(_ sessionID: String) async throws {
+        try await store.deleteSession(id: sessionID)
+    }
+
+    private func open(_ record: SessionRecord) throws -> ActiveSession {
+        do {
+            let identity = try JSONDecoder().decode(Identity.self, from: record.identity)
+            let credential = try sealer.open(json: Credential.self, from: record.sealedCredential)
+            return ActiveSession(record: record, identity: identity, credential: credential)
+        } catch {
+            // A credential sealed under a key that is no longer configured cannot be used.
+            throw GatehouseError.invalidSession("The session cannot be opened; sign in again.")
+        }
+    }
+}

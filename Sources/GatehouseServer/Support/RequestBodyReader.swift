@@ -1,0 +1,26 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+import NIOCore
+
+/// Reads small JSON request bodies with a size limit and clear errors.
+enum RequestBodyReader {
+    static func json<T: Decodable>(_ type: T.Type, from request: Request, limit: Int) async throws -> T {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: limit)
+        } catch {
+            throw GatehouseError.payloadTooLarge("The request body exceeds \(limit) bytes.")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch DecodingError.keyNotFound(let key, _) {
+            throw GatehouseError.invalidRequest("The JSON body lacks '\(key.stringValue)'.")
+        } catch DecodingError.typeMismatch(_, let context) {
+            throw GatehouseError.invalidRequest("The JSON body has a wrong type at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'.")
+        } catch {
+            throw GatehouseError.invalidRequest("The request body is not the expected JSON object.")
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import GRDB
+
+/// The schema of ``SQLiteSessionStore``, one named migration per version.
+///
+/// Applied migrations must never change: add a new one ("v2", …) instead.
+enum SQLiteMigrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            // Dates are REAL seconds since 1970: exact to well under a microsecond, readable with `datetime(x, 'unixepoch')`.
+            try db.create(table: "sessions") { t in
+                t.primaryKey("id", .text)
+                // UNIQUE makes SQLite index it: the per-request lookup is one index probe.
+                t.column("token_hash", .text).notNull().unique()
+                t.column("provider", .text).notNull()
+                t.column("subject", .text).notNull()
+                t.column("identity", .blob).notNull()
+                t.column("sealed_credential", .blob).notNull()
+                t.column("credential_version", .integer).notNull()
+                t.column("created_at", .double).notNull()
+                t.column("last_seen_at", .double).notNull()
+                t.column("expires_at", .double).notNull()
+            }
+            // For the sweep (`deleteExpired`), which filters on either end.
+            try db.create(index: "sessions_expires_at", on: "sessions", columns: ["expires_at"])
+            try db.create(index: "sessions_last_seen_at", on: "sessions", columns: ["last_seen_at"])
+
+            try db.create(table: "pending") { t in
+                t.primaryKey {
+                    t.column("key_hash", .text)
+                    t.column("purpose", .text)
+                }
+                t.column("provider", .text).notNull()
+                t.column("session_id", .text)
+                t.column("payload", .blob).notNull()
+                t.column("expires_at", .double).notNull()
+                t.column("consumed_at", .double)
+            }
+            try db.create(index: "pending_expires_at", on: "pending", columns: ["expires_at"])
+
+            // No foreign key to sessions: a lease is only a lock, and deleteSession removes it explicitly.
+            try db.create(table: "refresh_leases") { t in
+                t.primaryKey("session_id", .text)
+                t.column("owner", .text).notNull()
+                t.column("until", .double).notNull()
+            }
+        }
+        return migrator
+    }
+}

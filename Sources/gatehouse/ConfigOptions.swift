@@ -1,0 +1,24 @@
+import ArgumentParser
+import Foundation
+import GatehouseConfiguration
+
+/// `--config PATH`, shared by the commands that read `gatehouse.yaml`.
+struct ConfigOptions: ParsableArguments {
+    @Option(name: .long, help: "The gatehouse.yaml to read (default: ./gatehouse.yaml when it exists, else built-in defaults).")
+    var config: String?
+
+    /// Loads the configuration, printing every `file:line: message` and exiting 1 when it is invalid.
+    func load() throws -> GatewayConfiguration {
+        do {
+            return try GatewayConfiguration.load(path: config)
+        } catch let errors as ConfigurationErrors {
+            for line in errors.lines { printError(line) }
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Writes a line to standard error.
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}

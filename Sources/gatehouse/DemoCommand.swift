@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import GatehouseConfiguration
+import GatehouseCore
+import GatehouseDemo
+import GatehouseProviders
+import GatehouseServer
+import Logging
+
+/// `gatehouse demo`: loopback stand-ins for the providers and a demo backend, with a gateway in front.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo", abstract: "Run a gateway with local stand-in providers and an echo backend, and print what to try.")
+
+    @Option(help: "HOST:PORT of the demo gateway.") var listen = "127.0.0.1:8080"
+    @Option(help: "Access-token lifetime of the stand-in OAuth server, in seconds (short, to show refresh).") var tokenLifetime = 30
+
+    func run() async throws {
+        var logger = Logger(label: "gatehouse-demo")
+        logger.logLevel = .notice
+        let oauth = StandInOAuthServer(configuration: .init(accessTokenLifetime: tokenLifetime), logger: logger)
+        _ = try await oauth.start()
+        let backend = DemoBackend(logger: logger)
+        _ = try await backend.start()
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-demo-\(ProcessInfo.processInfo.processIdentifier)").path
+        var configuration = GatewayConfiguration.defaults(baseDirectory: directory)
+        try configuration.overrideListen(listen)
+        configuration.publicURL = "http://\(listen)"
+        configuration.store = .init(kind: .memory)
+        configuration.backend.url = backend.baseURL
+        configuration.allowedRedirectURIs = ["http://127.0.0.1/callback", "com.example.app:/callback"]
+        // Plain http on loopback: browsers accept Secure cookies only from https or localhost.
+        configuration.sessions.cookie = .init(name: "gatehouse_session", secure: false, sameSite: .lax)
+
+        let publicURL = configuration.publicURL
+        let endpoints = (authorize: oauth.authorizationEndpoint, token: oauth.tokenEndpoint, revoke: oauth.revocationEndpoint,
+                         userinfo: oauth.userinfoEndpoint, api: oauth.apiBaseURL, clientID: oauth.configuration.clientID)
+        let makeProviders: @Sendable (any HTTPTransport) throws -> [any AuthProvider] = { transport in
+            let context = ProviderContext(transport: transport, publicURL: publicURL)
+            let descriptor = ProviderDescriptor(
+                id: "demo", kind: "oauth2", name: "Demo OAuth 2.0 server", api: ProviderAPI(url: endpoints.api))
+            let oauth2 = OAuth2Provider.Configuration(
+                authorizationEndpoint: endpoints.authorize, tokenEndpoint: endpoints.token, userinfoEndpoint: endpoints.userinfo,
+                revocationEndpoint: endpoints.revoke, clientID: endpoints.clientID, scopes: ["grades"])
+            return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context)]
+        }
+        print(
+            """
+            Gatehouse demo
+              gateway            \(publicURL)/   (open it in a browser; sign in as alice / alice-password)
+              stand-in OAuth 2.0 \(oauth.baseURL)   (access tokens live \(tokenLifetime) s, refresh tokens rotate)
+              demo backend       \(backend.baseURL)
+
+            Native flow with curl:
+              verifier=$(head -c32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+              challenge=$(printf %s "$verifier" | openssl dgst -sha256 -binary | base64 | tr '+/' '-_' | tr -d '=')
+              curl -si "\(publicURL)/v1/auth/demo/login?redirect_uri=http://127.0.0.1:9/callback&state=xyz&code_challenge=$challenge&code_challenge_method=S256"
+              # open the Location in a browser, sign in; you land on http://127.0.0.1:9/callback?code=…&state=xyz
+              curl -s -X POST \(publicURL)/v1/session -H 'Content-Type: application/json' \\
+                -d '{"grant_type":"authorization_code","code":"<code>","code_verifier":"'$verifier'","redirect_uri":"http://127.0.0.1:9/callback"}'
+              curl -s \(publicURL)/v1/api/hello -H "Authorization: Bearer <session_token>"
+              curl -s \(publicURL)/v1/proxy/demo/grades/@me -H "Authorization: Bearer <session_token>"
+            Ctrl-C stops everything.
+            """)
+        do {
+            try await GatewayLauncher.run(configuration, logger: logger, makeProviders: makeProviders)
+        } catch {
+            await oauth.stop()
+            await backend.stop()
+            throw error
+        }
+        await oauth.stop()
+        await backend.stop()
+    }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+import GatehouseServer
+
+/// `gatehouse keys generate`: writes new key files for `keys.sealing` / `keys.signing`.
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "keys", abstract: "Manage keys.", subcommands: [Generate.self])
+
+    struct Generate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "generate", abstract: "Write a new sealing key (AES-256, base64) and signing key (ES256, PEM).")
+
+        @Option(help: "Directory to write into.") var directory = "secrets"
+        @Option(help: "Key id for both files (e.g. k2 / s2).") var id: String
+
+        func run() async throws {
+            let manager = FileManager.default
+            try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let sealing = (directory as NSString).appendingPathComponent("sealing-\(id).key")
+            let signing = (directory as NSString).appendingPathComponent("signing-\(id).pem")
+            for (path, content) in [(sealing, KeyMaterial.newSealingKey()), (signing, KeyMaterial.newSigningKey())] {
+                guard !manager.fileExists(atPath: path) else {
+                    printError("\(path) exists; not overwriting")
+                    throw ExitCode(1)
+                }
+                _ = manager.createFile(atPath: path, contents: Data((content + "\n").utf8), attributes: [.posixPermissions: 0o600])
+                print("wrote \(path)")
+            }
+            print("Add them first in keys.sealing / keys.signing of gatehouse.yaml; keep the old ones after them until old sessions expire.")
+        }
+    }
+}

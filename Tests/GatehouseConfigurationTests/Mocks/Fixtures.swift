@@ -1,0 +1,48 @@
+import Foundation
+import GatehouseConfiguration
+import GatehouseCore
+import Testing
+
+/// Shared helpers of the configuration tests.
+enum Fixtures {
+    static let kinds: [String: any ProviderKind.Type] = ["oauth2": TestOAuth2Kind.self, "static": TestStaticKind.self]
+
+    static let context = ProviderContext(transport: NoTransport(), publicURL: "http://127.0.0.1:8080")
+
+    /// The package root, found from this file's path.
+    static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// Loads `gatehouse.yaml` text from a fresh directory and returns the problems as printed.
+    static func gatewayErrors(
+        _ yaml: String, environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (file: String, lines: [String]) {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write("gatehouse.yaml", yaml)
+        do {
+            _ = try GatewayConfiguration.load(path: file, environment: environment)
+            Issue.record("expected an error", sourceLocation: sourceLocation)
+            return (file, [])
+        } catch let error as ConfigurationErrors {
+            return (file, error.lines)
+        }
+    }
+
+    /// Loads provider files from a fresh directory and returns the problems as printed.
+    static func providerErrors(
+        _ files: [String: String], environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (directory: String, lines: [String]) {
+        let directory = try TemporaryDirectory()
+        for (name, text) in files { try directory.write(name, text) }
+        do {
+            _ = try ProviderCatalog.load(directory: directory.path, kinds: kinds, context: context, environment: environment)
+            Issue.record("expected an error", sourceLocation: sourceLocation)
+            return (directory.path, [])
+        } catch let error as ConfigurationErrors {
+            return (directory.path, error.lines)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import GatehouseConfiguration
+import GatehouseCore
+import Testing
+
+struct YAMLDocumentTests {
+    @Test func emptyTextIsAnEmptyMapping() throws {
+        for text in ["", "# only a comment\n", "---\n"] {
+            let document = try YAMLDocument(text: text, file: "empty.yaml")
+            guard case .mapping(let entries) = document.root.value else {
+                Issue.record("not a mapping for \(text.debugDescription)")
+                continue
+            }
+            #expect(entries.isEmpty)
+            #expect(document.root.line == 1)
+        }
+    }
+
+    @Test func everyNodeAndKeyKnowsItsLine() throws {
+        let text = """
+            # comment
+            top: value
+            nested:
+              inner: 1
+
+              list:
+                - a
+                - {x: y}
+            flow: [p, q]
+            empty:
+            quoted: "null"
+            plain: ~
+            """
+        let document = try YAMLDocument(text: text, file: "f.yaml")
+        #expect(document.file == "f.yaml")
+        guard case .mapping(let entries) = document.root.value else {
+            Issue.record("root is not a mapping")
+            return
+        }
+        #expect(entries.map(\.key) == ["top", "nested", "flow", "empty", "quoted", "plain"])
+        #expect(entries.map(\.line) == [2, 3, 9, 10, 11, 12])
+        #expect(entries.map(\.value.line) == [2, 3, 9, 10, 11, 12])
+        guard case .mapping(let nested) = entries[1].value.value else {
+            Issue.record("nested is not a mapping")
+            return
+        }
+        #expect(nested.map(\.line) == [4, 6])
+        guard case .sequence(let list) = nested[1].value.value else {
+            Issue.record("list is not a sequence")
+            return
+        }
+        #expect(list.map(\.line) == [7, 8])
+        guard case .mapping(let item) = list[1].value else {
+            Issue.record("item is not a mapping")
+            return
+        }
+        #expect(item.first?.line == 8)
+        guard case .null = entries[3].value.value else {
+            Issue.record("empty value is not null")
+            return
+        }
+        #expect(entries[3].value.line == 10)
+        guard case .scalar("null") = entries[4].value.value else {
+            Issue.record("quoted null is not a string")
+            return
+        }
+        guard case .null = entries[5].value.value else {
+            Issue.record("~ is not null")
+            return
+        }
+        #expect(document.root.file == "f.yaml")
+    }
+
+    @Test func syntaxErrorCarriesFileAndLine() throws {
+        #expect(throws: ConfigError(file: "bad.yaml", line: 2, message: "invalid YAML: mapping values are not allowed in this context")) {
+            try YAMLDocument(text: "a: b\n  c: d\n", file: "bad.yaml")
+        }
+    }
+
+    @Test func nonScalarKeysAreRefused() throws {
+        #expect(throws: ConfigError(file: "k.yaml", line: 2, message: "mapping keys must be plain strings")) {
+            try YAMLDocument(text: "a: 1\n? [x]\n: 2\n", file: "k.yaml")
+        }
+    }
+
+    @Test func duplicateKeyIsReportedWhereItIsRepeated() throws {
+        #expect(throws: ConfigError(file: "d.yaml", line: 4, message: "duplicate key 'b'")) {
+            try YAMLDocument(text: "a:\n  b: 1\n  c: 2\n  b: 3\n", file: "d.yaml")
+        }
+    }
+
+    @Test func secondDocumentIsRefused() throws {
+        #expect {
+            try YAMLDocument(text: "a: 1\n---\nb: 2\n", file: "two.yaml")
+        } throws: { error in
+            (error as? ConfigError)?.line == 2
+        }
+    }
+
+    @Test func anchorsAndAliasesResolve() throws {
+        let document = try YAMLDocument(text: "base: &b https://x.example\nother: *b\n", file: "a.yaml")
+        guard case .mapping(let entries) = document.root.value, case .scalar(let value) = entries[1].value.value else {
+            Issue.record("unexpected shape")
+            return
+        }
+        #expect(value == "https://x.example")
+    }
+}

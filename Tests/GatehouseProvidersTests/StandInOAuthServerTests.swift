@@ -1,0 +1,272 @@
+import Foundation
+import GatehouseCore
+import GatehouseDemo
+import Testing
+
+/// Smoke tests of the loopback stand-ins over real sockets, driven with the `curl` binary because this
+/// target has no HTTP client (URLSession needs FoundationNetworking, which is absent here).
+@Suite struct StandInOAuthServerTests {
+    static let redirectURI = "http://127.0.0.1:5999/callback"
+
+    @Test func codeFlowRefreshRotationAndRevocation() async throws {
+        let server = StandInOAuthServer(configuration: .init(clientSecret: "s3cret"))
+        let port = try await server.start()
+        #expect(port > 0)
+        #expect(server.baseURL == "http://127.0.0.1:\(port)")
+
+        let verifier = PKCE.makeVerifier()
+        let authorize = [
+            ("response_type", "code"), ("client_id", "demo-client"), ("redirect_uri", Self.redirectURI),
+            ("state", "xyz"), ("scope", "grades"), ("code_challenge", PKCE.challenge(for: verifier)),
+            ("code_challenge_method", "S256"),
+        ]
+        let page = try await Curl.run(FormEncoding.appending(authorize, to: server.authorizationEndpoint))
+        #expect(page.status == 200)
+        #expect(page.text.contains(#"<form method="post" action="/authorize">"#))
+
+        let wrong = try await Curl.run(server.authorizationEndpoint, form: authorize + [("username", "alice"), ("password", "nope")])
+        #expect(wrong.status == 200)
+        #expect(wrong.text.contains("Wrong username or password."))
+
+        let approved = try await Curl.run(server.authorizationEndpoint, form: authorize + [("username", "alice"), ("password", "alice-password")])
+        #expect(approved.status == 302)
+        let callback = try #require(approved.header("location").flatMap { URLComponents(string: $0) })
+        let query = Dictionary(uniqueKeysWithValues: (callback.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+        #expect(callback.path == "/callback")
+        #expect(query["state"] == "xyz")
+        #expect(query["iss"] == server.baseURL)
+        let code = try #require(query["code"])
+
+        let exchange = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.redirectURI)]
+        let badVerifier = try await Curl.run(
+            server.tokenEndpoint, form: exchange + [("code_verifier", PKCE.makeVerifier())], basic: ("demo-client", "s3cret"))
+        #expect(badVerifier.status == 400)
+        #expect(badVerifier.json?["error"] == .string("invalid_grant"))
+
+        let tokens = try await Curl.run(server.tokenEndpoint, form: exchange + [("code_verifier", verifier)], basic: ("demo-client", "s3cret"))
+        #expect(tokens.status == 200)
+        #expect(tokens.header("cache-control") == "no-store")
+        #expect(tokens.json?["token_type"] == .string("bearer"))
+        #expect(tokens.json?["expires_in"] == .number(60))
+        #expect(tokens.json?["scope"] == .string("grades"))
+        let accessToken = try #require(tokens.json?["access_token"]?.stringValue)
+        let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue)
+
+        let grades = try await Curl.run(server.apiBaseURL + "/grades/@me", bearer: accessToken)
+        #expect(grades.status == 200)
+        #expect(grades.json?["id"] == .string("alice"))
+        let userinfo = try await Curl.run(server.userinfoEndpoint, bearer: accessToken)
+        #expect(userinfo.json?["email"] == .string("alice@example.test"))
+        #expect(userinfo.json?["name"] == .string("Alice Example"))
+
+        let refreshed = try await Curl.run(server.tokenEndpoint, form: [
+            ("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "demo-client"), ("client_secret", "s3cret"),
+        ])
+        #expect(refreshed.status == 200)
+        let newAccessToken = try #require(refreshed.json?["access_token"]?.stringValue)
+        let newRefreshToken = try #require(refreshed.json?["refresh_token"]?.stringValue)
+        #expect(newRefreshToken != refreshToken)
+
+        let reused = try await Curl.run(
+            server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], basic: ("demo-client", "s3cret"))
+        #expect(reused.status == 400)
+        #expect(reused.json?["error"] == .string("invalid_grant"))
+
+        let stats = await server.stats
+        #expect(stats.authorizationCodeRequests == 2)
+        #expect(stats.refreshTokenRequests == 2)
+        #expect(stats.lastClientAuthentication == .basic)
+        #expect(stats.validAccessTokens == 2)
+
+        await server.expireAllAccessTokens()
+        let expired = try await Curl.run(server.apiBaseURL + "/grades/@me", bearer: newAccessToken)
+        #expect(expired.status == 401)
+        #expect(expired.header("www-authenticate")?.hasPrefix(#"Bearer realm="Resource Server", error="invalid_token""#) == true)
+
+        let revoked = try await Curl.run(
+            server.revocationEndpoint, form: [("token", newRefreshToken), ("token_type_hint", "refresh_token")], basic: ("demo-client", "s3cret"))
+        #expect(revoked.status == 200)
+        let unknown = try await Curl.run(server.revocationEndpoint, form: [("token", "no-such-token")], basic: ("demo-client", "s3cret"))
+        #expect(unknown.status == 200)
+        let afterRevoke = try await Curl.run(
+            server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", newRefreshToken)], basic: ("demo-client", "s3cret"))
+        #expect(afterRevoke.json?["error"] == .string("invalid_grant"))
+        #expect(await server.stats.validRefreshTokens == 0)
+        #expect(await server.stats.revocationRequests == 2)
+
+        await server.stop()
+        await #expect(throws: (any Error).self) { try await Curl.run("http://127.0.0.1:\(port)/token") }
+    }
+
+    @Test func replayedCodeRevokesItsTokensAndPublicClientRules() async throws {
+        let server = StandInOAuthServer(configuration: .init(rotateRefreshTokens: false))
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let verifier = PKCE.makeVerifier()
+        let code = try await Self.authorize(server, verifier: verifier)
+        let exchange = [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.redirectURI), ("code_verifier", verifier),
+        ]
+
+        let anonymous = try await Curl.run(server.tokenEndpoint, form: exchange)
+        #expect(anonymous.status == 401)
+        #expect(anonymous.json?["error"] == .string("invalid_client"))
+        #expect(anonymous.header("www-authenticate") == #"Basic realm="OAuth Server""#)
+
+        let tokens = try await Curl.run(server.tokenEndpoint, form: exchange + [("client_id", "demo-client")])
+        #expect(tokens.status == 200)
+        let accessToken = try #require(tokens.json?["access_token"]?.stringValue)
+        let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue)
+
+        // Without rotation the refresh token stays and is not repeated.
+        let refreshed = try await Curl.run(
+            server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "demo-client")])
+        #expect(refreshed.status == 200)
+        #expect(refreshed.json?["refresh_token"] == nil)
+
+        let replay = try await Curl.run(server.tokenEndpoint, form: exchange + [("client_id", "demo-client")])
+        #expect(replay.json?["error"] == .string("invalid_grant"))
+        #expect(try await Curl.run(server.apiBaseURL + "/grades/@me", bearer: accessToken).status == 401)
+        #expect(await server.stats.validRefreshTokens == 0)
+    }
+
+    @Test func authorizeRefusesBadRequests() async throws {
+        let server = StandInOAuthServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let base = [("response_type", "code"), ("client_id", "demo-client"), ("state", "s1")]
+
+        let foreign = try await Curl.run(FormEncoding.appending(base + [("redirect_uri", "https://evil.example/cb")], to: server.authorizationEndpoint))
+        #expect(foreign.status == 400)
+        #expect(foreign.header("location") == nil)
+
+        let noPKCE = try await Curl.run(FormEncoding.appending(base + [("redirect_uri", Self.redirectURI)], to: server.authorizationEndpoint))
+        #expect(noPKCE.status == 302)
+        #expect(noPKCE.header("location")?.contains("error=invalid_request") == true)
+        #expect(noPKCE.header("location")?.contains("state=s1") == true)
+
+        let denied = try await Curl.run(server.authorizationEndpoint, form: base + [
+            ("redirect_uri", Self.redirectURI), ("code_challenge", PKCE.challenge(for: PKCE.makeVerifier())),
+            ("code_challenge_method", "S256"), ("deny", "1"),
+        ])
+        #expect(denied.header("location")?.contains("error=access_denied") == true)
+    }
+
+    @Test func unavailableServerAnswers503() async throws {
+        let server = StandInOAuthServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        await server.setUnavailable(true)
+        let token = try await Curl.run(server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", "x")])
+        #expect(token.status == 503)
+        #expect(token.header("retry-after") == "1")
+        #expect(try await Curl.run(server.apiBaseURL + "/echo/a", bearer: "x").status == 503)
+        await server.setUnavailable(false)
+        #expect(try await Curl.run(server.apiBaseURL + "/echo/a", bearer: "x").status == 401)
+    }
+
+    @Test func demoBackendEchoesStreamsAndAnswersStatuses() async throws {
+        let backend = DemoBackend()
+        try await backend.start()
+        defer { Task { await backend.stop() } }
+
+        let body = String(repeating: "gatehouse", count: 1000)
+        let echo = try await Curl.run(backend.baseURL + "/some/path?a=1", method: "PUT", body: body, headers: ["X-Test: yes"])
+        #expect(echo.status == 200)
+        #expect(echo.json?["method"] == .string("PUT"))
+        #expect(echo.json?["path"] == .string("/some/path"))
+        #expect(echo.json?["query"] == .string("a=1"))
+        #expect(echo.json?["headers"]?["x-test"] == .string("yes"))
+        #expect(echo.json?["body_bytes"] == .number(9000))
+        #expect(echo.json?["body_sha256"] == .string(RandomToken.hash(body)))
+
+        let stream = try await Curl.run(backend.baseURL + "/stream?bytes=100000&chunk=4096")
+        #expect(stream.status == 200)
+        #expect(stream.body.count == 100_000)
+        #expect(stream.body.prefix(3) == Data("abc".utf8))
+
+        #expect(try await Curl.run(backend.baseURL + "/status/418").status == 418)
+        #expect(backend.requestCount == 3)
+    }
+
+    /// Signs alice in through the login form and returns the code.
+    static func authorize(_ server: StandInOAuthServer, verifier: String) async throws -> String {
+        let response = try await Curl.run(server.authorizationEndpoint, form: [
+            ("response_type", "code"), ("client_id", "demo-client"), ("redirect_uri", redirectURI), ("state", "s"),
+            ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
+            ("username", "alice"), ("password", "alice-password"),
+        ])
+        let location = try #require(response.header("location").flatMap { URLComponents(string: $0) })
+        return try #require(location.queryItems?.first { $0.name == "code" }?.value)
+    }
+}
+
+/// Test-only HTTP client: runs `/usr/bin/curl` and reads back status, headers and body.
+private struct Curl {
+    struct Result {
+        var status: Int
+        var headers: [(String, String)]
+        var body: Data
+
+        var text: String { String(decoding: body, as: UTF8.self) }
+        var json: JSONValue? { JSONValue.parse(body) }
+
+        func header(_ name: String) -> String? {
+            headers.first { $0.0.lowercased() == name.lowercased() }?.1
+        }
+    }
+
+    struct Failure: Error {
+        var exitCode: Int32
+        var message: String
+    }
+
+    static func run(
+        _ url: String,
+        method: String? = nil,
+        form: [(String, String)]? = nil,
+        body: String? = nil,
+        basic: (String, String)? = nil,
+        bearer: String? = nil,
+        headers: [String] = []
+    ) async throws -> Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let headerFile = directory.appendingPathComponent("headers")
+        let bodyFile = directory.appendingPathComponent("body")
+
+        var arguments = ["-sS", "--max-time", "20", "-D", headerFile.path, "-o", bodyFile.path]
+        if let method { arguments += ["-X", method] }
+        if let form { arguments += ["--data-binary", FormEncoding.encode(form), "-H", "Content-Type: application/x-www-form-urlencoded"] }
+        if let body { arguments += ["--data-binary", body, "-H", "Content-Type: text/plain"] }
+        if let (user, password) = basic { arguments += ["-u", "\(user):\(password)"] }
+        if let bearer { arguments += ["-H", "Authorization: Bearer \(bearer)"] }
+        for header in headers { arguments += ["-H", header] }
+        arguments.append(url)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        let exitCode: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        guard exitCode == 0 else {
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw Failure(exitCode: exitCode, message: message)
+        }
+
+        let headerText = try String(contentsOf: headerFile, encoding: .utf8)
+        let lines = headerText.components(separatedBy: "\r\n")
+        let status = lines.first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
+        let fields = lines.dropFirst().compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        let data = (try? Data(contentsOf: bodyFile)) ?? Data()
+        return Result(status: status, headers: fields, body: data)
+    }
+}

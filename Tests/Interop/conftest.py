@@ -1,0 +1,290 @@
+"""Fixtures for the Gatehouse <-> django-oauth-toolkit interop tests.
+
+Processes (all on 127.0.0.1, free ports, killed at teardown):
+  * dot_server   - Tests/Interop/dot_server/run.py (DOT on Django, SQLite in a temp dir)
+  * echo_backend - http.server thread answering any request with JSON of method/path/headers/body
+  * gateway      - `$GATEHOUSE_BIN serve --config <tmp>/gatehouse.yaml`
+                   (default <repo>/.build/debug/gatehouse); the tests that need it are
+                   skipped only when that binary does not exist.
+
+Environment:
+  GATEHOUSE_BIN                    gateway binary
+  DOT_ACCESS_TOKEN_EXPIRE_SECONDS  DOT access-token lifetime for the run (default 6)
+  DOT_AUTHZ_RESPONSE_ISS           1/0: DOT adds RFC 9207 `iss` and the provider file sets
+                                   `issuer` (default 1)
+  INTEROP_KEEP_TMP                 1: keep the temp dir (logs, DBs, config) after the run
+  INTEROP_STARTUP_TIMEOUT          seconds to wait for each server (default 60)
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import requests
+
+from interop_support import DotDB, free_port
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+STARTUP_TIMEOUT = float(os.environ.get("INTEROP_STARTUP_TIMEOUT", "60"))
+NATIVE_REDIRECT_URI = "http://127.0.0.1:9/cb"  # the native client's redirect URI; never contacted
+PROVIDER_ID = "dot"
+
+
+def _tail(path: Path, limit: int = 20000) -> str:
+    try:
+        data = path.read_text(errors="replace")
+    except FileNotFoundError:
+        return f"(no log at {path})"
+    return data[-limit:]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def interop_tmp():
+    d = Path(tempfile.mkdtemp(prefix="gatehouse-interop-"))
+    yield d
+    if os.environ.get("INTEROP_KEEP_TMP") == "1":
+        print(f"\n[interop] kept temp dir {d}")
+    else:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def gateway_port() -> int:
+    """Chosen before DOT starts, because DOT must know the gateway's callback URL."""
+    return free_port()
+
+
+class DotServer:
+    def __init__(self, info: dict, proc: subprocess.Popen, log: Path):
+        self.info = info
+        self.proc = proc
+        self.log = log
+        self.url: str = info["url"]
+        self.issuer: str = info["issuer"]
+        self.client_id: str = info["client_id"]
+        self.client_secret: str = info["client_secret"]
+        self.username: str = info["username"]
+        self.password: str = info["password"]
+        self.email: str = info["email"]
+        self.redirect_uri: str = info["redirect_uris"][0]
+        self.access_token_lifetime: int = info["access_token_expire_seconds"]
+        self.iss_enabled: bool = info["authz_response_iss"]
+        self.db = DotDB(info["db"])
+
+
+@pytest.fixture(scope="session")
+def dot_server(interop_tmp, gateway_port):
+    data = interop_tmp / "dot"
+    data.mkdir()
+    out, log = interop_tmp / "dot.stdout", interop_tmp / "dot.log"
+    env = dict(os.environ)
+    env.update(
+        DOT_DATA_DIR=str(data),
+        DOT_PORT="0",
+        DOT_REDIRECT_URIS=f"http://127.0.0.1:{gateway_port}/v1/auth/{PROVIDER_ID}/callback",
+        DOT_ACCESS_TOKEN_EXPIRE_SECONDS=os.environ.get("DOT_ACCESS_TOKEN_EXPIRE_SECONDS", "6"),
+        PYTHONUNBUFFERED="1",
+    )
+    with open(out, "wb") as so, open(log, "wb") as se:
+        proc = subprocess.Popen(
+            [sys.executable, str(HERE / "dot_server" / "run.py")],
+            stdout=so, stderr=se, stdin=subprocess.DEVNULL, env=env, cwd=str(data),
+        )
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        info = None
+        while info is None:
+            for line in out.read_text(errors="replace").splitlines():
+                if line.startswith("DOT_READY "):
+                    info = json.loads(line[len("DOT_READY "):])
+            if info is not None:
+                break
+            if proc.poll() is not None:
+                pytest.fail(f"DOT server exited with {proc.returncode}:\n{_tail(log)}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"DOT server not ready after {STARTUP_TIMEOUT}s:\n{_tail(log)}")
+            time.sleep(0.2)
+        yield DotServer(info, proc, log)
+    finally:
+        _stop(proc)
+
+
+class _EchoHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def _echo(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        headers: dict[str, list[str]] = {}
+        for k, v in self.headers.items():
+            headers.setdefault(k.lower(), []).append(v)
+        payload = json.dumps(
+            {"method": self.command, "path": self.path, "headers": headers, "body": body.decode("utf-8", "replace")}
+        ).encode()
+        self.server.requests_seen.append(json.loads(payload))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _echo
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def echo_backend():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _EchoHandler)
+    srv.daemon_threads = True
+    srv.requests_seen = []
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+class Gateway:
+    def __init__(self, url: str, proc: subprocess.Popen, log: Path, config_dir: Path):
+        self.url = url
+        self.proc = proc
+        self.log = log
+        self.config_dir = config_dir
+        self.redirect_uri = NATIVE_REDIRECT_URI
+        self.provider = PROVIDER_ID
+
+    def log_tail(self) -> str:
+        return _tail(self.log)
+
+
+def _q(s: str) -> str:
+    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
+    return json.dumps(s)
+
+
+def write_gateway_config(root: Path, port: int, dot: DotServer, backend_url: str) -> Path:
+    providers = root / "Providers"
+    providers.mkdir(parents=True)
+    secret_file = root / "secrets" / "dot-client-secret"
+    secret_file.parent.mkdir()
+    secret_file.write_text(dot.client_secret + "\n")
+    secret_file.chmod(0o600)
+    public = f"http://127.0.0.1:{port}"
+    (root / "gatehouse.yaml").write_text(
+        f"""listen: {_q(f"127.0.0.1:{port}")}
+public_url: {_q(public)}
+providers_dir: {_q(str(providers))}
+store:
+  kind: "sqlite"
+  path: {_q(str(root / "data" / "gatehouse.sqlite3"))}
+backend:
+  url: {_q(backend_url)}
+  audience: "interop-backend"
+allowed_redirect_uris:
+  - {_q(NATIVE_REDIRECT_URI)}
+logging:
+  level: "debug"
+  format: "text"
+"""
+    )
+    issuer_line = f"issuer: {_q(dot.issuer)}\n" if dot.iss_enabled else ""
+    (providers / f"{PROVIDER_ID}.yaml").write_text(
+        f"""id: {_q(PROVIDER_ID)}
+kind: "oauth2"
+name: "django-oauth-toolkit"
+authorization_endpoint: {_q(dot.url + "/o/authorize/")}
+token_endpoint: {_q(dot.url + "/o/token/")}
+revocation_endpoint: {_q(dot.url + "/o/revoke_token/")}
+userinfo_endpoint: {_q(dot.url + "/api/me")}
+{issuer_line}client_id: {_q(dot.client_id)}
+client_secret_file: {_q(str(secret_file))}
+token_endpoint_auth_method: "client_secret_basic"
+scopes: ["read"]
+claims:
+  subject: "username"
+  email: "email"
+api:
+  url: {_q(dot.url + "/api")}
+"""
+    )
+    return root / "gatehouse.yaml"
+
+
+def gateway_binary() -> Path:
+    return Path(os.environ.get("GATEHOUSE_BIN") or REPO / ".build" / "debug" / "gatehouse")
+
+
+@pytest.fixture(scope="session")
+def gateway(interop_tmp, gateway_port, dot_server, echo_backend):
+    binary = gateway_binary()
+    if not (binary.is_file() and os.access(binary, os.X_OK)):
+        pytest.skip(f"gateway binary not found at {binary} (build it with `swift build` or set GATEHOUSE_BIN)")
+    root = interop_tmp / "gateway"
+    root.mkdir()
+    config = write_gateway_config(root, gateway_port, dot_server, echo_backend)
+    log = interop_tmp / "gateway.log"
+    with open(log, "wb") as f:
+        proc = subprocess.Popen(
+            [str(binary), "serve", "--config", str(config)],
+            stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(root),
+        )
+    url = f"http://127.0.0.1:{gateway_port}"
+    gw = Gateway(url, proc, log, root)
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"gateway exited with {proc.returncode} at start-up:\n{gw.log_tail()}")
+            try:
+                if requests.get(url + "/healthz", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"gateway /healthz not 200 after {STARTUP_TIMEOUT}s:\n{gw.log_tail()}")
+            time.sleep(0.2)
+        yield gw
+    finally:
+        _stop(proc)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when != "call" or not rep.failed:
+        return
+    funcargs = getattr(item, "funcargs", {})
+    gw = funcargs.get("gateway")
+    if isinstance(gw, Gateway):
+        rep.sections.append(("gateway log (tail)", gw.log_tail()))
+    dot = funcargs.get("dot_server")
+    if isinstance(dot, DotServer):
+        rep.sections.append(("DOT server log (tail)", _tail(dot.log, 8000)))

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Set up and run the django-oauth-toolkit interop server.
+
+    DOT_DATA_DIR=/tmp/x DOT_REDIRECT_URIS=http://127.0.0.1:8080/v1/auth/dot/callback python run.py
+
+Steps: migrate a fresh SQLite DB in DOT_DATA_DIR, create the user and a confidential
+authorization-code Application (plain, unhashed secret; skip_authorization so there is
+no consent page; no OIDC), then serve on 127.0.0.1 with a threaded WSGI server and
+print one line to stdout:
+
+    DOT_READY {"url": ..., "issuer": ..., "db": ..., "client_id": ..., ...}
+
+Environment (all optional except as noted):
+  DOT_DATA_DIR                     directory for dot.sqlite3 (default: ./.data next to this file)
+  DOT_PORT                         port on 127.0.0.1 (default 0 = any free port; the line tells which)
+  DOT_REDIRECT_URIS                space-separated registered redirect URIs (the gateway callback)
+  DOT_ACCESS_TOKEN_EXPIRE_SECONDS  access-token lifetime (default 6)
+  DOT_AUTHZ_RESPONSE_ISS           1/0: RFC 9207 `iss` in the authorization response (default 1)
+  DOT_CLIENT_ID, DOT_CLIENT_SECRET client credentials (defaults below)
+  DOT_USERNAME, DOT_PASSWORD, DOT_EMAIL   the resource owner (alice)
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dot_settings")
+
+DEFAULTS = {
+    "DOT_CLIENT_ID": "gatehouse-interop",
+    "DOT_CLIENT_SECRET": "gatehouse-interop-secret-0123456789abcdef",
+    "DOT_USERNAME": "alice",
+    "DOT_PASSWORD": "alice-password-1",
+    "DOT_EMAIL": "alice@example.org",
+}
+
+
+def env(name: str) -> str:
+    return os.environ.get(name) or DEFAULTS[name]
+
+
+def main() -> int:
+    data_dir = Path(os.environ.get("DOT_DATA_DIR") or HERE / ".data")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["DOT_DATA_DIR"] = str(data_dir)
+
+    import django
+
+    django.setup()
+
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+    from django.core.wsgi import get_wsgi_application
+    from oauth2_provider.models import get_application_model
+
+    call_command("migrate", interactive=False, verbosity=0)
+
+    User = get_user_model()
+    user, _ = User.objects.get_or_create(username=env("DOT_USERNAME"))
+    user.email = env("DOT_EMAIL")
+    user.set_password(env("DOT_PASSWORD"))
+    user.save()
+
+    Application = get_application_model()
+    redirect_uris = " ".join(os.environ.get("DOT_REDIRECT_URIS", "").split())
+    app, _ = Application.objects.get_or_create(
+        client_id=env("DOT_CLIENT_ID"),
+        defaults={"name": "gatehouse-interop", "user": user},
+    )
+    app.name = "gatehouse-interop"
+    app.user = user
+    app.client_type = Application.CLIENT_CONFIDENTIAL
+    app.authorization_grant_type = Application.GRANT_AUTHORIZATION_CODE
+    app.hash_client_secret = False  # keep the secret in clear so client_secret_basic works as given
+    app.client_secret = env("DOT_CLIENT_SECRET")
+    app.redirect_uris = redirect_uris
+    app.skip_authorization = True  # no consent page: login form -> straight back with a code
+    app.algorithm = Application.NO_ALGORITHM  # plain OAuth 2.0, no OIDC ID token
+    app.save()
+
+    port = int(os.environ.get("DOT_PORT", "0"))
+    WSGIRequestHandler.protocol_version = "HTTP/1.1"
+    httpd = ThreadedWSGIServer(("127.0.0.1", port), WSGIRequestHandler, ipv6=False)
+    httpd.daemon_threads = True
+    httpd.set_app(get_wsgi_application())
+    port = httpd.server_address[1]
+    base = f"http://127.0.0.1:{port}"
+    ready = {
+        "url": base,
+        "issuer": f"{base}/o",  # DOT's RFC 8414 / RFC 9207 issuer when mounted under /o/
+        "db": settings.DATABASES["default"]["NAME"],
+        "client_id": app.client_id,
+        "client_secret": env("DOT_CLIENT_SECRET"),
+        "username": env("DOT_USERNAME"),
+        "password": env("DOT_PASSWORD"),
+        "email": env("DOT_EMAIL"),
+        "redirect_uris": redirect_uris.split(),
+        "access_token_expire_seconds": settings.OAUTH2_PROVIDER["ACCESS_TOKEN_EXPIRE_SECONDS"],
+        "authz_response_iss": settings.OAUTH2_PROVIDER["COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS"],
+        "pid": os.getpid(),
+    }
+    print("DOT_READY " + json.dumps(ready), flush=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
