@@ -56,7 +56,8 @@ struct DemoBackendResponder: HTTPResponder {
             if name == "bytes", let count = Int(value), count >= 0 { total = count }
             if name == "chunk", let size = Int(value), size > 0 { chunkSize = size }
         }
-        let size = chunkSize, byteCount = total
+        let size = chunkSize
+        let byteCount = total
         let body = ResponseBody { writer in
             var written = 0
             while written < byteCount {

@@ -56,7 +56,9 @@ extension StandInOAuthServer {
         case .success(let parsed): request = parsed
         }
         if let deny = fields["deny"], !deny.isEmpty {
-            return refuse(.redirect(redirectURI: request.redirectURI, state: request.state, error: "access_denied", description: "the user denied access"))
+            return refuse(
+                .redirect(redirectURI: request.redirectURI, state: request.state, error: "access_denied", description: "the user denied access")
+            )
         }
         let username = fields["username"] ?? ""
         guard let password = configuration.users[username],

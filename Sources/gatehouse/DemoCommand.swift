@@ -13,6 +13,7 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo", abstract: "Run a gateway with local stand-in providers and an echo backend, and print what to try.")
 
     @Option(help: "HOST:PORT of the demo gateway.") var listen = "127.0.0.1:8080"
+    @Option(help: "Backend URL to put behind the gateway instead of the demo echo backend (e.g. for benchmarks).") var backend: String?
     @Option(help: "Access-token lifetime of the stand-in OAuth server, in seconds (short, to show refresh).") var tokenLifetime = 30
 
     func run() async throws {
@@ -20,15 +21,15 @@ struct DemoCommand: AsyncParsableCommand {
         logger.logLevel = .notice
         let oauth = StandInOAuthServer(configuration: .init(accessTokenLifetime: tokenLifetime), logger: logger)
         _ = try await oauth.start()
-        let backend = DemoBackend(logger: logger)
-        _ = try await backend.start()
+        let echo = DemoBackend(logger: logger)
+        _ = try await echo.start()
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-demo-\(ProcessInfo.processInfo.processIdentifier)").path
         var configuration = GatewayConfiguration.defaults(baseDirectory: directory)
         try configuration.overrideListen(listen)
         configuration.publicURL = "http://\(listen)"
         configuration.store = .init(kind: .memory)
-        configuration.backend.url = backend.baseURL
+        configuration.backend.url = backend ?? echo.baseURL
         configuration.allowedRedirectURIs = ["http://127.0.0.1/callback", "com.example.app:/callback"]
         // Plain http on loopback: browsers accept Secure cookies only from https or localhost.
         configuration.sessions.cookie = .init(name: "gatehouse_session", secure: false, sameSite: .lax)
@@ -50,7 +51,7 @@ struct DemoCommand: AsyncParsableCommand {
             Gatehouse demo
               gateway            \(publicURL)/   (open it in a browser; sign in as alice / alice-password)
               stand-in OAuth 2.0 \(oauth.baseURL)   (access tokens live \(tokenLifetime) s, refresh tokens rotate)
-              demo backend       \(backend.baseURL)
+              backend            \(configuration.backend.url)
 
             Native flow with curl:
               verifier=$(head -c32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
@@ -67,10 +68,10 @@ struct DemoCommand: AsyncParsableCommand {
             try await GatewayLauncher.run(configuration, logger: logger, makeProviders: makeProviders)
         } catch {
             await oauth.stop()
-            await backend.stop()
+            await echo.stop()
             throw error
         }
         await oauth.stop()
-        await backend.stop()
+        await echo.stop()
     }
 }

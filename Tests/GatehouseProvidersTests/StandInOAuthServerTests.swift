@@ -39,7 +39,10 @@ import Testing
 
         let exchange = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.redirectURI)]
         let badVerifier = try await Curl.run(
-            server.tokenEndpoint, form: exchange + [("code_verifier", PKCE.makeVerifier())], basic: ("demo-client", "s3cret"))
+            server.tokenEndpoint,
+            form: exchange + [("code_verifier", PKCE.makeVerifier())],
+            basic: ("demo-client", "s3cret")
+        )
         #expect(badVerifier.status == 400)
         #expect(badVerifier.json?["error"] == .string("invalid_grant"))
 
@@ -59,16 +62,22 @@ import Testing
         #expect(userinfo.json?["email"] == .string("alice@example.test"))
         #expect(userinfo.json?["name"] == .string("Alice Example"))
 
-        let refreshed = try await Curl.run(server.tokenEndpoint, form: [
-            ("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "demo-client"), ("client_secret", "s3cret"),
-        ])
+        let refreshed = try await Curl.run(
+            server.tokenEndpoint,
+            form: [
+                ("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "demo-client"), ("client_secret", "s3cret"),
+            ]
+        )
         #expect(refreshed.status == 200)
         let newAccessToken = try #require(refreshed.json?["access_token"]?.stringValue)
         let newRefreshToken = try #require(refreshed.json?["refresh_token"]?.stringValue)
         #expect(newRefreshToken != refreshToken)
 
         let reused = try await Curl.run(
-            server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], basic: ("demo-client", "s3cret"))
+            server.tokenEndpoint,
+            form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
+            basic: ("demo-client", "s3cret")
+        )
         #expect(reused.status == 400)
         #expect(reused.json?["error"] == .string("invalid_grant"))
 
@@ -84,12 +93,18 @@ import Testing
         #expect(expired.header("www-authenticate")?.hasPrefix(#"Bearer realm="Resource Server", error="invalid_token""#) == true)
 
         let revoked = try await Curl.run(
-            server.revocationEndpoint, form: [("token", newRefreshToken), ("token_type_hint", "refresh_token")], basic: ("demo-client", "s3cret"))
+            server.revocationEndpoint,
+            form: [("token", newRefreshToken), ("token_type_hint", "refresh_token")],
+            basic: ("demo-client", "s3cret")
+        )
         #expect(revoked.status == 200)
         let unknown = try await Curl.run(server.revocationEndpoint, form: [("token", "no-such-token")], basic: ("demo-client", "s3cret"))
         #expect(unknown.status == 200)
         let afterRevoke = try await Curl.run(
-            server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", newRefreshToken)], basic: ("demo-client", "s3cret"))
+            server.tokenEndpoint,
+            form: [("grant_type", "refresh_token"), ("refresh_token", newRefreshToken)],
+            basic: ("demo-client", "s3cret")
+        )
         #expect(afterRevoke.json?["error"] == .string("invalid_grant"))
         #expect(await server.stats.validRefreshTokens == 0)
         #expect(await server.stats.revocationRequests == 2)
@@ -120,7 +135,9 @@ import Testing
 
         // Without rotation the refresh token stays and is not repeated.
         let refreshed = try await Curl.run(
-            server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "demo-client")])
+            server.tokenEndpoint,
+            form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "demo-client")]
+        )
         #expect(refreshed.status == 200)
         #expect(refreshed.json?["refresh_token"] == nil)
 
@@ -130,13 +147,39 @@ import Testing
         #expect(await server.stats.validRefreshTokens == 0)
     }
 
+    @Test func overlappingRefreshesWithOneRotatingTokenLoseOne() async throws {
+        let server = StandInOAuthServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let verifier = PKCE.makeVerifier()
+        let code = try await Self.authorize(server, verifier: verifier)
+        let tokens = try await Curl.run(
+            server.tokenEndpoint,
+            form: [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.redirectURI), ("code_verifier", verifier),
+                ("client_id", "demo-client"),
+            ]
+        )
+        let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue)
+
+        await server.setTokenDelay(.milliseconds(300))
+        let form = [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "demo-client")]
+        async let first = Curl.run(server.tokenEndpoint, form: form)
+        async let second = Curl.run(server.tokenEndpoint, form: form)
+        let statuses = try await [first.status, second.status].sorted()
+        #expect(statuses == [200, 400])
+        #expect(await server.stats.refreshTokenRequests == 2)
+    }
+
     @Test func authorizeRefusesBadRequests() async throws {
         let server = StandInOAuthServer()
         try await server.start()
         defer { Task { await server.stop() } }
         let base = [("response_type", "code"), ("client_id", "demo-client"), ("state", "s1")]
 
-        let foreign = try await Curl.run(FormEncoding.appending(base + [("redirect_uri", "https://evil.example/cb")], to: server.authorizationEndpoint))
+        let foreign = try await Curl.run(
+            FormEncoding.appending(base + [("redirect_uri", "https://evil.example/cb")], to: server.authorizationEndpoint)
+        )
         #expect(foreign.status == 400)
         #expect(foreign.header("location") == nil)
 
@@ -145,10 +188,13 @@ import Testing
         #expect(noPKCE.header("location")?.contains("error=invalid_request") == true)
         #expect(noPKCE.header("location")?.contains("state=s1") == true)
 
-        let denied = try await Curl.run(server.authorizationEndpoint, form: base + [
-            ("redirect_uri", Self.redirectURI), ("code_challenge", PKCE.challenge(for: PKCE.makeVerifier())),
-            ("code_challenge_method", "S256"), ("deny", "1"),
-        ])
+        let denied = try await Curl.run(
+            server.authorizationEndpoint,
+            form: base + [
+                ("redirect_uri", Self.redirectURI), ("code_challenge", PKCE.challenge(for: PKCE.makeVerifier())),
+                ("code_challenge_method", "S256"), ("deny", "1"),
+            ]
+        )
         #expect(denied.header("location")?.contains("error=access_denied") == true)
     }
 
@@ -191,11 +237,14 @@ import Testing
 
     /// Signs alice in through the login form and returns the code.
     static func authorize(_ server: StandInOAuthServer, verifier: String) async throws -> String {
-        let response = try await Curl.run(server.authorizationEndpoint, form: [
-            ("response_type", "code"), ("client_id", "demo-client"), ("redirect_uri", redirectURI), ("state", "s"),
-            ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
-            ("username", "alice"), ("password", "alice-password"),
-        ])
+        let response = try await Curl.run(
+            server.authorizationEndpoint,
+            form: [
+                ("response_type", "code"), ("client_id", "demo-client"), ("redirect_uri", redirectURI), ("state", "s"),
+                ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
+                ("username", "alice"), ("password", "alice-password"),
+            ]
+        )
         let location = try #require(response.header("location").flatMap { URLComponents(string: $0) })
         return try #require(location.queryItems?.first { $0.name == "code" }?.value)
     }

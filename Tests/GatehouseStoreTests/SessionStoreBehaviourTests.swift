@@ -202,14 +202,12 @@ import Testing
             let record = Fixtures.pending()
             try await store.insertPending(record)
 
-            guard case .first(let first) = try await store.consumePending(keyHash: record.keyHash, purpose: .handoffCode, now: Fixtures.at(1)) else {
-                Issue.record("the first redemption should be .first")
-                return
-            }
-            #expect(first.sessionID == nil)
+            let first = try await store.consumePending(keyHash: record.keyHash, purpose: .handoffCode, now: Fixtures.at(1))
+            #expect(first == .first(record))
             try await store.attachSession("s1", toPending: record.keyHash)
 
-            guard case .replayed(let replayed) = try await store.consumePending(keyHash: record.keyHash, purpose: .handoffCode, now: Fixtures.at(2)) else {
+            let replay = try await store.consumePending(keyHash: record.keyHash, purpose: .handoffCode, now: Fixtures.at(2))
+            guard case .replayed(let replayed) = replay else {
                 Issue.record("the second redemption should be .replayed")
                 return
             }

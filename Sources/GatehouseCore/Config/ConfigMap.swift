@@ -174,7 +174,8 @@ public final class ConfigMap {
         else {
             throw error(key, "'\(qualified(key))': cannot read file '\(path)'")
         }
-        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+        // "\r\n" is one Character in Swift, so compare whole characters.
+        while let last = text.last, last == "\n" || last == "\r\n" || last == "\r" { text.removeLast() }
         return text
     }
 
