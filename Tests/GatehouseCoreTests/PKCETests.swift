@@ -98,8 +98,7 @@ import Testing
     }
 
     @Test(
-        "isValidChallenge refuses the standard-base64 characters + and /, which are not base64url",
-        .disabled("bug: Base64URL.decode maps -/_ to +// but lets + and / through, so isValidChallenge accepts them (PKCE.swift:24)"))
+        "isValidChallenge refuses the standard-base64 characters + and /, which are not base64url")
     func challengeWithStandardBase64CharactersRefused() {
         #expect(!PKCE.isValidChallenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw+cM"))
         #expect(!PKCE.isValidChallenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw/cM"))

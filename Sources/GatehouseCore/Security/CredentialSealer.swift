@@ -19,6 +19,8 @@ public struct CredentialSealer: Sendable {
         case unknownKey(String)
         case malformed
         case invalidKeyLength(String)
+        /// Key ids are 1–255 UTF-8 bytes (their length is stored in one byte).
+        case invalidKeyID(String)
     }
 
     private let keys: [(id: String, key: SymmetricKey)]
@@ -27,6 +29,7 @@ public struct CredentialSealer: Sendable {
     public init(keys: [Key]) throws {
         precondition(!keys.isEmpty, "at least one sealing key")
         self.keys = try keys.map { key in
+            guard (1...255).contains(key.id.utf8.count) else { throw SealError.invalidKeyID(key.id) }
             guard key.bytes.count == 32 else { throw SealError.invalidKeyLength(key.id) }
             return (key.id, SymmetricKey(data: key.bytes))
         }

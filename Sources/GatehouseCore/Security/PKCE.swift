@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Crypto
 
 /// Proof Key for Code Exchange (RFC 7636), S256 only.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Crypto
 
 /// Random opaque values: session tokens, handoff codes, state, PKCE verifiers.

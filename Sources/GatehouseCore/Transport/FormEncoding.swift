@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// `application/x-www-form-urlencoded` and query-string encoding.
 public enum FormEncoding {

@@ -82,9 +82,15 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
         var tokens: [(String, String)] = []
         if let refreshToken = credential.refreshToken { tokens.append((refreshToken, "refresh_token")) }
         tokens.append((credential.accessToken, "access_token"))
+        var firstError: (any Error)?
         for (token, hint) in tokens {
-            try await tokenEndpoint.revoke(token: token, hint: hint, endpoint: endpoint)
+            do {
+                try await tokenEndpoint.revoke(token: token, hint: hint, endpoint: endpoint)
+            } catch {
+                firstError = firstError ?? error
+            }
         }
+        if let firstError { throw firstError }
     }
 
     // MARK: Identity

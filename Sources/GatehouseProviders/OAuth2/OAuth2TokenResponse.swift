@@ -12,6 +12,11 @@ enum OAuth2TokenResponse {
         guard let accessToken = json["access_token"]?.stringValue, !accessToken.isEmpty else {
             throw ProviderError.invalidResponse("The token response has no access_token.")
         }
+        // Only bearer tokens are attached as such; a sender-constrained type (DPoP, MAC) would be misused.
+        let tokenType = json["token_type"]?.stringValue ?? previous?.tokenType ?? "Bearer"
+        guard tokenType.caseInsensitiveCompare("bearer") == .orderedSame else {
+            throw ProviderError.invalidResponse("Unsupported token_type '\(tokenType)'.")
+        }
         let expiresAt = json["expires_in"]?.doubleValue.map { now.addingTimeInterval($0) }
         let scope = json["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) }
             ?? previous?.scope ?? requestedScopes
@@ -21,7 +26,7 @@ enum OAuth2TokenResponse {
         }
         return Credential(
             accessToken: accessToken,
-            tokenType: json["token_type"]?.stringValue ?? "Bearer",
+            tokenType: tokenType,
             refreshToken: json["refresh_token"]?.stringValue ?? previous?.refreshToken,
             expiresAt: expiresAt,
             issuedAt: now,
