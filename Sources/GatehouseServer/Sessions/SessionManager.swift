@@ -8,6 +8,7 @@ struct SessionManager: Sendable {
     let sealer: CredentialSealer
     let clock: TimeSource
     let settings: ServerSettings
+    let cache = OpenedSessionCache()
 
     /// Creates a session and returns its token (shown once, never stored).
     func create(provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16)) async throws -> (token: String, session: ActiveSession) {
@@ -65,14 +66,20 @@ struct SessionManager: Sendable {
     }
 
     func end(_ sessionID: String) async throws {
+        cache.remove(sessionID)
         try await store.deleteSession(id: sessionID)
     }
 
     private func open(_ record: SessionRecord) throws -> ActiveSession {
+        if let (identity, credential) = cache.lookup(record) {
+            return ActiveSession(record: record, identity: identity, credential: credential)
+        }
         do {
             let identity = try JSONDecoder().decode(Identity.self, from: record.identity)
             let credential = try sealer.open(json: Credential.self, from: record.sealedCredential)
-            return ActiveSession(record: record, identity: identity, credential: credential)
+            let session = ActiveSession(record: record, identity: identity, credential: credential)
+            cache.store(session)
+            return session
         } catch {
             // A credential sealed under a key that is no longer configured cannot be used.
             throw GatehouseError.invalidSession("The session cannot be opened; sign in again.")
