@@ -6,16 +6,12 @@ import NIOCore
 /// Builds the gateway's router: every route of the v1 API, with problem+json errors and limits.
 public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     let router = Router(context: GatehouseRequestContext.self)
+    // Outermost first: CORS headers also go on problem responses.
+    if !gateway.settings.corsAllowedOrigins.isEmpty {
+        router.add(middleware: CORSPolicyMiddleware(allowedOrigins: gateway.settings.corsAllowedOrigins))
+    }
     router.add(middleware: ProblemMiddleware())
     router.add(middleware: HeaderLimitMiddleware(maxHeaderBytes: gateway.settings.maxHeaderBytes))
-    if !gateway.settings.corsAllowedOrigins.isEmpty {
-        router.add(
-            middleware: CORSMiddleware(
-                allowOrigin: .custom(gateway.settings.corsAllowedOrigins.joined(separator: " ")),
-                allowHeaders: [.contentType, .authorization, .init("X-CSRF")!],
-                allowMethods: [.get, .post, .put, .patch, .delete, .options],
-                allowCredentials: true))
-    }
     HealthController(gateway: gateway).addRoutes(to: router)
     ProvidersController(gateway: gateway).addRoutes(to: router)
     AuthController(gateway: gateway).addRoutes(to: router)

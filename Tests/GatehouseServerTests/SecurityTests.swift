@@ -223,3 +223,52 @@ struct SecurityTests {
         }
     }
 }
+
+@Suite("Security negatives, timing")
+struct SecurityTimingTests {
+    @Test("an expired handoff code is refused, and a late replay still revokes the session it created")
+    func expiredAndLateReplayedHandoffCode() async throws {
+        try await StandIns.with { standIns in
+            try await GatewayInstance.with(standIns) { gw in
+                let expired = try await gw.beginNativeLogin()
+                let expiredCallback = try await gw.http.send(.GET, expired.callbackURL)
+                let expiredCode = try #require(expiredCallback.locationQuery["code"])
+                gw.clock.advance(by: 61)
+                let late = try await gw.exchange(code: expiredCode, verifier: expired.verifier)
+                #expect(late.status == 400)
+                #expect(late.problemCode == "invalid_grant")
+                gw.clock.advance(by: -61)
+
+                let login = try await gw.beginNativeLogin()
+                let callback = try await gw.http.send(.GET, login.callbackURL)
+                let code = try #require(callback.locationQuery["code"])
+                let first = try await gw.exchange(code: code, verifier: login.verifier)
+                let token = try #require(first.json?["session_token"]?.stringValue)
+                gw.clock.advance(by: 120)
+                let replay = try await gw.exchange(code: code, verifier: login.verifier)
+                #expect(replay.status == 400)
+                let session = try await gw.http.send(.GET, gw.url("/v1/session"), headers: gw.bearer(token))
+                #expect(session.status == 401)
+            }
+        }
+    }
+
+    @Test("CORS headers go only to allowed origins, also on problems; preflights are answered")
+    func cors() async throws {
+        try await StandIns.with { standIns in
+            try await GatewayInstance.with(standIns, configure: { $0.corsAllowedOrigins = ["https://app.example"] }) { gw in
+                let allowed = try await gw.http.send(.GET, gw.url("/v1/session"), headers: [("Origin", "https://app.example")])
+                #expect(allowed.status == 401)
+                #expect(allowed.headers.first(name: "access-control-allow-origin") == "https://app.example")
+                #expect(allowed.headers.first(name: "access-control-allow-credentials") == "true")
+                let other = try await gw.http.send(.GET, gw.url("/v1/session"), headers: [("Origin", "https://evil.example")])
+                #expect(other.headers.first(name: "access-control-allow-origin") == nil)
+                let preflight = try await gw.http.send(
+                    .OPTIONS, gw.url("/v1/session"),
+                    headers: [("Origin", "https://app.example"), ("Access-Control-Request-Method", "DELETE"), ("Access-Control-Request-Headers", "x-csrf")])
+                #expect(preflight.status == 204)
+                #expect(preflight.headers.first(name: "access-control-allow-headers")?.contains("X-CSRF") == true)
+            }
+        }
+    }
+}

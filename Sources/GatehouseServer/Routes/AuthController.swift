@@ -101,12 +101,16 @@ struct AuthController: Sendable {
 
         if let clientRedirectURI = transaction.clientRedirectURI, let challenge = transaction.clientCodeChallenge {
             let code = RandomToken.make()
-            let payload = HandoffPayload(provider: providerID, clientRedirectURI: clientRedirectURI, clientCodeChallenge: challenge, result: result)
+            let now = gateway.clock.now()
+            let payload = HandoffPayload(
+                provider: providerID, clientRedirectURI: clientRedirectURI, clientCodeChallenge: challenge, result: result,
+                expiresAt: now.addingTimeInterval(gateway.settings.handoffLifetime))
+            // The record outlives the code's validity so that a late replay still revokes the session (RFC 6749 §4.1.2).
             try await gateway.store.insertPending(
                 PendingRecord(
                     keyHash: RandomToken.hash(code), purpose: .handoffCode, provider: providerID,
                     payload: try gateway.sessions.sealer.seal(json: payload),
-                    expiresAt: gateway.clock.now().addingTimeInterval(gateway.settings.handoffLifetime)))
+                    expiresAt: now.addingTimeInterval(max(gateway.settings.handoffLifetime, gateway.settings.loginTransactionLifetime))))
             var fields = [("code", code)]
             if let clientState = transaction.clientState { fields.append(("state", clientState)) }
             return JSONResponse.redirect(to: FormEncoding.appending(fields, to: clientRedirectURI))

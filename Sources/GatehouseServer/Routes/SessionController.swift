@@ -61,6 +61,9 @@ struct SessionController: Sendable {
             throw GatehouseError.invalidGrant("The code was already used; the session it created is revoked.")
         case .first(let record):
             let payload = try gateway.sessions.sealer.open(json: HandoffPayload.self, from: record.payload)
+            guard payload.expiresAt > gateway.clock.now() else {
+                throw GatehouseError.invalidGrant("The code has expired.")
+            }
             guard payload.clientRedirectURI == body.redirectURI else {
                 throw GatehouseError.invalidGrant("redirect_uri does not match the one of the login.")
             }
