@@ -1,0 +1,87 @@
+"""`gatehouse keys generate`, and a gateway that uses the generated keys."""
+from __future__ import annotations
+
+import base64
+import stat
+
+from conftest import q, write_config, write_provider
+
+
+def b64url_decode(s: str) -> bytes:
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+def pem_der(text: str) -> tuple[str, bytes]:
+    lines = text.strip().splitlines()
+    assert lines[0].startswith("-----BEGIN ") and lines[-1].startswith("-----END "), text
+    label = lines[0][len("-----BEGIN "):].rstrip("-")
+    return label, base64.b64decode("".join(lines[1:-1]), validate=True)
+
+
+P256_OID = bytes.fromhex("06082a8648ce3d030107")  # 1.2.840.10045.3.1.7 (prime256v1)
+EC_PUBLIC_KEY_OID = bytes.fromhex("06072a8648ce3d0201")  # 1.2.840.10045.2.1
+
+
+def test_keys_generate_writes_sealing_and_signing_key_files_mode_0600(cli, tmp_path):
+    keys = tmp_path / "keys"
+    result = cli(["keys", "generate", "--id", "k9", "--directory", str(keys)], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    sealing, signing = keys / "sealing-k9.key", keys / "signing-k9.pem"
+    assert sorted(p.name for p in keys.iterdir()) == ["sealing-k9.key", "signing-k9.pem"]
+    for path in (sealing, signing):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, f"{path.name}: {oct(path.stat().st_mode)}"
+    assert len(base64.b64decode(sealing.read_text().strip(), validate=True)) == 32
+    label, der = pem_der(signing.read_text())
+    assert label in {"PRIVATE KEY", "EC PRIVATE KEY"}, label
+    assert P256_OID in der, "not a P-256 key"
+    if label == "PRIVATE KEY":
+        assert EC_PUBLIC_KEY_OID in der, "PKCS#8 key that is not an EC key"
+
+    # A second run with the same id refuses to overwrite either file.
+    before = {p: p.read_bytes() for p in (sealing, signing)}
+    again = cli(["keys", "generate", "--id", "k9", "--directory", str(keys)], cwd=tmp_path)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "exists" in again.stderr
+    assert {p: p.read_bytes() for p in (sealing, signing)} == before
+
+
+def test_gateway_with_generated_keys_publishes_their_kid_in_jwks(cli, serve, tmp_path):
+    keys = tmp_path / "secrets"
+    assert cli(["keys", "generate", "--id", "k9", "--directory", str(keys)], cwd=tmp_path).returncode == 0
+    config = write_config(tmp_path, f"""\
+store: {{kind: "memory"}}
+keys:
+  sealing: [{{id: "k9", file: {q(str(keys / "sealing-k9.key"))}}}]
+  signing: [{{id: "k9", file: {q(str(keys / "signing-k9.pem"))}}}]
+""")
+    write_provider(tmp_path, "x")
+    gw = serve(tmp_path, ["--config", str(config)])
+    r = gw.get("/.well-known/jwks.json")
+    assert r.status_code == 200
+    jwks = r.json()["keys"]
+    assert [k["kid"] for k in jwks] == ["k9"]
+    key = jwks[0]
+    assert (key["kty"], key["crv"], key["alg"]) == ("EC", "P-256", "ES256")
+    assert "d" not in key, "the private key is published"
+    # The published point is the public half of the generated PEM (its DER ends with 04 || X || Y).
+    _, der = pem_der((keys / "signing-k9.pem").read_text())
+    point = b"\x04" + b64url_decode(key["x"]) + b64url_decode(key["y"])
+    assert len(point) == 65 and point in der
+    assert not (tmp_path / "data").exists() or not list((tmp_path / "data").glob("*.key")), \
+        "keys were generated although keys are configured"
+
+
+def test_gateway_resolves_key_files_relative_to_the_config_file(cli, serve, tmp_path):
+    conf = tmp_path / "conf"
+    assert cli(["keys", "generate", "--id", "k9", "--directory", str(conf / "secrets")], cwd=tmp_path).returncode == 0
+    config = write_config(conf, """\
+store: {kind: "memory"}
+keys:
+  sealing: [{id: "k9", file: "secrets/sealing-k9.key"}]
+  signing: [{id: "k9", file: "secrets/signing-k9.pem"}]
+""")
+    write_provider(conf, "x")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    gw = serve(elsewhere, ["--config", str(config)])
+    assert [k["kid"] for k in gw.get("/.well-known/jwks.json").json()["keys"]] == ["k9"]

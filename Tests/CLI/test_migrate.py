@@ -1,0 +1,35 @@
+"""`gatehouse migrate`: creates the configured SQLite store's schema; running it again is harmless."""
+from __future__ import annotations
+
+import sqlite3
+
+from conftest import write_config
+
+
+def schema(db) -> list[tuple[str, str]]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return sorted(conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall())
+
+
+def test_migrate_creates_the_sqlite_database_and_a_second_run_is_harmless(cli, tmp_path):
+    config = write_config(tmp_path, 'store:\n  kind: "sqlite"\n  path: "db/sessions.sqlite3"\n')
+    db = tmp_path / "db" / "sessions.sqlite3"
+    assert not db.exists()
+
+    first = cli(["migrate", "--config", str(config)], cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert db.is_file()
+    tables = schema(db)
+    assert any(kind == "table" for kind, _ in tables), tables
+
+    second = cli(["migrate", "--config", str(config)], cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert schema(db) == tables
+
+
+def test_migrate_with_an_invalid_configuration_exits_1_and_creates_nothing(cli, tmp_path):
+    config = write_config(tmp_path, 'store:\n  kind: "sqlite"\n  path: "db/sessions.sqlite3"\n  colour: 1\n')
+    result = cli(["migrate", "--config", str(config)], cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"{config}:4: " in result.stderr
+    assert not (tmp_path / "db").exists()

@@ -1,0 +1,57 @@
+"""Signals: SIGHUP reloads the provider files (an invalid set is refused); SIGTERM stops cleanly."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+
+import requests
+
+from conftest import provider_yaml, wait_until, write_config, write_provider
+
+
+def test_sighup_reloads_provider_files_and_keeps_the_previous_set_when_invalid(serve, tmp_path):
+    config = write_config(tmp_path, 'store: {kind: "memory"}\nlogging: {level: "info", format: "text"}\n')
+    write_provider(tmp_path, "x")
+    gw = serve(tmp_path, ["--config", str(config)])
+    assert gw.provider_ids() == ["x"]
+
+    # A second provider file appears: SIGHUP picks it up.
+    write_provider(tmp_path, "y", name="Y server")
+    gw.signal(signal.SIGHUP)
+    assert wait_until(lambda: sorted(gw.provider_ids()) == ["x", "y"], 10), gw.provider_ids()
+    y = next(p for p in gw.get("/v1/providers").json()["providers"] if p["id"] == "y")
+    assert y["name"] == "Y server"
+
+    # An invalid provider file: the reload is refused, the previous set stays, the log says why.
+    bad = write_provider(tmp_path, "z", provider_yaml("z") + 'colour: "blue"\n')
+    colour_line = len(bad.read_text().splitlines())
+    gw.signal(signal.SIGHUP)
+    assert wait_until(lambda: str(bad) in gw.log(), 10), f"the log never names {bad}:\n{gw.log()}"
+    assert sorted(gw.provider_ids()) == ["x", "y"]
+    assert gw.get("/healthz").status_code == 200
+    assert gw.get("/readyz").status_code == 200
+    assert gw.proc.poll() is None, "SIGHUP with an invalid file stopped the gateway"
+    error_lines = [line for line in gw.log().splitlines() if str(bad) in line]
+    assert any(f"{bad}:{colour_line}:" in line and "colour" in line for line in error_lines), error_lines
+
+    # Fixing the file and reloading again brings in all three.
+    write_provider(tmp_path, "z")
+    gw.signal(signal.SIGHUP)
+    assert wait_until(lambda: sorted(gw.provider_ids()) == ["x", "y", "z"], 10), gw.provider_ids()
+
+
+def test_sigterm_stops_the_gateway_within_10_seconds_with_status_0(serve, tmp_path):
+    config = write_config(tmp_path, 'store: {kind: "sqlite", path: "data/g.sqlite3"}\n')
+    write_provider(tmp_path, "x")
+    gw = serve(tmp_path, ["--config", str(config)])
+    with requests.Session() as client:  # an idle keep-alive connection must not hold the shutdown up
+        assert client.get(gw.url + "/healthz", timeout=5).status_code == 200
+        started = time.monotonic()
+        gw.signal(signal.SIGTERM)
+        try:
+            status = gw.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("gateway still running 10 s after SIGTERM")
+    assert status == 0, f"exit status {status}:\n{gw.log()}"
+    assert time.monotonic() - started < 10
