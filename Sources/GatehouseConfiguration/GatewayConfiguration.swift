@@ -13,6 +13,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// `public_url`: the externally visible base URL, without trailing slash; issuer of assertions and base of
     /// callback URLs.
     public var publicURL: String
+    /// Whether `public_url` was written in the file; when not, it follows ``listen`` (also `serve --listen`).
+    public var publicURLIsExplicit = false
     /// `providers_dir`: the directory of `Providers/*.yaml` (absolute once loaded).
     public var providersDirectory: String
     public var store: Store
@@ -75,6 +77,18 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public mutating func overrideListen(_ address: String) throws {
         guard let parsed = ListenAddress(address) else { throw ListenAddressError(value: address) }
         listen = parsed
+        if !publicURLIsExplicit { publicURL = Self.defaultPublicURL(for: parsed) }
+    }
+
+    /// `http://{listen}` for a plain listen address; a wildcard listen address is reached over loopback.
+    static func defaultPublicURL(for listen: ListenAddress) -> String {
+        let host: String
+        switch listen.host {
+        case "0.0.0.0": host = "127.0.0.1"
+        case "::": host = "[::1]"
+        default: host = listen.host.contains(":") ? "[\(listen.host)]" : listen.host
+        }
+        return "http://\(host):\(listen.port)"
     }
 
     /// The default configuration file, used when no path is given and it exists.
@@ -160,7 +174,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
             }
         }
         errors.run(file: file, ()) {
-            configuration.publicURL = try map.baseURL("public_url") ?? configuration.publicURL
+            if let url = try map.baseURL("public_url") {
+                configuration.publicURL = url
+                configuration.publicURLIsExplicit = true
+            }
         }
         errors.run(file: file, ()) {
             if let directory = try map.nonEmptyString("providers_dir") {
@@ -185,6 +202,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         errors.run(file: file, ()) { try map.finish() }
 
         guard errors.isEmpty else { throw ConfigurationErrors(errors.sortedByLine()) }
+        if !configuration.publicURLIsExplicit { configuration.publicURL = defaultPublicURL(for: configuration.listen) }
         return configuration
     }
 }

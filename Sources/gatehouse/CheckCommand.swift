@@ -1,22 +1,51 @@
 import ArgumentParser
+import Foundation
 import GatehouseConfiguration
+import GatehouseCore
 import GatehouseServer
 
-/// `gatehouse check`: validates `gatehouse.yaml` and every provider file, as start-up does.
+/// `gatehouse check`: validates `gatehouse.yaml` and every provider file, as start-up does, and
+/// reports every problem of every file at once.
 struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "check", abstract: "Validate the configuration and provider files.")
 
     @OptionGroup var options: ConfigOptions
 
     func run() async throws {
-        let configuration = try options.load()
-        let providers: Int
+        var problems: [String] = []
+        let configuration: GatewayConfiguration
+        do {
+            configuration = try GatewayConfiguration.load(path: options.config)
+        } catch let errors as ConfigurationErrors {
+            problems += errors.lines
+            configuration = fallback()
+        }
+        var providers = 0
         do {
             providers = try withOfflineTransport { transport in try GatewayLauncher.loadProviders(configuration, transport: transport).count }
         } catch let errors as ConfigurationErrors {
-            for line in errors.lines { printError(line) }
+            problems += errors.lines
+        }
+        guard problems.isEmpty else {
+            for line in problems { printError(line) }
             throw ExitCode(1)
         }
         print("configuration OK: \(configuration.file ?? "built-in defaults"), \(providers) provider(s) in \(configuration.providersDirectory)")
+    }
+
+    /// When `gatehouse.yaml` is invalid, the provider files are still checked: from its `providers_dir`
+    /// if that much can be read, else from the default.
+    private func fallback() -> GatewayConfiguration {
+        let path = options.config ?? GatewayConfiguration.defaultFile
+        let directory = (path as NSString).deletingLastPathComponent
+        let base = directory.isEmpty ? FileManager.default.currentDirectoryPath : directory
+        var configuration = GatewayConfiguration.defaults(baseDirectory: base)
+        if let document = try? YAMLDocument(contentsOfFile: path), case .mapping(let entries) = document.root.value,
+            let entry = entries.first(where: { $0.key == "providers_dir" }), case .scalar(let value) = entry.value.value
+        {
+            let resolved = value.hasPrefix("/") ? value : (base as NSString).appendingPathComponent(value)
+            configuration.providersDirectory = (resolved as NSString).standardizingPath
+        }
+        return configuration
     }
 }

@@ -18,11 +18,12 @@ struct KeysCommand: AsyncParsableCommand {
             try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let sealing = (directory as NSString).appendingPathComponent("sealing-\(id).key")
             let signing = (directory as NSString).appendingPathComponent("signing-\(id).pem")
+            // Refuse before writing anything, so a pair is never left half-made.
+            for path in [sealing, signing] where manager.fileExists(atPath: path) {
+                printError("\(path) exists; not overwriting")
+                throw ExitCode(1)
+            }
             for (path, content) in [(sealing, KeyMaterial.newSealingKey()), (signing, KeyMaterial.newSigningKey())] {
-                guard !manager.fileExists(atPath: path) else {
-                    printError("\(path) exists; not overwriting")
-                    throw ExitCode(1)
-                }
                 _ = manager.createFile(atPath: path, contents: Data((content + "\n").utf8), attributes: [.posixPermissions: 0o600])
                 print("wrote \(path)")
             }

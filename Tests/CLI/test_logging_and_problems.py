@@ -70,9 +70,6 @@ def test_login_at_unknown_provider_is_404_problem_json_unknown_provider(gateway)
     problem(gateway.get("/v1/auth/nope/login"), 404, "unknown_provider")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="bug: problem+json `title` is \"\" (HTTPResponse.Status(code:) has an empty "
-                                       "reasonPhrase); RFC 9457 §4.2.1: with type about:blank the title SHOULD "
-                                       "be the status phrase")
 def test_problem_json_title_is_the_http_status_phrase(gateway):
     assert problem(gateway.get("/v1/session"), 401, "invalid_session")["title"] == "Unauthorized"
     assert problem(gateway.get("/v1/auth/nope/login"), 404, "unknown_provider")["title"] == "Not Found"

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import base64
 import stat
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
 
 from conftest import free_port, port_is_open, q, write_config, write_provider
 
@@ -108,3 +111,25 @@ def test_serve_without_config_file_reuses_its_generated_keys_after_a_restart(ser
     second = serve(cwd, name="second")
     assert second.get("/.well-known/jwks.json").json() == jwks
     assert {p.name: p.read_bytes() for p in (cwd / "data").glob("s*-*.*")} == files
+
+
+def callback_of_login(gw, provider: str) -> str:
+    """The redirect_uri the gateway sends to the provider for a browser login."""
+    r = gw.get(f"/v1/auth/{provider}/login", params={"return_to": "/"})
+    assert r.status_code == 302, r.text
+    query = parse_qs(urlsplit(r.headers["Location"]).query)
+    return query["redirect_uri"][0]
+
+
+def test_serve_listen_flag_keeps_an_explicit_public_url_for_callbacks(serve, tmp_path):
+    config = write_config(tmp_path, 'public_url: "https://gate.example.com"\nstore: {kind: "memory"}\n')
+    write_provider(tmp_path, "x")
+    gw = serve(tmp_path, ["--config", str(config)])
+    assert callback_of_login(gw, "x") == "https://gate.example.com/v1/auth/x/callback"
+
+
+def test_serve_listen_flag_without_public_url_sends_callbacks_to_the_listening_port(serve, tmp_path):
+    cwd = tmp_path / "empty"
+    write_provider(cwd, "x")
+    gw = serve(cwd)
+    assert callback_of_login(gw, "x") == f"http://127.0.0.1:{gw.port}/v1/auth/x/callback"

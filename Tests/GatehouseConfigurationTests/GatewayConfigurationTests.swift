@@ -205,6 +205,7 @@ struct GatewayConfigurationTests {
         #expect(configuration == {
             var expected = GatewayConfiguration.defaults(baseDirectory: Fixtures.packageRoot)
             expected.file = example
+            expected.publicURLIsExplicit = true
             expected.keys = configuration.keys
             expected.allowedRedirectURIs = ["com.example.app:/callback"]
             return expected

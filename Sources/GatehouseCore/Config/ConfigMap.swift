@@ -77,9 +77,14 @@ public final class ConfigMap {
     // MARK: Scalars
 
     public func string(_ key: String) throws -> String? {
+        try scalar(key, expected: "a string")
+    }
+
+    /// A single value; a list or mapping is refused with what was expected (`a whole number`, …).
+    private func scalar(_ key: String, expected: String) throws -> String? {
         guard let value = node(key) else { return nil }
         guard case .scalar(let text) = value.value else {
-            throw ConfigError(at: value, "'\(qualified(key))' must be a string")
+            throw ConfigError(at: value, "'\(qualified(key))' must be \(expected)")
         }
         return try expand(text, at: value, key: key)
     }
@@ -92,7 +97,7 @@ public final class ConfigMap {
     }
 
     public func int(_ key: String, range: ClosedRange<Int>? = nil) throws -> Int? {
-        guard let text = try string(key) else { return nil }
+        guard let text = try scalar(key, expected: "a whole number") else { return nil }
         guard let value = Int(text) else {
             throw error(key, "'\(qualified(key))' must be a whole number, not '\(text)'")
         }
@@ -103,7 +108,7 @@ public final class ConfigMap {
     }
 
     public func bool(_ key: String) throws -> Bool? {
-        guard let text = try string(key) else { return nil }
+        guard let text = try scalar(key, expected: "true or false") else { return nil }
         switch text.lowercased() {
         case "true", "yes", "on": return true
         case "false", "no", "off": return false
@@ -113,7 +118,7 @@ public final class ConfigMap {
 
     /// A string that must be one of `allowed`.
     public func choice(_ key: String, _ allowed: [String]) throws -> String? {
-        guard let text = try string(key) else { return nil }
+        guard let text = try scalar(key, expected: "one of \(allowed.joined(separator: ", "))") else { return nil }
         guard allowed.contains(text) else {
             throw error(key, "'\(qualified(key))' must be one of \(allowed.joined(separator: ", ")), not '\(text)'")
         }
@@ -122,7 +127,7 @@ public final class ConfigMap {
 
     /// An absolute `http` or `https` URL.
     public func url(_ key: String) throws -> String? {
-        guard let text = try string(key) else { return nil }
+        guard let text = try scalar(key, expected: "an absolute http(s) URL") else { return nil }
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", components.host?.isEmpty == false
         else {

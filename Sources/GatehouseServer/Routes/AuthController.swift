@@ -200,7 +200,10 @@ struct AuthController: Sendable {
             gateway.metrics.loginFailures.increment()
             switch error {
             case .unavailable: throw GatehouseError.upstreamUnavailable("The provider could not be reached.")
-            case .invalidGrant(let reason), .invalidResponse(let reason), .rejected(_, let reason):
+            case .rejected(let code, let reason):
+                // The adapter's own stable code (e.g. `assertion_expired`, `audience_mismatch`).
+                throw GatehouseError(code: code, status: 401, detail: reason)
+            case .invalidGrant(let reason), .invalidResponse(let reason):
                 throw GatehouseError(code: "invalid_credential", status: 401, detail: reason)
             }
         }

@@ -81,7 +81,8 @@ struct SessionController: Sendable {
     func created(provider: String, result: LoginResult, sessionID: String = RandomToken.make(byteCount: 16)) async throws -> Response {
         let (token, session) = try await gateway.sessions.create(provider: provider, result: result, id: sessionID)
         gateway.metrics.logins.increment()
-        let body = CreatedBody(sessionToken: token, expiresIn: Int(gateway.settings.absoluteLifetime), session: SessionView(session))
+        let expiresIn = Int(session.record.expiresAt.timeIntervalSince(session.record.createdAt))
+        let body = CreatedBody(sessionToken: token, expiresIn: expiresIn, session: SessionView(session))
         return try JSONResponse.make(body, status: .created)
     }
 

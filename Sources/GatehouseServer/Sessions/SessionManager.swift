@@ -23,7 +23,7 @@ struct SessionManager: Sendable {
             sealedCredential: try sealer.seal(json: result.credential),
             createdAt: now,
             lastSeenAt: now,
-            expiresAt: now.addingTimeInterval(settings.absoluteLifetime)
+            expiresAt: now.addingTimeInterval(min(settings.absoluteLifetime, result.sessionLifetime ?? .infinity))
         )
         try await store.insertSession(record)
         return (token, ActiveSession(record: record, identity: result.identity, credential: result.credential))

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseCore
 import HTTPTypes
 import Hummingbird
+import NIOHTTP1
 
 /// Renders RFC 9457 problem documents.
 enum Problem {
@@ -9,7 +10,8 @@ enum Problem {
         let status = HTTPResponse.Status(code: error.status)
         var body: [String: Any] = [
             "type": "about:blank",
-            "title": status.reasonPhrase,
+            // RFC 9457 §4.2.1: with about:blank, the title is the status's reason phrase.
+            "title": HTTPResponseStatus(statusCode: error.status).reasonPhrase,
             "status": error.status,
             "detail": error.detail,
             "code": error.code,
