@@ -145,7 +145,7 @@ public enum ProviderCatalog {
         }
         let name = errors.attempt(file: file) { try map.string("name") }
         let redirectURIs = errors.attempt(file: file) { try map.redirectURIs("redirect_uris") }
-        let claims = errors.attempt(file: file) { try ClaimMapping(map.map("claims")) }
+        let claims = errors.attempt(file: file) { try ClaimMapping(map.map("claims"), defaults: kind?.defaultClaims ?? ClaimMapping()) }
         let api = errors.attempt(file: file) { () throws -> ProviderAPI? in
             try ProviderAPI(map.map("api"), defaultAuthentication: kind?.defaultAPIAuthentication ?? .bearer)
         }

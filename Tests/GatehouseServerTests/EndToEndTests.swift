@@ -91,7 +91,8 @@ struct EndToEndTests {
 
                 // Logout: the session dies, the provider's tokens are revoked.
                 let logout = try await gw.http.send(.DELETE, gw.url("/v1/session"), headers: gw.bearer(token))
-                #expect(logout.status == 204)
+                #expect(logout.status == 200)
+                #expect(logout.json?["provider_logout"]?.stringValue == "revoked")
                 #expect(await standIns.oauth.stats.revocationRequests >= 1)
                 #expect(await standIns.oauth.stats.validRefreshTokens == 0)
                 let after = try await gw.http.send(.GET, gw.url("/v1/session"), headers: gw.bearer(token))

@@ -14,7 +14,8 @@ public enum APIAuthentication: Sendable, Equatable {
         case .bearer:
             request.headers.append(("Authorization", "Bearer \(credential.accessToken)"))
         case .query(let parameter):
-            request.url = FormEncoding.appending([(parameter, credential.accessToken)], to: request.url)
+            // The client cannot choose the token: a parameter of that name it sent is replaced.
+            request.url = FormEncoding.appending([(parameter, credential.accessToken)], to: FormEncoding.removing(parameter, from: request.url))
         case .wrap:
             request.headers.append(("Authorization", "WRAP access_token=\"\(credential.accessToken)\""))
         case .none:

@@ -11,6 +11,8 @@ public protocol ProviderKind: Sendable {
     static var kind: String { get }
     /// Default `api.auth` of this kind.
     static var defaultAPIAuthentication: APIAuthentication { get }
+    /// Where the normalized identity comes from unless `claims:` says otherwise.
+    static var defaultClaims: ClaimMapping { get }
     /// Builds a provider from its file. `settings` is the whole file; the common keys are already read.
     /// Must call `settings.finish()` so unknown keys are refused.
     static func make(descriptor: ProviderDescriptor, settings: ConfigMap, context: ProviderContext) throws -> any AuthProvider
@@ -18,4 +20,5 @@ public protocol ProviderKind: Sendable {
 
 extension ProviderKind {
     public static var defaultAPIAuthentication: APIAuthentication { .bearer }
+    public static var defaultClaims: ClaimMapping { ClaimMapping() }
 }

@@ -28,4 +28,7 @@ public struct Credential: Sendable, Codable, Equatable {
     }
 
     public var isRefreshable: Bool { refreshToken != nil }
+
+    /// The ``extras`` key holding the provider's clock minus the gateway's, in whole seconds.
+    public static let clockSkewKey = "clock_skew_seconds"
 }

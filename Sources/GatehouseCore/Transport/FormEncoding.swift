@@ -24,6 +24,17 @@ public enum FormEncoding {
         }
     }
 
+    /// Removes every query parameter with that name (compared after percent-decoding).
+    public static func removing(_ name: String, from url: String) -> String {
+        guard let mark = url.firstIndex(of: "?") else { return url }
+        let kept = url[url.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: true).filter { pair in
+            let key = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            return (String(key).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(key)) != name
+        }
+        let base = String(url[..<mark])
+        return kept.isEmpty ? base : base + "?" + kept.joined(separator: "&")
+    }
+
     /// Appends query parameters to a URL that may already have a query.
     public static func appending(_ fields: [(String, String)], to url: String) -> String {
         guard !fields.isEmpty else { return url }

@@ -25,6 +25,8 @@ extension OAuth2Provider {
         public var scopes: [String]
         /// Extra query parameters for the authorization request (SPiD's `force=1`, …); not a file key.
         public var extraAuthorizationParameters: [(String, String)]
+        /// Extra form fields for every token request (SPiD's `scope`); not a file key.
+        public var extraTokenParameters: [(String, String)] = []
 
         public init(
             authorizationEndpoint: String, tokenEndpoint: String, userinfoEndpoint: String? = nil, revocationEndpoint: String? = nil,

@@ -43,6 +43,15 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
     }
 
     public func completeLogin(callback: [String: String], transaction: LoginTransaction) async throws -> LoginResult {
+        let (response, credential) = try await redeem(code: try authorizationCode(from: callback), transaction: transaction)
+        let identity = try await identity(tokenResponse: response, credential: credential)
+        return LoginResult(identity: identity, credential: credential)
+    }
+
+    // MARK: Steps, shared with the kinds built on OAuth 2.0
+
+    /// The authorization code of a callback, after its `error` and RFC 9207 `iss` are checked.
+    func authorizationCode(from callback: [String: String]) throws -> String {
         if let error = callback["error"] {
             throw ProviderError.rejected(code: error, description: callback["error_description"] ?? "The provider refused the sign-in.")
         }
@@ -53,25 +62,36 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
         guard let code = callback["code"], !code.isEmpty else {
             throw ProviderError.invalidResponse("The callback carries neither code nor error.")
         }
-        let response = try await tokenEndpoint.request([
-            ("grant_type", "authorization_code"),
-            ("code", code),
-            ("redirect_uri", transaction.callbackURL),
-            ("code_verifier", transaction.codeVerifier),
-        ])
+        return code
+    }
+
+    /// Exchanges an authorization code (with the gateway's PKCE verifier) for a token response.
+    func redeem(code: String, transaction: LoginTransaction) async throws -> (response: JSONValue, credential: Credential) {
+        let response = try await tokenEndpoint.request(
+            [
+                ("grant_type", "authorization_code"),
+                ("code", code),
+                ("redirect_uri", transaction.callbackURL),
+                ("code_verifier", transaction.codeVerifier),
+            ] + configuration.extraTokenParameters)
         let credential = try OAuth2TokenResponse.credential(from: response, previous: nil, requestedScopes: configuration.scopes, now: context.clock.now())
-        let identity = try await identity(tokenResponse: response, credential: credential)
-        return LoginResult(identity: identity, credential: credential)
+        return (response, credential)
+    }
+
+    /// The refresh grant: the token response and the renewed credential.
+    func renew(_ credential: Credential) async throws -> (response: JSONValue, credential: Credential) {
+        guard let refreshToken = credential.refreshToken else {
+            throw ProviderError.invalidGrant("The credential has no refresh token.")
+        }
+        let response = try await tokenEndpoint.request([("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + configuration.extraTokenParameters)
+        let renewed = try OAuth2TokenResponse.credential(from: response, previous: credential, requestedScopes: configuration.scopes, now: context.clock.now())
+        return (response, renewed)
     }
 
     // MARK: RefreshingProvider
 
     public func refresh(_ credential: Credential) async throws -> Credential {
-        guard let refreshToken = credential.refreshToken else {
-            throw ProviderError.invalidGrant("The credential has no refresh token.")
-        }
-        let response = try await tokenEndpoint.request([("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
-        return try OAuth2TokenResponse.credential(from: response, previous: credential, requestedScopes: configuration.scopes, now: context.clock.now())
+        try await renew(credential).credential
     }
 
     // MARK: RevokingProvider
@@ -97,16 +117,27 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
 
     /// Merges token-response fields, `id_token` claims and userinfo (later wins), then maps the claims.
     func identity(tokenResponse: JSONValue, credential: Credential) async throws -> Identity {
+        var claims = Self.tokenClaims(of: tokenResponse)
+        if let endpoint = configuration.userinfoEndpoint {
+            claims.merge(try await userinfo(endpoint: endpoint, credential: credential)) { _, new in new }
+        }
+        return try mapIdentity(claims)
+    }
+
+    /// The token response's non-token members, plus the claims of an `id_token` in it.
+    static func tokenClaims(of tokenResponse: JSONValue) -> [String: JSONValue] {
         var claims: [String: JSONValue] = [:]
         for (key, value) in tokenResponse.objectValue ?? [:] where !OAuth2TokenResponse.tokenFields.contains(key) {
             claims[key] = value
         }
-        if let idToken = tokenResponse["id_token"]?.stringValue, let payload = Self.unverifiedPayload(of: idToken) {
+        if let idToken = tokenResponse["id_token"]?.stringValue, let payload = unverifiedPayload(of: idToken) {
             claims.merge(payload) { _, new in new }
         }
-        if let endpoint = configuration.userinfoEndpoint {
-            claims.merge(try await userinfo(endpoint: endpoint, credential: credential)) { _, new in new }
-        }
+        return claims
+    }
+
+    /// The normalized identity of a claim set, by the provider's claim mapping.
+    func mapIdentity(_ claims: [String: JSONValue]) throws -> Identity {
         guard let identity = descriptor.claims.identity(from: .object(claims)) else {
             throw ProviderError.invalidResponse("The provider's answer has no '\(descriptor.claims.subject)' claim for the subject.")
         }

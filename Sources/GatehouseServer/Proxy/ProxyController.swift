@@ -67,6 +67,9 @@ struct ProxyController: Sendable {
             session = try await gateway.refresher.refresh(session, provider: refresher, force: false)
             response = try await send(request, context, url: url, body: body, attach: providerAttachment(provider, session))
         }
+        if response.status.code >= 400, let translator = provider as? any APIErrorTranslating {
+            return try await translated(response, by: translator)
+        }
         return makeResponse(response, dropCookies: true)
     }
 
@@ -182,6 +185,19 @@ struct ProxyController: Sendable {
     }
 
     // MARK: Response
+
+    /// An error answer in the provider's own format becomes a problem with a stable code; anything
+    /// the provider does not recognise goes back as it came (errors are small, so they are buffered).
+    private func translated(_ upstream: HTTPClientResponse, by translator: any APIErrorTranslating) async throws -> Response {
+        let body = (try? await upstream.body.collect(upTo: 256 * 1024)) ?? ByteBuffer()
+        if let problem = translator.problem(forAPIStatus: Int(upstream.status.code), body: Data(body.readableBytesView)) {
+            throw problem
+        }
+        var response = makeResponse(upstream, dropCookies: true)
+        response.body = ResponseBody(byteBuffer: body)
+        response.headers[.contentLength] = String(body.readableBytes)
+        return response
+    }
 
     private func makeResponse(_ upstream: HTTPClientResponse, dropCookies: Bool) -> Response {
         var names: Set<String> = HopByHopHeaders.names

@@ -104,23 +104,41 @@ struct SessionController: Sendable {
         return try JSONResponse.make(SessionView(refreshed))
     }
 
-    /// Ends the session everywhere (it is deleted from the shared store) and revokes upstream, best effort.
+    private struct LogoutBody: Encodable {
+        /// `revoked`, `failed` (the gateway session ended anyway) or `not_supported`.
+        var providerLogout: String
+        /// For browsers: where to end the provider's own browser session.
+        var browserLogoutURL: String?
+        enum CodingKeys: String, CodingKey {
+            case providerLogout = "provider_logout"
+            case browserLogoutURL = "browser_logout_url"
+        }
+    }
+
+    /// Ends the session everywhere (it is deleted from the shared store) and revokes upstream, best effort:
+    /// a failing provider logout is logged and reported, and the gateway session ends all the same.
     private func logout(_ request: Request) async throws -> Response {
         let session = try await authenticated(request)
         try await gateway.sessions.end(session.id)
         gateway.signer.forget(sessionID: session.id)
         gateway.metrics.logouts.increment()
-        if let provider = gateway.providers.provider(session.provider) as? any RevokingProvider {
+        let provider = gateway.providers.provider(session.provider)
+        var outcome = "not_supported"
+        if let revoking = provider as? any RevokingProvider, revoking.capabilities.revocation {
             do {
-                try await provider.revoke(session.credential)
+                try await revoking.revoke(session.credential)
+                outcome = "revoked"
             } catch {
-                gateway.logger.warning("upstream revocation failed", metadata: ["provider": "\(session.provider)"])
+                outcome = "failed"
+                gateway.logger.warning("upstream logout failed; the gateway session ended anyway", metadata: ["provider": "\(session.provider)"])
             }
         }
         var headers = HTTPFields()
+        var browserLogoutURL: String?
         if request.cookies[gateway.settings.cookie.name] != nil {
             headers[.setCookie] = SessionCookie(settings: gateway.settings).clearing()
+            browserLogoutURL = (provider as? any BrowserLogoutProvider)?.browserLogoutURL(for: session.credential, returnTo: gateway.settings.publicURL + "/")
         }
-        return Response(status: .noContent, headers: headers)
+        return try JSONResponse.make(LogoutBody(providerLogout: outcome, browserLogoutURL: browserLogoutURL), headers: headers)
     }
 }

@@ -13,9 +13,12 @@ struct SessionView: Encodable, Sendable {
     struct CredentialView: Encodable, Sendable {
         var refreshable: Bool
         var expiresAt: String?
+        /// Provider clock minus gateway clock, when the provider tells its time (SPiD's `server_time`).
+        var clockSkewSeconds: Int?
         enum CodingKeys: String, CodingKey {
             case refreshable
             case expiresAt = "expires_at"
+            case clockSkewSeconds = "clock_skew_seconds"
         }
     }
 
@@ -46,6 +49,8 @@ struct SessionView: Encodable, Sendable {
         createdAt = RFC3339.string(session.record.createdAt)
         lastSeenAt = RFC3339.string(session.record.lastSeenAt)
         expiresAt = RFC3339.string(session.record.expiresAt)
-        credential = CredentialView(refreshable: session.credential.isRefreshable, expiresAt: session.credential.expiresAt.map(RFC3339.string))
+        credential = CredentialView(
+            refreshable: session.credential.isRefreshable, expiresAt: session.credential.expiresAt.map(RFC3339.string),
+            clockSkewSeconds: session.credential.extras[Credential.clockSkewKey].flatMap { Int($0) })
     }
 }
