@@ -190,3 +190,20 @@ struct ProviderCatalogTests {
         }
     }
 }
+
+import GatehouseProviders
+
+/// The example files in `Providers/` load with the real provider kinds.
+@Suite("Shipped provider examples")
+struct ShippedProviderExamplesTests {
+    @Test("every file in Providers/ loads with the registered kinds")
+    func everyExampleLoads() throws {
+        let providers = try ProviderCatalog.load(
+            directory: "\(Fixtures.packageRoot)/Providers", kinds: ProviderRegistry.kinds, context: Fixtures.context,
+            environment: ["SPID_CLIENT_ID": "1234", "SPID_CLIENT_SECRET": "example-secret"])
+        let kinds = Set(providers.map(\.descriptor.kind))
+        #expect(kinds.isSuperset(of: ["oauth2", "spid"]))
+        let spid = try #require(providers.first { $0.descriptor.id == "spid" })
+        #expect(spid.descriptor.redirectURIs == ["spidmobile-1234://login"])
+    }
+}
