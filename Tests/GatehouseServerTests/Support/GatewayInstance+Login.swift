@@ -15,7 +15,9 @@ extension GatewayInstance {
     }
 
     /// Starts a native login and signs in at the stand-in; stops before the gateway's callback.
-    func beginNativeLogin(provider: String = "demo", user: String = "alice", redirectURI: String = clientRedirectURI) async throws -> NativeLogin {
+    func beginNativeLogin(
+        provider: String = "demo", user: String = "alice", redirectURI: String = clientRedirectURI, signInFields: [(String, String)]? = nil
+    ) async throws -> NativeLogin {
         let verifier = PKCE.makeVerifier()
         let clientState = RandomToken.make(byteCount: 8)
         let login = try await http.send(
@@ -27,23 +29,23 @@ extension GatewayInstance {
                 ]))
         try #require(login.status == 302, "login: \(login.status) \(login.text)")
         let authorizeURL = try #require(login.location)
-        let callbackURL = try await signIn(at: authorizeURL, user: user)
+        let callbackURL = try await signIn(at: authorizeURL, fields: signInFields ?? [("username", user), ("password", "\(user)-password")])
         return NativeLogin(verifier: verifier, clientState: clientState, authorizeURL: authorizeURL, callbackURL: callbackURL)
     }
 
     /// Posts the stand-in's login form; returns where the provider sends the browser back to.
-    func signIn(at authorizeURL: String, user: String = "alice") async throws -> String {
+    func signIn(at authorizeURL: String, fields signInFields: [(String, String)] = [("username", "alice"), ("password", "alice-password")]) async throws -> String {
         let query = HTTPResult(status: 302, headers: ["location": authorizeURL], body: Data()).locationQuery
         let base = String(authorizeURL.split(separator: "?")[0])
-        let fields = query.map { ($0.key, $0.value) } + [("username", user), ("password", "\(user)-password")]
+        let fields = query.map { ($0.key, $0.value) } + signInFields
         let signedIn = try await http.form(base, fields)
         try #require(signedIn.status == 302, "sign-in: \(signedIn.status) \(signedIn.text)")
         return try #require(signedIn.location)
     }
 
     /// The whole native flow; returns the 201 body and the session token.
-    func nativeLogin(provider: String = "demo", user: String = "alice") async throws -> (token: String, body: HTTPResult) {
-        let login = try await beginNativeLogin(provider: provider, user: user)
+    func nativeLogin(provider: String = "demo", user: String = "alice", signInFields: [(String, String)]? = nil) async throws -> (token: String, body: HTTPResult) {
+        let login = try await beginNativeLogin(provider: provider, user: user, signInFields: signInFields)
         let callback = try await http.send(.GET, login.callbackURL)
         try #require(callback.status == 302, "callback: \(callback.status) \(callback.text)")
         #expect(callback.locationQuery["state"] == login.clientState)

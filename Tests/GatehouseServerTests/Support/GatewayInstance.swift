@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseConfiguration
 import GatehouseCore
 import GatehouseDemo
 import GatehouseProviders
@@ -29,7 +30,7 @@ struct GatewayInstance: Sendable {
 
     static func start(
         _ standIns: StandIns, store: any SessionStore = MemorySessionStore(), clock: TestClock = TestClock(),
-        configure: (inout ServerSettings) -> Void = { _ in }
+        providerFiles: [(id: String, yaml: String)] = [], configure: (inout ServerSettings) -> Void = { _ in }
     ) async throws -> GatewayInstance {
         let port = FreePort.next()
         let baseURL = "http://127.0.0.1:\(port)"
@@ -46,7 +47,7 @@ struct GatewayInstance: Sendable {
         let context = ProviderContext(
             transport: Gateway.providerTransport(client: upstream, timeout: settings.upstreamTimeout), clock: clock.source, publicURL: baseURL)
         let oauth = standIns.oauth
-        let providers = ["demo", "other"].map { id in
+        var providers: [any AuthProvider] = ["demo", "other"].map { id in
             OAuth2Provider(
                 descriptor: ProviderDescriptor(id: id, kind: "oauth2", api: ProviderAPI(url: oauth.apiBaseURL)),
                 configuration: .init(
@@ -54,6 +55,11 @@ struct GatewayInstance: Sendable {
                     userinfoEndpoint: oauth.userinfoEndpoint, revocationEndpoint: oauth.revocationEndpoint,
                     issuer: oauth.baseURL, clientID: oauth.configuration.clientID, scopes: ["grades"]),
                 context: context)
+        }
+        // Further providers as operators write them: through the real provider-file loader.
+        for file in providerFiles {
+            let document = try YAMLDocument(text: file.yaml, file: "Providers/\(file.id).yaml")
+            providers.append(try ProviderCatalog.provider(from: document, kinds: ProviderRegistry.kinds, context: context, environment: [:]))
         }
         try await store.migrate()
         var logger = Logger(label: "gatehouse-test")
@@ -81,9 +87,10 @@ struct GatewayInstance: Sendable {
     /// Runs `body` with a gateway, stopping it afterwards whatever happens.
     static func with<T: Sendable>(
         _ standIns: StandIns, store: any SessionStore = MemorySessionStore(), clock: TestClock = TestClock(),
-        configure: (inout ServerSettings) -> Void = { _ in }, _ body: (GatewayInstance) async throws -> T
+        providerFiles: [(id: String, yaml: String)] = [], configure: (inout ServerSettings) -> Void = { _ in },
+        _ body: (GatewayInstance) async throws -> T
     ) async throws -> T {
-        let instance = try await start(standIns, store: store, clock: clock, configure: configure)
+        let instance = try await start(standIns, store: store, clock: clock, providerFiles: providerFiles, configure: configure)
         do {
             let result = try await body(instance)
             await instance.stop()
