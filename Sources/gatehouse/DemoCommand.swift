@@ -21,6 +21,9 @@ struct DemoCommand: AsyncParsableCommand {
         logger.logLevel = .notice
         let oauth = StandInOAuthServer(configuration: .init(accessTokenLifetime: tokenLifetime), logger: logger)
         _ = try await oauth.start()
+        // SPiD with its clock two minutes behind, so the session view shows the measured skew.
+        let spid = StandInSPiDServer(configuration: .init(accessTokenLifetime: tokenLifetime, clockSkew: -120), logger: logger)
+        _ = try await spid.start()
         let echo = DemoBackend(logger: logger)
         _ = try await echo.start()
 
@@ -37,6 +40,15 @@ struct DemoCommand: AsyncParsableCommand {
         let publicURL = configuration.publicURL
         let endpoints = (authorize: oauth.authorizationEndpoint, token: oauth.tokenEndpoint, revoke: oauth.revocationEndpoint,
                          userinfo: oauth.userinfoEndpoint, api: oauth.apiBaseURL, clientID: oauth.configuration.clientID)
+        let spidYAML = """
+            id: spid
+            kind: spid
+            name: "SPiD stand-in (Schibsted account)"
+            base_url: "\(spid.baseURL)"
+            client_id: "\(spid.configuration.clientID)"
+            client_secret: "\(spid.configuration.clientSecret)"
+            scopes: ["profile", "email"]
+            """
         let makeProviders: @Sendable (any HTTPTransport) throws -> [any AuthProvider] = { transport in
             let context = ProviderContext(transport: transport, publicURL: publicURL)
             let descriptor = ProviderDescriptor(
@@ -44,13 +56,17 @@ struct DemoCommand: AsyncParsableCommand {
             let oauth2 = OAuth2Provider.Configuration(
                 authorizationEndpoint: endpoints.authorize, tokenEndpoint: endpoints.token, userinfoEndpoint: endpoints.userinfo,
                 revocationEndpoint: endpoints.revoke, clientID: endpoints.clientID, scopes: ["grades"])
-            return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context)]
+            // The SPiD provider goes through the same file loader as Providers/*.yaml.
+            let spidFile = try YAMLDocument(text: spidYAML, file: "Providers/spid.yaml")
+            let spidProvider = try ProviderCatalog.provider(from: spidFile, kinds: ProviderRegistry.kinds, context: context, environment: [:])
+            return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context), spidProvider]
         }
         print(
             """
             Gatehouse demo
               gateway            \(publicURL)/   (open it in a browser; sign in as alice / alice-password)
-              stand-in OAuth 2.0 \(oauth.baseURL)   (access tokens live \(tokenLifetime) s, refresh tokens rotate)
+              stand-in OAuth 2.0 \(oauth.baseURL)   (provider "demo"; access tokens live \(tokenLifetime) s, refresh tokens rotate)
+              stand-in SPiD      \(spid.baseURL)   (provider "spid"; alice@example.test / alice-password; clock 120 s behind)
               backend            \(configuration.backend.url)
 
             Native flow with curl:
@@ -64,14 +80,17 @@ struct DemoCommand: AsyncParsableCommand {
               curl -s \(publicURL)/v1/proxy/demo/grades/@me -H "Authorization: Bearer <session_token>"
             Ctrl-C stops everything.
             """)
+        fflush(stdout)  // the banner must show even when stdout is a pipe
         do {
             try await GatewayLauncher.run(configuration, logger: logger, makeProviders: makeProviders)
         } catch {
             await oauth.stop()
+            await spid.stop()
             await echo.stop()
             throw error
         }
         await oauth.stop()
+        await spid.stop()
         await echo.stop()
     }
 }
