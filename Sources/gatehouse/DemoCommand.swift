@@ -61,7 +61,8 @@ struct DemoCommand: AsyncParsableCommand {
             let spidProvider = try ProviderCatalog.provider(from: spidFile, kinds: ProviderRegistry.kinds, context: context, environment: [:])
             return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context), spidProvider]
         }
-        print(
+        // Written straight to the file handle: the banner must show even when stdout is a pipe.
+        let banner = (
             """
             Gatehouse demo
               gateway            \(publicURL)/   (open it in a browser; sign in as alice / alice-password)
@@ -79,8 +80,9 @@ struct DemoCommand: AsyncParsableCommand {
               curl -s \(publicURL)/v1/api/hello -H "Authorization: Bearer <session_token>"
               curl -s \(publicURL)/v1/proxy/demo/grades/@me -H "Authorization: Bearer <session_token>"
             Ctrl-C stops everything.
+
             """)
-        fflush(stdout)  // the banner must show even when stdout is a pipe
+        FileHandle.standardOutput.write(Data(banner.utf8))
         do {
             try await GatewayLauncher.run(configuration, logger: logger, makeProviders: makeProviders)
         } catch {
