@@ -129,6 +129,43 @@ struct SPiDEndToEndTests {
         }
     }
 
+    @Test("a failing SPiD logout is reported, and the gateway session ends anyway")
+    func failingLogout() async throws {
+        try await withSPiD { gw, spid, _ in
+            let (token, _) = try await gw.nativeLogin(provider: "spid", signInFields: Self.alice)
+            await spid.setUnavailable(true)
+            let logout = try await gw.http.send(.DELETE, gw.url("/v1/session"), headers: gw.bearer(token))
+            #expect(logout.status == 200)
+            #expect(logout.json?["provider_logout"]?.stringValue == "failed")
+            let after = try await gw.http.send(.GET, gw.url("/v1/session"), headers: gw.bearer(token))
+            #expect(after.status == 401)
+        }
+    }
+
+    @Test("a SPiD token-endpoint error at the exchange reaches the client as server_error with SPiD's code")
+    func tokenEndpointError() async throws {
+        let spid = StandInSPiDServer()
+        _ = try await spid.start()
+        var file = Self.providerFile(spid)
+        file.yaml = file.yaml.replacingOccurrences(of: "client_secret: \"\(spid.configuration.clientSecret)\"", with: "client_secret: \"wrong-secret\"")
+        do {
+            try await StandIns.with { standIns in
+                try await GatewayInstance.with(standIns, providerFiles: [file]) { gw in
+                    let login = try await gw.beginNativeLogin(provider: "spid", signInFields: Self.alice)
+                    let callback = try await gw.http.send(.GET, login.callbackURL)
+                    #expect(callback.status == 302)
+                    #expect(callback.locationQuery["error"] == "server_error")
+                    #expect(callback.locationQuery["error_description"]?.contains("invalid_client") == true)
+                    #expect(callback.locationQuery["state"] == login.clientState)
+                }
+            }
+        } catch {
+            await spid.stop()
+            throw error
+        }
+        await spid.stop()
+    }
+
     @Test("a SPiD that is down during the code exchange sends the client temporarily_unavailable")
     func downAtCallback() async throws {
         try await withSPiD { gw, spid, _ in
