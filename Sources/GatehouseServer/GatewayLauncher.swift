@@ -100,6 +100,8 @@ public enum GatewayLauncher {
         configuration.redirectConfiguration = .disallow
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         configuration.timeout.connect = .seconds(5)
+        // A refused connection is an answer (502 at once), not something to retry until the deadline.
+        configuration.connectionPool.retryConnectionEstablishment = false
         return configuration
     }
 }
