@@ -7,6 +7,9 @@ public enum ProviderRegistry {
         OAuth2Kind.self,
         SPiDKind.self,
         BrowserIDKind.self,
+        OIDCKind.self,
+        ACSKind.self,
+        CaptureKind.self,
     ]
 
     /// The kinds keyed by their `kind:` name.

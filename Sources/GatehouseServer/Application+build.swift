@@ -17,6 +17,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     AuthController(gateway: gateway).addRoutes(to: router)
     SessionController(gateway: gateway).addRoutes(to: router)
     ProxyController(gateway: gateway).addRoutes(to: router)
+    LoginPageController(gateway: gateway).addRoutes(to: router)
     HomePage(gateway: gateway).addRoutes(to: router)
     return router
 }

@@ -35,13 +35,26 @@ public enum GatewayLauncher {
     }
 
     /// The configured session store (not yet migrated).
-    public static func makeStore(_ configuration: GatewayConfiguration) throws -> any SessionStore {
+    ///
+    /// A `postgres` store has a connection pool that must run: use it inside ``withRunningStore(_:_:)``.
+    public static func makeStore(_ configuration: GatewayConfiguration, logger: Logger = Logger(label: "gatehouse.store")) throws -> any SessionStore {
         switch configuration.store.kind {
         case .memory: return MemorySessionStore()
         case .sqlite: return try SQLiteSessionStore(path: configuration.store.path)
         case .postgres:
-            throw GatehouseError(code: "unsupported_store", status: 500, detail: "store.kind postgres is not available in this build yet.")
+            guard let url = configuration.store.url else {
+                throw GatehouseError(code: "invalid_configuration", status: 500, detail: "store.url is required when store.kind is postgres.")
+            }
+            return try PostgresSessionStore(url: url, poolSize: configuration.store.poolSize, logger: logger)
         }
+    }
+
+    /// Runs `body` while the store's connection pool (if it has one) runs; the pool stops when `body` returns.
+    public static func withRunningStore<T: Sendable>(_ store: any SessionStore, _ body: () async throws -> T) async throws -> T {
+        guard let postgres = store as? PostgresSessionStore else { return try await body() }
+        let pool = Task { try await postgres.run() }
+        defer { pool.cancel() }
+        return try await body()
     }
 
     /// Loads and validates the provider files.
@@ -73,21 +86,23 @@ public enum GatewayLauncher {
                 try makeProviders?(transport) ?? loadProviders(configuration, transport: transport)
             }
             let providers = ProviderSet(try load())
-            let store = try makeStore(configuration)
-            try await store.migrate()
-            let keys = try keys(configuration)
-            let gateway = try await Gateway(
-                settings: settings(from: configuration), providers: providers, store: store,
-                sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, logger: logger)
-            let services: [any Service] = [
-                HTTPClientService(client: client),
-                SessionSweeper(store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger),
-                ProviderReloader(providers: providers, load: load, logger: logger),
-            ]
-            let app = buildApplication(
-                gateway: gateway, host: configuration.listenHost, port: configuration.listenPort, services: services,
-                onServerRunning: onServerRunning)
-            try await app.runService()
+            let store = try makeStore(configuration, logger: logger)
+            try await withRunningStore(store) {
+                try await store.migrate()
+                let keys = try keys(configuration)
+                let gateway = try await Gateway(
+                    settings: settings(from: configuration), providers: providers, store: store,
+                    sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, logger: logger)
+                let services: [any Service] = [
+                    HTTPClientService(client: client),
+                    SessionSweeper(store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger),
+                    ProviderReloader(providers: providers, load: load, logger: logger),
+                ]
+                let app = buildApplication(
+                    gateway: gateway, host: configuration.listenHost, port: configuration.listenPort, services: services,
+                    onServerRunning: onServerRunning)
+                try await app.runService()
+            }
         } catch {
             try? await client.shutdown()
             throw error

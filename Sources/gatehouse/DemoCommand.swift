@@ -24,8 +24,20 @@ struct DemoCommand: AsyncParsableCommand {
         // SPiD with its clock two minutes behind, so the session view shows the measured skew.
         let spid = StandInSPiDServer(configuration: .init(accessTokenLifetime: tokenLifetime, clockSkew: -120), logger: logger)
         _ = try await spid.start()
+        // A BrowserID IdP for browserid.demo.test; the gateway pins its support document (no network).
+        let issuerKey = BrowserIDSigningKey.dsa128(seed: "browserid.demo.test")
+        let userKey = BrowserIDSigningKey.dsa128(seed: "demo-user")
+        let idp = StandInBrowserIDIdP(
+            issuerKey: .init(algorithm: issuerKey.algorithm, publicKey: issuerKey.publicKey, sign: { issuerKey.sign($0) }),
+            userKey: .init(algorithm: userKey.algorithm, publicKey: userKey.publicKey, sign: { userKey.sign($0) }), logger: logger)
+        _ = try await idp.start()
         let echo = DemoBackend(logger: logger)
         _ = try await echo.start()
+        // Login-page kinds: an ACS-like sign-in whose result page calls window.external.Notify, and a legacy site.
+        let acs = StandInACS(realm: "urn:gatehouse:demo", logger: logger)
+        _ = try await acs.start()
+        let legacy = StandInLegacySite(logger: logger)
+        _ = try await legacy.start()
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-demo-\(ProcessInfo.processInfo.processIdentifier)").path
         var configuration = GatewayConfiguration.defaults(baseDirectory: directory)
@@ -40,6 +52,19 @@ struct DemoCommand: AsyncParsableCommand {
         let publicURL = configuration.publicURL
         let endpoints = (authorize: oauth.authorizationEndpoint, token: oauth.tokenEndpoint, revoke: oauth.revocationEndpoint,
                          userinfo: oauth.userinfoEndpoint, api: oauth.apiBaseURL, clientID: oauth.configuration.clientID)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let supportDocument = (directory as NSString).appendingPathComponent("\(idp.domain).json")
+        try Data(idp.supportDocument.utf8).write(to: URL(fileURLWithPath: supportDocument))
+        let browserIDYAML = """
+            id: browserid
+            kind: browserid
+            name: "BrowserID stand-in (\(idp.domain))"
+            audiences: ["\(configuration.publicURL)"]
+            fetch_support_documents: false
+            issuers:
+              - domain: "\(idp.domain)"
+                support_document_file: "\(supportDocument)"
+            """
         let spidYAML = """
             id: spid
             kind: spid
@@ -59,7 +84,16 @@ struct DemoCommand: AsyncParsableCommand {
             // The SPiD provider goes through the same file loader as Providers/*.yaml.
             let spidFile = try YAMLDocument(text: spidYAML, file: "Providers/spid.yaml")
             let spidProvider = try ProviderCatalog.provider(from: spidFile, kinds: ProviderRegistry.kinds, context: context, environment: [:])
-            return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context), spidProvider]
+            let browserIDFile = try YAMLDocument(text: browserIDYAML, file: "Providers/browserid.yaml")
+            let browserID = try ProviderCatalog.provider(from: browserIDFile, kinds: ProviderRegistry.kinds, context: context, environment: [:])
+            let pageProviders = try [
+                ("azure", "id: azure\nkind: acs\nname: \"ACS stand-in (Notify)\"\nlogin_url: \"\(acs.loginURL)\"\nallowed_origins: [\"\(acs.baseURL)\"]\nrealm: \"\(acs.realm)\"\nissuer: \"\(acs.issuer)\"\nsigning_key: \"\(acs.signingKeyBase64)\"\n"),
+                ("legacy", "id: legacy\nkind: capture\nname: \"Legacy site (cookie)\"\nlogin_url: \"\(legacy.loginURL)\"\nallowed_origins: [\"\(legacy.baseURL)\"]\nsuccess_url: \"\(legacy.baseURL)/welcome*\"\ncapture: {from: cookie}\nprobe: {url: \"\(legacy.baseURL)/api/me\"}\n"),
+                ("legacytitle", "id: legacytitle\nkind: capture\nname: \"Legacy site (title)\"\nlogin_url: \"\(legacy.loginURL)\"\nallowed_origins: [\"\(legacy.baseURL)\"]\nsuccess_url: \"\(legacy.baseURL)/welcome*\"\ncapture: {from: title}\nprobe: {url: \"\(legacy.baseURL)/api/me\"}\n"),
+            ].map { id, yaml in
+                try ProviderCatalog.provider(from: YAMLDocument(text: yaml, file: "Providers/\(id).yaml"), kinds: ProviderRegistry.kinds, context: context, environment: [:])
+            }
+            return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context), spidProvider, browserID] + pageProviders
         }
         // Written straight to the file handle: the banner must show even when stdout is a pipe.
         let banner = (
@@ -68,6 +102,9 @@ struct DemoCommand: AsyncParsableCommand {
               gateway            \(publicURL)/   (open it in a browser; sign in as alice / alice-password)
               stand-in OAuth 2.0 \(oauth.baseURL)   (provider "demo"; access tokens live \(tokenLifetime) s, refresh tokens rotate)
               stand-in SPiD      \(spid.baseURL)   (provider "spid"; alice@example.test / alice-password; clock 120 s behind)
+              BrowserID IdP      \(idp.baseURL)   (provider "browserid"; any address @\(idp.domain))
+              ACS stand-in       \(acs.baseURL)   (provider "azure"; \(publicURL)/v1/auth/azure/pages?return_to=/)
+              legacy site        \(legacy.baseURL)   (providers "legacy", "legacytitle"; bob / secret; \(publicURL)/v1/auth/legacy/pages?return_to=/)
               backend            \(configuration.backend.url)
 
             Native flow with curl:
@@ -79,6 +116,10 @@ struct DemoCommand: AsyncParsableCommand {
                 -d '{"grant_type":"authorization_code","code":"<code>","code_verifier":"'$verifier'","redirect_uri":"http://127.0.0.1:9/callback"}'
               curl -s \(publicURL)/v1/api/hello -H "Authorization: Bearer <session_token>"
               curl -s \(publicURL)/v1/proxy/demo/grades/@me -H "Authorization: Bearer <session_token>"
+            BrowserID: mint an assertion at the stand-in IdP and post it:
+              assertion=$(curl -s "\(idp.baseURL)/assertion?email=alice@\(idp.domain)&audience=\(publicURL)" | sed 's/.*"assertion":"\\([^"]*\\)".*/\\1/')
+              curl -s -X POST \(publicURL)/v1/auth/browserid/assertion -H 'Content-Type: application/json' \\
+                -d '{"assertion":"'$assertion'","audience":"\(publicURL)"}'
             Ctrl-C stops everything.
 
             """)
@@ -88,11 +129,17 @@ struct DemoCommand: AsyncParsableCommand {
         } catch {
             await oauth.stop()
             await spid.stop()
+            await idp.stop()
             await echo.stop()
+            await acs.stop()
+            await legacy.stop()
             throw error
         }
         await oauth.stop()
         await spid.stop()
+        await idp.stop()
         await echo.stop()
+        await acs.stop()
+        await legacy.stop()
     }
 }

@@ -12,7 +12,7 @@ struct MigrateCommand: AsyncParsableCommand {
     func run() async throws {
         let configuration = try options.load()
         let store = try GatewayLauncher.makeStore(configuration)
-        try await store.migrate()
+        try await GatewayLauncher.withRunningStore(store) { try await store.migrate() }
         print("store migrated: \(configuration.store)")
     }
 }

@@ -1,12 +1,19 @@
 import Foundation
 import GatehouseCore
 import GatehouseStore
+import Logging
 import Testing
 
 /// Makes each kind of store fresh and migrated, so one behaviour suite runs against all of them.
 enum StoreFactory: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case sqlite
+    case postgres
+
+    /// Every store; `postgres` only when a server can be started here (see ``PostgresTestServer/isEnabled``).
+    static var allCases: [StoreFactory] {
+        PostgresTestServer.isEnabled ? [.memory, .sqlite, .postgres] : [.memory, .sqlite]
+    }
 
     var testDescription: String { rawValue }
 
@@ -24,6 +31,20 @@ enum StoreFactory: String, CaseIterable, Sendable, CustomTestStringConvertible {
                 try await store.migrate()
                 return try await body(store)
             }
+        case .postgres:
+            let url = try await PostgresTestServer.shared.makeDatabase()
+            return try await Self.withPostgresStore(url: url) { store in
+                try await store.migrate()
+                return try await body(store)
+            }
         }
+    }
+
+    /// Runs `body` with a store on `url` whose connection pool runs for the duration.
+    static func withPostgresStore<T>(url: String, _ body: (PostgresSessionStore) async throws -> T) async throws -> T {
+        let store = try PostgresSessionStore(url: url, poolSize: 20, logger: Logger(label: "test.postgres"))
+        let pool = Task { try? await store.run() }
+        defer { pool.cancel() }
+        return try await body(store)
     }
 }

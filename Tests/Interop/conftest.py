@@ -3,9 +3,12 @@
 Processes (all on 127.0.0.1, free ports, killed at teardown):
   * dot_server   - Tests/Interop/dot_server/run.py (DOT on Django, SQLite in a temp dir)
   * echo_backend - http.server thread answering any request with JSON of method/path/headers/body
-  * gateway      - `$GATEHOUSE_BIN serve --config <tmp>/gatehouse.yaml`
+  * gateway      - `$GATEHOUSE_BIN serve --config <tmp>/gateway/gatehouse.yaml`
                    (default <repo>/.build/debug/gatehouse); the tests that need it are
-                   skipped only when that binary does not exist.
+                   skipped only when that binary does not exist. Provider `dot` (kind oauth2).
+  * oidc_gateway - a second gateway, `<tmp>/oidc-gateway/`, with providers `dotoidc`
+                   (kind oidc, DOT's OIDC Application, everything from discovery) and
+                   `dotoidcbad` (the same with a wrong `issuer`: trailing slash).
 
 Environment:
   GATEHOUSE_BIN                    gateway binary
@@ -39,6 +42,8 @@ REPO = HERE.parent.parent
 STARTUP_TIMEOUT = float(os.environ.get("INTEROP_STARTUP_TIMEOUT", "60"))
 NATIVE_REDIRECT_URI = "http://127.0.0.1:9/cb"  # the native client's redirect URI; never contacted
 PROVIDER_ID = "dot"
+OIDC_PROVIDER_ID = "dotoidc"
+OIDC_BAD_ISSUER_PROVIDER_ID = "dotoidcbad"
 
 
 def _tail(path: Path, limit: int = 20000) -> str:
@@ -76,6 +81,12 @@ def gateway_port() -> int:
     return free_port()
 
 
+@pytest.fixture(scope="session")
+def oidc_gateway_port() -> int:
+    """The OIDC gateway's port, also chosen before DOT starts (its callbacks are registered there)."""
+    return free_port()
+
+
 class DotServer:
     def __init__(self, info: dict, proc: subprocess.Popen, log: Path):
         self.info = info
@@ -91,11 +102,15 @@ class DotServer:
         self.redirect_uri: str = info["redirect_uris"][0]
         self.access_token_lifetime: int = info["access_token_expire_seconds"]
         self.iss_enabled: bool = info["authz_response_iss"]
+        self.name: str = info["name"]
+        self.subject: str = info["subject"]  # OIDC `sub` of alice
+        self.oidc_client_id: str = info["oidc_client_id"]
+        self.oidc_client_secret: str = info["oidc_client_secret"]
         self.db = DotDB(info["db"])
 
 
 @pytest.fixture(scope="session")
-def dot_server(interop_tmp, gateway_port):
+def dot_server(interop_tmp, gateway_port, oidc_gateway_port):
     data = interop_tmp / "dot"
     data.mkdir()
     out, log = interop_tmp / "dot.stdout", interop_tmp / "dot.log"
@@ -104,6 +119,10 @@ def dot_server(interop_tmp, gateway_port):
         DOT_DATA_DIR=str(data),
         DOT_PORT="0",
         DOT_REDIRECT_URIS=f"http://127.0.0.1:{gateway_port}/v1/auth/{PROVIDER_ID}/callback",
+        DOT_OIDC_REDIRECT_URIS=" ".join(
+            f"http://127.0.0.1:{oidc_gateway_port}/v1/auth/{p}/callback"
+            for p in (OIDC_PROVIDER_ID, OIDC_BAD_ISSUER_PROVIDER_ID)
+        ),
         DOT_ACCESS_TOKEN_EXPIRE_SECONDS=os.environ.get("DOT_ACCESS_TOKEN_EXPIRE_SECONDS", "6"),
         PYTHONUNBUFFERED="1",
     )
@@ -172,13 +191,13 @@ def echo_backend():
 
 
 class Gateway:
-    def __init__(self, url: str, proc: subprocess.Popen, log: Path, config_dir: Path):
+    def __init__(self, url: str, proc: subprocess.Popen, log: Path, config_dir: Path, provider: str = PROVIDER_ID):
         self.url = url
         self.proc = proc
         self.log = log
         self.config_dir = config_dir
         self.redirect_uri = NATIVE_REDIRECT_URI
-        self.provider = PROVIDER_ID
+        self.provider = provider
 
     def log_tail(self) -> str:
         return _tail(self.log)
@@ -189,13 +208,17 @@ def _q(s: str) -> str:
     return json.dumps(s)
 
 
-def write_gateway_config(root: Path, port: int, dot: DotServer, backend_url: str) -> Path:
+def _write_secret(root: Path, name: str, value: str) -> Path:
+    secret_file = root / "secrets" / name
+    secret_file.parent.mkdir(exist_ok=True)
+    secret_file.write_text(value + "\n")
+    secret_file.chmod(0o600)
+    return secret_file
+
+
+def _write_main_config(root: Path, port: int, backend_url: str) -> Path:
     providers = root / "Providers"
     providers.mkdir(parents=True)
-    secret_file = root / "secrets" / "dot-client-secret"
-    secret_file.parent.mkdir()
-    secret_file.write_text(dot.client_secret + "\n")
-    secret_file.chmod(0o600)
     public = f"http://127.0.0.1:{port}"
     (root / "gatehouse.yaml").write_text(
         f"""listen: {_q(f"127.0.0.1:{port}")}
@@ -214,6 +237,12 @@ logging:
   format: "text"
 """
     )
+    return providers
+
+
+def write_gateway_config(root: Path, port: int, dot: DotServer, backend_url: str) -> Path:
+    providers = _write_main_config(root, port, backend_url)
+    secret_file = _write_secret(root, "dot-client-secret", dot.client_secret)
     issuer_line = f"issuer: {_q(dot.issuer)}\n" if dot.iss_enabled else ""
     (providers / f"{PROVIDER_ID}.yaml").write_text(
         f"""id: {_q(PROVIDER_ID)}
@@ -237,29 +266,62 @@ api:
     return root / "gatehouse.yaml"
 
 
+def write_oidc_gateway_config(root: Path, port: int, dot: DotServer, backend_url: str) -> Path:
+    """Provider files with only what an OIDC RP needs: endpoints, JWKS, claims come from discovery."""
+    providers = _write_main_config(root, port, backend_url)
+    secret_file = _write_secret(root, "dotoidc-client-secret", dot.oidc_client_secret)
+    for provider_id, issuer in ((OIDC_PROVIDER_ID, dot.issuer), (OIDC_BAD_ISSUER_PROVIDER_ID, dot.issuer + "/")):
+        (providers / f"{provider_id}.yaml").write_text(
+            f"""id: {_q(provider_id)}
+kind: "oidc"
+issuer: {_q(issuer)}
+client_id: {_q(dot.oidc_client_id)}
+client_secret_file: {_q(str(secret_file))}
+"""
+        )
+    return root / "gatehouse.yaml"
+
+
 def gateway_binary() -> Path:
     return Path(os.environ.get("GATEHOUSE_BIN") or REPO / ".build" / "debug" / "gatehouse")
 
 
-@pytest.fixture(scope="session")
-def gateway(interop_tmp, gateway_port, dot_server, echo_backend):
+def _require_binary() -> Path:
     binary = gateway_binary()
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         message = f"gateway binary not found at {binary} (build it with `swift build` or set GATEHOUSE_BIN)"
         if os.environ.get("CI") or os.environ.get("GATEHOUSE_BIN"):
             pytest.fail(message)  # in CI, or when a binary was named, a missing gateway is a failure, not a skip
         pytest.skip(message)
+    return binary
+
+
+@pytest.fixture(scope="session")
+def oidc_gateway(interop_tmp, oidc_gateway_port, dot_server, echo_backend):
+    binary = _require_binary()
+    root = interop_tmp / "oidc-gateway"
+    root.mkdir()
+    config = write_oidc_gateway_config(root, oidc_gateway_port, dot_server, echo_backend)
+    yield from _run_gateway(binary, config, interop_tmp / "oidc-gateway.log", oidc_gateway_port, root, OIDC_PROVIDER_ID)
+
+
+@pytest.fixture(scope="session")
+def gateway(interop_tmp, gateway_port, dot_server, echo_backend):
+    binary = _require_binary()
     root = interop_tmp / "gateway"
     root.mkdir()
     config = write_gateway_config(root, gateway_port, dot_server, echo_backend)
-    log = interop_tmp / "gateway.log"
+    yield from _run_gateway(binary, config, interop_tmp / "gateway.log", gateway_port, root)
+
+
+def _run_gateway(binary: Path, config: Path, log: Path, port: int, root: Path, provider: str = PROVIDER_ID):
     with open(log, "wb") as f:
         proc = subprocess.Popen(
             [str(binary), "serve", "--config", str(config)],
             stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(root),
         )
-    url = f"http://127.0.0.1:{gateway_port}"
-    gw = Gateway(url, proc, log, root)
+    url = f"http://127.0.0.1:{port}"
+    gw = Gateway(url, proc, log, root, provider)
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while True:
@@ -285,9 +347,10 @@ def pytest_runtest_makereport(item, call):
     if rep.when != "call" or not rep.failed:
         return
     funcargs = getattr(item, "funcargs", {})
-    gw = funcargs.get("gateway")
-    if isinstance(gw, Gateway):
-        rep.sections.append(("gateway log (tail)", gw.log_tail()))
+    for name in ("gateway", "oidc_gateway"):
+        gw = funcargs.get(name)
+        if isinstance(gw, Gateway):
+            rep.sections.append((f"{name} log (tail)", gw.log_tail()))
     dot = funcargs.get("dot_server")
     if isinstance(dot, DotServer):
         rep.sections.append(("DOT server log (tail)", _tail(dot.log, 8000)))

@@ -130,6 +130,23 @@ class DotDB:
         )
 
 
+    def max_id_token_id(self) -> int:
+        return self._q("SELECT COALESCE(MAX(id), 0) AS m FROM oauth2_provider_idtoken")[0]["m"]
+
+    def id_tokens(self, after_id: int = 0) -> list[sqlite3.Row]:
+        """OIDC ID tokens DOT issued (it stores their jti, not the JWT)."""
+        return self._q(
+            "SELECT id, jti, scope, user_id, application_id FROM oauth2_provider_idtoken WHERE id > ? ORDER BY id",
+            (after_id,),
+        )
+
+    def access_tokens_with_id_token(self, after_id: int = 0) -> list[sqlite3.Row]:
+        return self._q(
+            "SELECT id, token, scope, id_token_id FROM oauth2_provider_accesstoken WHERE id > ? ORDER BY id",
+            (after_id,),
+        )
+
+
 def expire_access_tokens_now(db_path: str, after_id: int) -> int:
     """Make DOT consider the live access tokens (id > after_id) expired, as if time had passed.
 

@@ -1,12 +1,26 @@
 /// A legacy provider whose login pages the gateway serves through itself, capturing the token
 /// (`window.external.Notify`, an `oauth_token` cookie, the page title). Marked `legacy_capture`.
+///
+/// The server's login-page proxy fetches only ``allowedOrigins``, only inside a login transaction;
+/// it owns the routes, the per-login cookie jar and the rewriting. The adapter only says where to
+/// start, what to watch for, and validates what was captured (``TokenLoginProvider/validateToken(_:)``).
 public protocol LoginPageProvider: TokenLoginProvider {
     /// The page to start at.
     var loginURL: String { get }
-    /// Origins the login-page proxy may fetch from; anything else is refused.
+    /// The URL a login actually starts at (a provider may discover it); default ``loginURL``.
+    func loginStartURL() async throws -> String
+    /// Origins (`scheme://host[:port]`, lowercase, default port omitted) the proxy may fetch from.
     var allowedOrigins: [String] { get }
-    /// A script to inject before the page's own scripts (the Notify shim), if any.
-    var injectedScript: String? { get }
-    /// Looks for the token in a proxied response: its URL, `Set-Cookie` values and body.
-    func capture(url: String, setCookies: [String], body: String?) -> String?
+    /// Whether HTML pages get the `window.external.Notify` shim, injected before the page's own
+    /// scripts; the shim posts the Notify string to the capture endpoint, which calls `validateToken`.
+    var injectsNotifyShim: Bool { get }
+    /// Looks for the token in a proxied response: its final URL, status, `Set-Cookie` values and
+    /// (HTML) body. Nil when this response does not carry it.
+    func capture(url: String, status: Int, setCookies: [String], body: String?) -> String?
+}
+
+extension LoginPageProvider {
+    public func loginStartURL() async throws -> String { loginURL }
+    public var injectsNotifyShim: Bool { false }
+    public func capture(url: String, status: Int, setCookies: [String], body: String?) -> String? { nil }
 }

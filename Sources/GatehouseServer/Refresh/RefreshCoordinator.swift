@@ -42,32 +42,47 @@ actor RefreshCoordinator {
 
     private nonisolated func perform(_ seen: ActiveSession, provider: any RefreshingProvider, force: Bool) async throws -> ActiveSession {
         let store = sessions.store
-        let deadline = sessions.clock.now().addingTimeInterval(leaseDuration)
-        // Elect one refresher across instances; the others wait for its result.
-        while true {
-            guard let latest = try await sessions.reload(id: seen.id) else { throw GatehouseError.invalidSession() }
-            if !force, latest.record.credentialVersion > seen.record.credentialVersion { return latest }
-            let now = sessions.clock.now()
-            if try await store.acquireRefreshLease(sessionID: seen.id, owner: instanceID, until: now.addingTimeInterval(leaseDuration), now: now) {
-                break
-            }
-            guard now < deadline else { throw GatehouseError.upstreamUnavailable("Another gateway instance is still refreshing this session.") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        var machine = StateMachine(
+            seenVersion: seen.record.credentialVersion, force: force, deadline: sessions.clock.now().addingTimeInterval(leaseDuration))
+        var action = machine.start()
+        var latest: ActiveSession?
         do {
-            let result = try await refreshHoldingLease(seen, provider: provider, force: force)
-            try? await store.releaseRefreshLease(sessionID: seen.id, owner: instanceID)
-            return result
+            while true {
+                switch action {
+                case .readStore:
+                    latest = try await sessions.reload(id: seen.id)
+                    action = machine.storeRead(version: latest?.record.credentialVersion)
+                case .pauseThenReadStore:
+                    try await Task.sleep(for: .milliseconds(50))
+                    action = .readStore
+                case .acquireLease:
+                    let now = sessions.clock.now()
+                    let acquired = try await store.acquireRefreshLease(
+                        sessionID: seen.id, owner: instanceID, until: now.addingTimeInterval(leaseDuration), now: now)
+                    action = machine.leaseAttempted(acquired: acquired, now: now)
+                case .useStored:
+                    guard let latest else { throw GatehouseError.invalidSession() }
+                    if machine.holdsLease { try? await store.releaseRefreshLease(sessionID: seen.id, owner: instanceID) }
+                    return latest
+                case .callProvider:
+                    guard let latest else { throw GatehouseError.invalidSession() }
+                    let result = try await refreshHoldingLease(seen, latest: latest, provider: provider)
+                    try? await store.releaseRefreshLease(sessionID: seen.id, owner: instanceID)
+                    return result
+                case .failSessionEnded:
+                    throw GatehouseError.invalidSession()
+                case .failTimedOut:
+                    throw GatehouseError.upstreamUnavailable("Another gateway instance is still refreshing this session.")
+                }
+            }
         } catch {
-            try? await store.releaseRefreshLease(sessionID: seen.id, owner: instanceID)
+            if machine.holdsLease { try? await store.releaseRefreshLease(sessionID: seen.id, owner: instanceID) }
             throw error
         }
     }
 
-    private nonisolated func refreshHoldingLease(_ seen: ActiveSession, provider: any RefreshingProvider, force: Bool) async throws -> ActiveSession {
-        // Another instance may have finished between our last read and taking the lease.
-        guard let latest = try await sessions.reload(id: seen.id) else { throw GatehouseError.invalidSession() }
-        if !force, latest.record.credentialVersion > seen.record.credentialVersion { return latest }
+    /// Calls the provider with the credential re-read under the lease and stores the result (compare-and-set).
+    private nonisolated func refreshHoldingLease(_ seen: ActiveSession, latest: ActiveSession, provider: any RefreshingProvider) async throws -> ActiveSession {
         let credential: Credential
         do {
             credential = try await provider.refresh(latest.credential)

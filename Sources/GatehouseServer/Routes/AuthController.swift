@@ -21,9 +21,28 @@ struct AuthController: Sendable {
     private func login(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let providerID = try context.parameters.require("provider")
         let provider = try gateway.provider(providerID)
+        if provider is any LoginPageProvider {
+            // Gateway-served login pages (acs, capture): same query, the login-page proxy takes over.
+            return JSONResponse.redirect(to: "/v1/auth/\(providerID)/pages" + (request.uri.query.map { "?\($0)" } ?? ""))
+        }
         guard let redirectProvider = provider as? any RedirectLoginProvider else {
             throw GatehouseError.unsupported("Provider '\(providerID)' does not sign in by redirect; use its \(provider.loginStyle.rawValue) endpoint.")
         }
+        if let reporting = provider as? any ReadinessReporting, case .notReady(let reason) = await reporting.readiness {
+            throw GatehouseError(code: "provider_unavailable", status: 503, detail: "Provider '\(providerID)' is not ready: \(reason)", retryAfter: 5)
+        }
+        let transaction = try newTransaction(request, providerID: providerID, provider: provider)
+        let record = PendingRecord(
+            keyHash: RandomToken.hash(transaction.state), purpose: .loginTransaction, provider: providerID,
+            payload: try gateway.sessions.sealer.seal(json: transaction),
+            expiresAt: transaction.createdAt.addingTimeInterval(gateway.settings.loginTransactionLifetime))
+        try await gateway.store.insertPending(record)
+        return JSONResponse.redirect(to: try redirectProvider.authorizationURL(for: transaction))
+    }
+
+    /// A login transaction from the client's query: native (`redirect_uri`, PKCE) or browser (`return_to`).
+    /// Shared with the login-page proxy.
+    func newTransaction(_ request: Request, providerID: String, provider: any AuthProvider) throws -> LoginTransaction {
         let query = request.uri.queryParameters
         let now = gateway.clock.now()
         var transaction = LoginTransaction(
@@ -56,13 +75,7 @@ struct AuthController: Sendable {
             }
             transaction.returnTo = returnTo
         }
-
-        let record = PendingRecord(
-            keyHash: RandomToken.hash(transaction.state), purpose: .loginTransaction, provider: providerID,
-            payload: try gateway.sessions.sealer.seal(json: transaction),
-            expiresAt: now.addingTimeInterval(gateway.settings.loginTransactionLifetime))
-        try await gateway.store.insertPending(record)
-        return JSONResponse.redirect(to: try redirectProvider.authorizationURL(for: transaction))
+        return transaction
     }
 
     // MARK: Callback
@@ -99,6 +112,12 @@ struct AuthController: Sendable {
             return try failure(error, transaction: transaction)
         }
 
+        return try await finishLogin(providerID: providerID, result: result, transaction: transaction)
+    }
+
+    /// The end of every interactive login (redirect callbacks, gateway-served login pages): a one-time
+    /// handoff code for a native client, a cookie session for a browser.
+    func finishLogin(providerID: String, result: LoginResult, transaction: LoginTransaction) async throws -> Response {
         if let clientRedirectURI = transaction.clientRedirectURI, let challenge = transaction.clientCodeChallenge {
             let code = RandomToken.make()
             let now = gateway.clock.now()

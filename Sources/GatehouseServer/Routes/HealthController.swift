@@ -22,7 +22,20 @@ struct HealthController: Sendable {
         }
     }
 
-    /// Ready when the store answers and at least one provider is loaded.
+    private struct Readiness: Encodable {
+        var status: String
+        var providers: Int
+        /// Providers that cannot take logins right now (e.g. OIDC discovery failing), with the reason.
+        var notReady: [String]
+        enum CodingKeys: String, CodingKey {
+            case status, providers
+            case notReady = "not_ready"
+        }
+    }
+
+    /// Ready when the store answers and at least one provider is loaded. A provider whose own IdP is
+    /// unreachable makes the gateway `degraded`, not unready: taking every instance out of a load
+    /// balancer would not bring that IdP back, and the other providers still work.
     private func ready() async throws -> Response {
         do {
             try await gateway.store.ping()
@@ -33,6 +46,10 @@ struct HealthController: Sendable {
         guard count > 0 else {
             throw GatehouseError(code: "no_providers", status: 503, detail: "No provider is configured.", retryAfter: 5)
         }
-        return try JSONResponse.make(["status": "ready", "providers": "\(count)"])
+        var notReady: [String] = []
+        for case let provider as any ReadinessReporting in gateway.providers.all {
+            if case .notReady(let reason) = await provider.readiness { notReady.append("\(provider.descriptor.id) (\(reason))") }
+        }
+        return try JSONResponse.make(Readiness(status: notReady.isEmpty ? "ready" : "degraded", providers: count, notReady: notReady))
     }
 }

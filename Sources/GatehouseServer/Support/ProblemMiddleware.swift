@@ -12,6 +12,10 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as GatehouseError {
             return Problem.response(error)
+        } catch let error as StoreUnavailableError {
+            context.logger.warning("session store unavailable", metadata: ["reason": "\(error.reason)"])
+            return Problem.response(GatehouseError(
+                code: "store_unavailable", status: 503, detail: "The session store cannot be reached. Try again shortly.", retryAfter: 5))
         } catch let error as HTTPError {
             let code: String
             switch error.status.code {

@@ -77,7 +77,13 @@ OAUTH2_PROVIDER = {
     "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
     "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("DOT_ACCESS_TOKEN_EXPIRE_SECONDS", "6")),
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
-    "SCOPES": {"read": "Reading scope", "write": "Writing scope"},
+    "SCOPES": {
+        "read": "Reading scope",
+        "write": "Writing scope",
+        "openid": "OpenID Connect",
+        "profile": "Profile (name)",
+        "email": "Email address",
+    },
     "DEFAULT_SCOPES": ["read"],
     # RFC 9700 behaviour gates (DOT >= 3.x): insist on S256 and on the
     # Authorization header for access tokens, like a hardened deployment.
@@ -89,6 +95,14 @@ OAUTH2_PROVIDER = {
     # Tokens stay in clear text in the DB so tests can check that the gateway
     # never leaks them (DOT's hashed storage is an opt-in gate).
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": False,
+    # OpenID Connect, for the `oidc` interop test (its own RS256 Application; the plain
+    # OAuth 2.0 Application keeps NO_ALGORITHM and never asks for `openid`).
+    # The RSA key is made fresh by run.py; OIDC_ISS_ENDPOINT is set by run.py once the
+    # port is known (the exact issuer `http://127.0.0.1:<port>/o`).
+    "OIDC_ENABLED": True,
+    "OIDC_RSA_PRIVATE_KEY": os.environ.get("DOT_OIDC_RSA_PRIVATE_KEY", ""),
+    "OIDC_ISS_ENDPOINT": "",
+    "OAUTH2_VALIDATOR_CLASS": "dot_views.InteropOAuth2Validator",
 }
 
 LOGGING = {

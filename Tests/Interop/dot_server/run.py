@@ -17,7 +17,10 @@ Environment (all optional except as noted):
   DOT_ACCESS_TOKEN_EXPIRE_SECONDS  access-token lifetime (default 6)
   DOT_AUTHZ_RESPONSE_ISS           1/0: RFC 9207 `iss` in the authorization response (default 1)
   DOT_CLIENT_ID, DOT_CLIENT_SECRET client credentials (defaults below)
+  DOT_OIDC_REDIRECT_URIS           space-separated redirect URIs of the OIDC Application
+  DOT_OIDC_CLIENT_ID, DOT_OIDC_CLIENT_SECRET   the OIDC Application's credentials
   DOT_USERNAME, DOT_PASSWORD, DOT_EMAIL   the resource owner (alice)
+  DOT_FIRST_NAME, DOT_LAST_NAME    alice's name (the OIDC `name` claim)
 """
 import json
 import os
@@ -34,6 +37,10 @@ DEFAULTS = {
     "DOT_USERNAME": "alice",
     "DOT_PASSWORD": "alice-password-1",
     "DOT_EMAIL": "alice@example.org",
+    "DOT_FIRST_NAME": "Alice",
+    "DOT_LAST_NAME": "Liddell",
+    "DOT_OIDC_CLIENT_ID": "gatehouse-interop-oidc",
+    "DOT_OIDC_CLIENT_SECRET": "gatehouse-interop-oidc-secret-fedcba9876543210",
 }
 
 
@@ -41,10 +48,22 @@ def env(name: str) -> str:
     return os.environ.get(name) or DEFAULTS[name]
 
 
+def rsa_private_key_pem() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+
+
 def main() -> int:
     data_dir = Path(os.environ.get("DOT_DATA_DIR") or HERE / ".data")
     data_dir.mkdir(parents=True, exist_ok=True)
     os.environ["DOT_DATA_DIR"] = str(data_dir)
+    if not os.environ.get("DOT_OIDC_RSA_PRIVATE_KEY"):
+        os.environ["DOT_OIDC_RSA_PRIVATE_KEY"] = rsa_private_key_pem()  # read by dot_settings
 
     import django
 
@@ -62,6 +81,8 @@ def main() -> int:
     User = get_user_model()
     user, _ = User.objects.get_or_create(username=env("DOT_USERNAME"))
     user.email = env("DOT_EMAIL")
+    user.first_name = env("DOT_FIRST_NAME")
+    user.last_name = env("DOT_LAST_NAME")
     user.set_password(env("DOT_PASSWORD"))
     user.save()
 
@@ -82,6 +103,22 @@ def main() -> int:
     app.algorithm = Application.NO_ALGORITHM  # plain OAuth 2.0, no OIDC ID token
     app.save()
 
+    oidc_redirect_uris = " ".join(os.environ.get("DOT_OIDC_REDIRECT_URIS", "").split())
+    oidc_app, _ = Application.objects.get_or_create(
+        client_id=env("DOT_OIDC_CLIENT_ID"),
+        defaults={"name": "gatehouse-interop-oidc", "user": user},
+    )
+    oidc_app.name = "gatehouse-interop-oidc"
+    oidc_app.user = user
+    oidc_app.client_type = Application.CLIENT_CONFIDENTIAL
+    oidc_app.authorization_grant_type = Application.GRANT_AUTHORIZATION_CODE
+    oidc_app.hash_client_secret = False
+    oidc_app.client_secret = env("DOT_OIDC_CLIENT_SECRET")
+    oidc_app.redirect_uris = oidc_redirect_uris
+    oidc_app.skip_authorization = True
+    oidc_app.algorithm = Application.RS256_ALGORITHM  # ID tokens signed with OIDC_RSA_PRIVATE_KEY
+    oidc_app.save()
+
     port = int(os.environ.get("DOT_PORT", "0"))
     WSGIRequestHandler.protocol_version = "HTTP/1.1"
     httpd = ThreadedWSGIServer(("127.0.0.1", port), WSGIRequestHandler, ipv6=False)
@@ -89,15 +126,25 @@ def main() -> int:
     httpd.set_app(get_wsgi_application())
     port = httpd.server_address[1]
     base = f"http://127.0.0.1:{port}"
+    issuer = f"{base}/o"  # DOT's issuer when mounted under /o/; pinned so it never depends on Host
+    from oauth2_provider.settings import oauth2_settings
+
+    settings.OAUTH2_PROVIDER["OIDC_ISS_ENDPOINT"] = issuer
+    oauth2_settings.reload()
     ready = {
         "url": base,
-        "issuer": f"{base}/o",  # DOT's RFC 8414 / RFC 9207 issuer when mounted under /o/
+        "issuer": issuer,  # RFC 8414 / RFC 9207 / OIDC issuer (all three are OIDC_ISS_ENDPOINT)
         "db": settings.DATABASES["default"]["NAME"],
         "client_id": app.client_id,
         "client_secret": env("DOT_CLIENT_SECRET"),
         "username": env("DOT_USERNAME"),
         "password": env("DOT_PASSWORD"),
         "email": env("DOT_EMAIL"),
+        "name": user.get_full_name(),
+        "subject": str(user.pk),  # DOT's OIDC `sub`
+        "oidc_client_id": oidc_app.client_id,
+        "oidc_client_secret": env("DOT_OIDC_CLIENT_SECRET"),
+        "oidc_redirect_uris": oidc_redirect_uris.split(),
         "redirect_uris": redirect_uris.split(),
         "access_token_expire_seconds": settings.OAUTH2_PROVIDER["ACCESS_TOKEN_EXPIRE_SECONDS"],
         "authz_response_iss": settings.OAUTH2_PROVIDER["COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS"],

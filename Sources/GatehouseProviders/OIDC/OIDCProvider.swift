@@ -1,0 +1,145 @@
+public import GatehouseCore
+import Foundation
+
+/// The `oidc` adapter: OpenID Connect on top of the `oauth2` steps.
+///
+/// What it adds: endpoints from the issuer's discovery document (cached, overridable), a `nonce` in
+/// the authorization request, ID tokens verified against the provider's JWKS (OIDC Core §3.1.3.7),
+/// RFC 9207 `iss` required when advertised, userinfo merged with the ID token's claims (same `sub`),
+/// an unchanged `sub` on refresh, RP-initiated logout and RFC 7009 revocation when advertised.
+public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingProvider, BrowserLogoutProvider, ReadinessReporting {
+    public let descriptor: ProviderDescriptor
+    public let configuration: Configuration
+    let context: ProviderContext
+    let discovery: OIDCDiscovery
+    let keys: OIDCKeySet
+    let validator: OIDCIDTokenValidator
+
+    public init(descriptor: ProviderDescriptor, configuration: Configuration, context: ProviderContext) {
+        self.descriptor = descriptor
+        self.configuration = configuration
+        self.context = context
+        self.discovery = OIDCDiscovery(configuration: configuration, context: context)
+        self.keys = OIDCKeySet(context: context, refetchInterval: configuration.jwksRefetchInterval)
+        self.validator = OIDCIDTokenValidator(configuration: configuration, keys: keys, clock: context.clock)
+    }
+
+    public var features: ProviderFeatures {
+        let metadata = discovery.cached
+        return ProviderFeatures(
+            revocation: (metadata?.revocationEndpoint ?? configuration.revocationEndpoint) != nil, expiryKnown: true,
+            userinfo: (metadata?.userinfoEndpoint ?? configuration.userinfoEndpoint) != nil)
+    }
+
+    /// Ready once a discovery document with the configured issuer was fetched.
+    public var readiness: ProviderReadiness {
+        get async {
+            do {
+                _ = try await discovery.current()
+                return .ready
+            } catch let error as ProviderError {
+                return .notReady(Self.reason(error))
+            } catch {
+                return .notReady("discovery failed")
+            }
+        }
+    }
+
+    // MARK: Login
+
+    /// Needs a discovery document: the server asks for ``readiness`` first, which fetches it.
+    public func authorizationURL(for transaction: LoginTransaction) throws -> String {
+        guard let metadata = discovery.cached else {
+            throw ProviderError.unavailable("The provider's discovery document is not available yet.")
+        }
+        return try oauth2(metadata, extraAuthorizationParameters: [("nonce", transaction.nonce)]).authorizationURL(for: transaction)
+    }
+
+    public func completeLogin(callback: [String: String], transaction: LoginTransaction) async throws -> LoginResult {
+        let metadata = try await discovery.current()
+        let oauth2 = oauth2(metadata)
+        // RFC 9207 §2.4: a provider that promises `iss` must send it; any `iss` sent must be the issuer.
+        if metadata.issParameterSupported, callback["iss"] == nil {
+            throw ProviderError.rejected(code: "invalid_issuer", description: "The callback lacks the iss parameter the provider advertises.")
+        }
+        let (response, credential) = try await oauth2.redeem(code: try oauth2.authorizationCode(from: callback), transaction: transaction)
+        guard let idToken = response["id_token"]?.stringValue else {
+            throw ProviderError.rejected(code: "id_token_missing", description: "The token response has no id_token (is the openid scope allowed?).")
+        }
+        var claims = try await validator.validate(idToken, metadata: metadata, nonce: transaction.nonce, accessToken: credential.accessToken)
+        if let endpoint = metadata.userinfoEndpoint {
+            let userinfo = try await oauth2.userinfo(endpoint: endpoint, credential: credential)
+            // OIDC Core §5.3.4: userinfo about someone else is a substitution attack.
+            guard userinfo["sub"]?.stringValue == claims["sub"]?.stringValue else {
+                throw ProviderError.rejected(code: "userinfo_subject_mismatch", description: "userinfo's sub differs from the ID token's.")
+            }
+            claims.merge(userinfo) { _, new in new }
+        }
+        if configuration.requireVerifiedEmail, claims["email"] != nil {
+            let verified: Bool
+            switch claims["email_verified"] {
+            case .bool(let value)?: verified = value
+            case .string(let value)?: verified = value == "true"
+            default: verified = false
+            }
+            guard verified else {
+                throw ProviderError.rejected(code: "email_not_verified", description: "The provider has not verified this email address.")
+            }
+        }
+        return LoginResult(identity: try oauth2.mapIdentity(claims), credential: credential)
+    }
+
+    // MARK: Refresh and logout
+
+    /// The refresh grant; a new ID token is validated again and must name the same `sub`.
+    public func refresh(_ credential: Credential) async throws -> Credential {
+        let metadata = try await discovery.current()
+        let (response, renewed) = try await oauth2(metadata).renew(credential)
+        if let idToken = response["id_token"]?.stringValue {
+            let claims = try await validator.validate(idToken, metadata: metadata, nonce: nil, accessToken: renewed.accessToken)
+            let previous = credential.extras["id_token"].flatMap(OAuth2Provider.unverifiedPayload(of:))?["sub"]?.stringValue
+            guard let previous, claims["sub"]?.stringValue == previous else {
+                throw ProviderError.rejected(code: "subject_changed", description: "The refreshed ID token names another user.")
+            }
+        }
+        return renewed
+    }
+
+    /// RFC 7009 revocation, when the provider advertises (or the file sets) a revocation endpoint.
+    public func revoke(_ credential: Credential) async throws {
+        let metadata = try await discovery.current()
+        guard metadata.revocationEndpoint != nil else { return }
+        try await oauth2(metadata).revoke(credential)
+    }
+
+    /// RP-initiated logout: `end_session_endpoint` with `id_token_hint` and `post_logout_redirect_uri`.
+    public func browserLogoutURL(for credential: Credential, returnTo: String) -> String? {
+        guard let endpoint = discovery.cached?.endSessionEndpoint ?? configuration.endSessionEndpoint else { return nil }
+        var parameters: [(String, String)] = []
+        if let idToken = credential.extras["id_token"] { parameters.append(("id_token_hint", idToken)) }
+        parameters += [("post_logout_redirect_uri", returnTo), ("client_id", configuration.clientID)]
+        return FormEncoding.appending(parameters, to: endpoint)
+    }
+
+    // MARK: Internals
+
+    /// The `oauth2` adapter configured with the discovered endpoints.
+    func oauth2(_ metadata: OIDCProviderMetadata, extraAuthorizationParameters: [(String, String)] = []) -> OAuth2Provider {
+        OAuth2Provider(
+            descriptor: descriptor,
+            configuration: OAuth2Provider.Configuration(
+                authorizationEndpoint: metadata.authorizationEndpoint, tokenEndpoint: metadata.tokenEndpoint,
+                userinfoEndpoint: metadata.userinfoEndpoint, revocationEndpoint: metadata.revocationEndpoint, issuer: metadata.issuer,
+                clientID: configuration.clientID, clientSecret: configuration.clientSecret,
+                clientAuthentication: configuration.clientAuthentication, scopes: configuration.scopes,
+                extraAuthorizationParameters: extraAuthorizationParameters),
+            context: context)
+    }
+
+    static func reason(_ error: ProviderError) -> String {
+        switch error {
+        case .rejected(let code, let description): "\(code): \(description)"
+        case .unavailable(let reason), .invalidResponse(let reason), .invalidGrant(let reason): reason
+        }
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import Logging
+import Prometheus
+import NIOCore
+
+/// The login-page proxy of the `acs` and `capture` kinds.
+///
+/// - `GET /v1/auth/{provider}/pages?redirect_uri…|return_to…` starts a page login bound to a new login
+///   transaction and redirects to the provider's first page, served under `/v1/pages/{login}/{origin}/…`.
+/// - `GET|POST /v1/pages/{login}/{origin index}/{path…}` fetches from that allowed origin only, with the
+///   login's cookie jar (kept here, never handed to the browser), rewrites `Location`, links and forms,
+///   injects the Notify shim (`acs`), and looks for the token (`capture`).
+/// - `POST /v1/pages/{login}/notify` receives the Notify string from the shim.
+/// Either capture ends the login like a redirect login: handoff code or cookie session.
+struct LoginPageController: Sendable {
+    let gateway: Gateway
+    let jars = LoginPageJars()
+    /// Bodies of login forms and of provider pages.
+    static let maxBodyBytes = 1 << 20
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.get("/v1/auth/:provider/pages") { request, context in try await start(request, context) }
+        router.post("/v1/pages/:login/notify") { request, context in try await notify(request, context) }
+        for method in [HTTPRequest.Method.get, .post] {
+            router.on("/v1/pages/:login/:origin/**", method: method) { request, context in try await proxy(request, context) }
+            router.on("/v1/pages/:login/:origin", method: method) { request, context in try await proxy(request, context) }
+        }
+    }
+
+    private var transport: any HTTPTransport {
+        Gateway.providerTransport(client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout)
+    }
+
+    private func pageProvider(_ id: String) throws -> any LoginPageProvider {
+        guard let provider = try gateway.provider(id) as? any LoginPageProvider else {
+            throw GatehouseError.unsupported("Provider '\(id)' has no gateway-served login pages.")
+        }
+        return provider
+    }
+
+    private static func unknownLogin() -> GatehouseError {
+        GatehouseError(code: "unknown_login", status: 404, detail: "No page login in progress under this address (unknown, finished or expired).")
+    }
+
+    // MARK: Start
+
+    private func start(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        let providerID = try context.parameters.require("provider")
+        let provider = try pageProvider(providerID)
+        let transaction = try AuthController(gateway: gateway).newTransaction(request, providerID: providerID, provider: provider)
+        let startURL: String
+        do {
+            startURL = try await provider.loginStartURL()
+        } catch {
+            throw GatehouseError.upstreamUnavailable("The provider's login page could not be found.")
+        }
+        let id = transaction.state
+        let entry = LoginPageJars.Entry(transaction: transaction, expiresAt: transaction.createdAt.addingTimeInterval(gateway.settings.loginTransactionLifetime))
+        guard await jars.insert(entry, id: id, now: gateway.clock.now()) else {
+            throw GatehouseError(code: "too_many_logins", status: 503, detail: "Too many page logins in progress.", retryAfter: 5)
+        }
+        guard let location = rewriter(id: id, provider: provider).location(startURL, base: startURL) else {
+            throw GatehouseError.invalidRequest("The login page is not on an allowed origin.")
+        }
+        return JSONResponse.redirect(to: location, status: .seeOther, headers: [.cacheControl: "no-store"])
+    }
+
+    private func rewriter(id: String, provider: any LoginPageProvider) -> LoginPageRewriter {
+        LoginPageRewriter(prefix: "/v1/pages/\(id)", origins: provider.allowedOrigins)
+    }
+
+    // MARK: Proxy
+
+    private func proxy(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        let id = try context.parameters.require("login")
+        let now = gateway.clock.now()
+        guard let entry = await jars.entry(id, now: now) else { throw Self.unknownLogin() }
+        let providerID = entry.transaction.provider
+        let provider = try pageProvider(providerID)
+        guard let index = Int(try context.parameters.require("origin")), provider.allowedOrigins.indices.contains(index) else {
+            throw GatehouseError(code: "origin_not_allowed", status: 403, detail: "The login-page proxy only fetches the provider's configured origins.")
+        }
+        let origin = provider.allowedOrigins[index]
+        let prefix = "/v1/pages/\(id)/\(index)"
+        let target = try UpstreamPath.join(base: origin, rawPath: String(request.uri.path.dropFirst(prefix.count)), query: request.uri.query)
+        guard WebOrigin.of(target) == origin else { throw GatehouseError.invalidRequest("The path leaves the provider's origin.") }
+
+        var headers: [(name: String, value: String)] = [("Accept", request.headers[.accept] ?? "text/html,*/*"), ("User-Agent", request.headers[.userAgent] ?? "Gatehouse")]
+        if let language = request.headers[.acceptLanguage] { headers.append(("Accept-Language", language)) }
+        var body: Data?
+        if request.method == .post {
+            var request = request
+            let buffer: ByteBuffer
+            do {
+                buffer = try await request.collectBody(upTo: Self.maxBodyBytes)
+            } catch {
+                throw GatehouseError.payloadTooLarge("The form exceeds \(Self.maxBodyBytes) bytes.")
+            }
+            body = Data(buffer.readableBytesView)
+            headers.append(("Content-Type", request.headers[.contentType] ?? "application/x-www-form-urlencoded"))
+            // Sites that check the origin of a form see their own.
+            headers.append(("Origin", origin))
+        }
+        let jar = entry.cookies[origin] ?? [:]
+        if !jar.isEmpty { headers.append(("Cookie", jar.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))) }
+
+        let response: TransportResponse
+        do {
+            response = try await transport.send(TransportRequest(method: request.method.rawValue, url: target, headers: headers, body: body))
+        } catch {
+            throw GatehouseError.upstreamUnavailable("The provider's login page could not be reached.")
+        }
+        guard response.body.count <= Self.maxBodyBytes else { throw GatehouseError(code: "upstream_too_large", status: 502, detail: "The provider's page is too large.") }
+        let setCookies = response.headers.filter { $0.name.lowercased() == "set-cookie" }.map(\.value)
+        let updatedJar = await jars.store(setCookies: setCookies, origin: origin, id: id)
+
+        let contentType = response.header("Content-Type") ?? ""
+        let isHTML = contentType.lowercased().contains("text/html")
+        let text = isHTML ? String(decoding: response.body, as: UTF8.self) : nil
+        let known = setCookies + updatedJar.map { "\($0.key)=\($0.value)" }
+        if let token = provider.capture(url: target, status: response.status, setCookies: known, body: text) {
+            return try await complete(id: id, token: token, provider: provider, context)
+        }
+
+        var out = HTTPFields()
+        out[.cacheControl] = "no-store"
+        out[.contentType] = contentType.isEmpty ? "application/octet-stream" : contentType
+        out[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        // Whatever the provider serves (HTML, SVG, …) runs sandboxed, as an opaque origin: its scripts
+        // cannot call the gateway's API with the user's session cookie; forms and navigations still work.
+        out[HTTPField.Name("Content-Security-Policy")!] = "sandbox allow-scripts allow-forms allow-popups allow-modals"
+        out[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        let rewriter = rewriter(id: id, provider: provider)
+        if let location = response.header("Location") {
+            guard let rewritten = rewriter.location(location, base: target) else {
+                throw GatehouseError(code: "origin_not_allowed", status: 502, detail: "The provider redirected outside its configured origins.")
+            }
+            out[.location] = rewritten
+        }
+        var bodyData = response.body
+        if var page = text {
+            page = rewriter.html(page, currentOrigin: index)
+            if provider.injectsNotifyShim {
+                page = LoginPageRewriter.inject(LoginPageRewriter.notifyShim(captureURL: "/v1/pages/\(id)/notify"), into: page)
+            }
+            bodyData = Data(page.utf8)
+        }
+        let status = HTTPResponse.Status(code: response.status)
+        return Response(status: status, headers: out, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bodyData)))
+    }
+
+    // MARK: Capture
+
+    private func notify(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        let id = try context.parameters.require("login")
+        guard let entry = await jars.entry(id, now: gateway.clock.now()) else { throw Self.unknownLogin() }
+        let provider = try pageProvider(entry.transaction.provider)
+        guard provider.injectsNotifyShim else { throw GatehouseError.unsupported("This provider does not use Notify.") }
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: 65_536)
+        } catch {
+            throw GatehouseError.payloadTooLarge("The Notify payload exceeds 64 KiB.")
+        }
+        let isForm = request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") ?? false
+        let text = String(decoding: buffer.readableBytesView, as: UTF8.self)
+        if isForm {
+            // The shim's form navigation: the answer is the end of the login itself.
+            guard let payload = FormEncoding.decode(text).first(where: { $0.0 == "payload" })?.1 else {
+                throw GatehouseError.invalidRequest("The form has no payload.")
+            }
+            return try await complete(id: id, token: payload, provider: provider, context)
+        }
+        let finished = try await complete(id: id, token: text, provider: provider, context)
+        // A script that posted the string itself: hand it the redirect target, keep the session cookie.
+        var headers = HTTPFields()
+        if let cookie = finished.headers[.setCookie] { headers[.setCookie] = cookie }
+        return try JSONResponse.make(["location": finished.headers[.location] ?? "/"], headers: headers)
+    }
+
+    /// Validates a captured token and ends the login (single use) like a redirect login.
+    private func complete(id: String, token: String, provider: any LoginPageProvider, _ context: GatehouseRequestContext) async throws -> Response {
+        guard let entry = await jars.take(id, now: gateway.clock.now()) else { throw Self.unknownLogin() }
+        let providerID = entry.transaction.provider
+        let result: LoginResult
+        do {
+            result = try await provider.validateToken(token)
+        } catch let error as ProviderError {
+            gateway.metrics.loginFailures.increment()
+            context.logger.info("page login refused", metadata: ["provider": "\(providerID)"])
+            // A native client waits at its redirect URI: tell it there, as after a redirect login's callback.
+            if let clientRedirectURI = entry.transaction.clientRedirectURI {
+                let (code, description): (String, String) = switch error {
+                case .unavailable: ("temporarily_unavailable", "The provider could not be reached; try again.")
+                case .rejected(let code, let reason): ("access_denied", "The captured token was refused (\(code)): \(reason)")
+                case .invalidGrant(let reason), .invalidResponse(let reason): ("server_error", reason)
+                }
+                var fields = [("error", code), ("error_description", description)]
+                if let clientState = entry.transaction.clientState { fields.append(("state", clientState)) }
+                return JSONResponse.redirect(to: FormEncoding.appending(fields, to: clientRedirectURI))
+            }
+            switch error {
+            case .unavailable: throw GatehouseError.upstreamUnavailable("The provider could not be reached.")
+            case .rejected(let code, let reason): throw GatehouseError(code: code, status: 401, detail: reason)
+            case .invalidGrant(let reason), .invalidResponse(let reason): throw GatehouseError(code: "invalid_credential", status: 401, detail: reason)
+            }
+        }
+        return try await AuthController(gateway: gateway).finishLogin(providerID: providerID, result: result, transaction: entry.transaction)
+    }
+}

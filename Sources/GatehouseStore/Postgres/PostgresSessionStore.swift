@@ -1,0 +1,305 @@
+public import Foundation
+public import GatehouseCore
+public import Logging
+import PostgresNIO
+public import ServiceLifecycle
+
+/// A ``SessionStore`` in PostgreSQL, shared by several gateway instances.
+///
+/// Built on PostgresNIO's `PostgresClient`, a connection pool that must be running: run the store as a
+/// `Service` (its ``run()`` runs the pool) next to the server. Every statement that decides something is
+/// a single atomic statement (`UPDATE … RETURNING`, `INSERT … ON CONFLICT`), so instances need no
+/// other coordination. Connectivity faults, and operations that wait longer than `operationTimeout`,
+/// throw ``StoreUnavailableError``.
+///
+/// ```swift
+/// let store = try PostgresSessionStore(url: "postgres://gatehouse@db/gatehouse", poolSize: 20, logger: logger)
+/// // run `store` in a ServiceGroup, then:
+/// try await store.migrate()
+/// ```
+public final class PostgresSessionStore: SessionStore, Service {
+    private static let sessionColumns = """
+        id, token_hash, provider, subject, identity, sealed_credential, credential_version, \
+        created_at, last_seen_at, expires_at
+        """
+
+    private let client: PostgresClient
+    private let logger: Logger
+    private let operationTimeout: Duration
+
+    /// - Parameters:
+    ///   - url: `postgres://user:password@host:port/database?sslmode=…`.
+    ///   - poolSize: the most connections opened.
+    ///   - operationTimeout: how long one operation may wait (for a connection, then the server).
+    public init(url: String, poolSize: Int, operationTimeout: Duration = .seconds(5), logger: Logger) throws {
+        let settings = try PostgresConnectionSettings(url: url, poolSize: poolSize)
+        self.client = PostgresClient(configuration: settings.configuration, backgroundLogger: logger)
+        self.logger = logger
+        self.operationTimeout = operationTimeout
+    }
+
+    /// Runs the connection pool until the task is cancelled (graceful shutdown).
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await self.client.run()
+        }
+    }
+
+    public func migrate() async throws {
+        try await guarded {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                // Held until COMMIT: a second instance starting at the same moment waits here, then finds
+                // every migration applied.
+                try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresMigrations.lockKey))", logger: self.logger)
+                try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS gatehouse_migrations (version bigint PRIMARY KEY, applied_at double precision NOT NULL)",
+                    logger: self.logger)
+                var applied = Set<Int>()
+                for try await version in try await connection.query("SELECT version FROM gatehouse_migrations", logger: self.logger).decode(Int.self) {
+                    applied.insert(version)
+                }
+                for migration in PostgresMigrations.all where !applied.contains(migration.version) {
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
+                    }
+                    let now = Date().timeIntervalSince1970
+                    try await connection.query(
+                        "INSERT INTO gatehouse_migrations (version, applied_at) VALUES (\(migration.version), \(now))", logger: self.logger)
+                }
+            }
+        }
+    }
+
+    public func ping() async throws {
+        // Readiness probes have short timeouts of their own: answer within 2 s either way.
+        try await guarded(timeout: min(operationTimeout, .seconds(2))) {
+            _ = try await self.client.query("SELECT 1", logger: self.logger).collect()
+        }
+    }
+
+    // MARK: Sessions
+
+    public func insertSession(_ record: SessionRecord) async throws {
+        do {
+            try await guarded {
+                try await self.client.query(
+                    """
+                    INSERT INTO sessions (id, token_hash, provider, subject, identity, sealed_credential, credential_version,
+                        created_at, last_seen_at, expires_at)
+                    VALUES (\(record.id), \(record.tokenHash), \(record.provider), \(record.subject), \(record.identity),
+                        \(record.sealedCredential), \(record.credentialVersion), \(record.createdAt.timeIntervalSince1970),
+                        \(record.lastSeenAt.timeIntervalSince1970), \(record.expiresAt.timeIntervalSince1970))
+                    """, logger: self.logger)
+            }
+        } catch let error as PSQLError where Self.isUniqueViolation(error) {
+            throw SessionStoreError.duplicateSession
+        }
+    }
+
+    public func session(tokenHash: String) async throws -> SessionRecord? {
+        try await guarded {
+            try await self.sessions(
+                try await self.client.query(
+                    "SELECT \(unescaped: Self.sessionColumns) FROM sessions WHERE token_hash = \(tokenHash)", logger: self.logger)
+            ).first
+        }
+    }
+
+    public func session(id: String) async throws -> SessionRecord? {
+        try await guarded {
+            try await self.sessions(
+                try await self.client.query("SELECT \(unescaped: Self.sessionColumns) FROM sessions WHERE id = \(id)", logger: self.logger)
+            ).first
+        }
+    }
+
+    public func updateCredential(sessionID: String, sealedCredential: Data, expectedVersion: Int) async throws -> Bool {
+        try await guarded {
+            // Compare-and-set: of two concurrent refreshes, on any instances, only the one that read the current version lands.
+            let rows = try await self.client.query(
+                """
+                UPDATE sessions SET sealed_credential = \(sealedCredential), credential_version = credential_version + 1
+                WHERE id = \(sessionID) AND credential_version = \(expectedVersion) RETURNING 1
+                """, logger: self.logger
+            ).collect()
+            return rows.count == 1
+        }
+    }
+
+    public func touchSession(id: String, at: Date) async throws {
+        try await guarded {
+            try await self.client.query(
+                "UPDATE sessions SET last_seen_at = \(at.timeIntervalSince1970) WHERE id = \(id)", logger: self.logger)
+        }
+    }
+
+    public func deleteSession(id: String) async throws {
+        try await guarded {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                try await connection.query("DELETE FROM refresh_leases WHERE session_id = \(id)", logger: self.logger)
+                try await connection.query("DELETE FROM sessions WHERE id = \(id)", logger: self.logger)
+            }
+        }
+    }
+
+    @discardableResult
+    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int {
+        let now = now.timeIntervalSince1970
+        let idleCutoff = idleCutoff.timeIntervalSince1970
+        // Safe on every instance at once: each DELETE is idempotent, and rows another instance removed first
+        // are simply not counted.
+        return try await guarded {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                try await connection.query(
+                    """
+                    DELETE FROM refresh_leases WHERE until <= \(now) OR session_id IN
+                        (SELECT id FROM sessions WHERE expires_at < \(now) OR last_seen_at < \(idleCutoff))
+                    """, logger: self.logger)
+                let deleted = try await connection.query(
+                    "DELETE FROM sessions WHERE expires_at < \(now) OR last_seen_at < \(idleCutoff) RETURNING 1", logger: self.logger
+                ).collect()
+                try await connection.query("DELETE FROM pending WHERE expires_at < \(now)", logger: self.logger)
+                return deleted.count
+            }
+        }
+    }
+
+    // MARK: Pending records
+
+    public func insertPending(_ record: PendingRecord) async throws {
+        do {
+            try await guarded {
+                try await self.client.query(
+                    """
+                    INSERT INTO pending (key_hash, purpose, provider, session_id, payload, expires_at, consumed_at)
+                    VALUES (\(record.keyHash), \(record.purpose.rawValue), \(record.provider), \(record.sessionID),
+                        \(record.payload), \(record.expiresAt.timeIntervalSince1970), NULL)
+                    """, logger: self.logger)
+            }
+        } catch let error as PSQLError where Self.isUniqueViolation(error) {
+            throw SessionStoreError.duplicatePending
+        }
+    }
+
+    public func consumePending(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> Consumption {
+        let nowSeconds = now.timeIntervalSince1970
+        return try await guarded {
+            // One statement marks the record used: of two instances redeeming at once, PostgreSQL's row lock
+            // lets exactly one see `consumed_at IS NULL`.
+            let first = try await self.pendingRecords(
+                try await self.client.query(
+                    """
+                    UPDATE pending SET consumed_at = \(nowSeconds)
+                    WHERE key_hash = \(keyHash) AND purpose = \(purpose.rawValue) AND consumed_at IS NULL AND expires_at > \(nowSeconds)
+                    RETURNING provider, session_id, payload, expires_at
+                    """, logger: self.logger),
+                keyHash: keyHash, purpose: purpose)
+            if let record = first.first { return .first(record) }
+            // Not consumed by us: unknown, expired or already used.
+            let existing = try await self.pendingRecords(
+                try await self.client.query(
+                    """
+                    SELECT provider, session_id, payload, expires_at FROM pending
+                    WHERE key_hash = \(keyHash) AND purpose = \(purpose.rawValue) AND consumed_at IS NOT NULL AND expires_at > \(nowSeconds)
+                    """, logger: self.logger),
+                keyHash: keyHash, purpose: purpose)
+            if let record = existing.first { return .replayed(record) }
+            return .unknown
+        }
+    }
+
+    public func attachSession(_ sessionID: String, toPending keyHash: String) async throws {
+        try await guarded {
+            try await self.client.query("UPDATE pending SET session_id = \(sessionID) WHERE key_hash = \(keyHash)", logger: self.logger)
+        }
+    }
+
+    // MARK: Refresh leases
+
+    public func acquireRefreshLease(sessionID: String, owner: String, until: Date, now: Date) async throws -> Bool {
+        try await guarded {
+            // One statement decides: insert a free lease, or take over a lapsed or own one. When the WHERE of the
+            // upsert is false no row is returned, and the other owner keeps the lease.
+            let rows = try await self.client.query(
+                """
+                INSERT INTO refresh_leases (session_id, owner, until) VALUES (\(sessionID), \(owner), \(until.timeIntervalSince1970))
+                ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, until = excluded.until
+                WHERE refresh_leases.until <= \(now.timeIntervalSince1970) OR refresh_leases.owner = excluded.owner
+                RETURNING 1
+                """, logger: self.logger
+            ).collect()
+            return rows.count == 1
+        }
+    }
+
+    public func releaseRefreshLease(sessionID: String, owner: String) async throws {
+        try await guarded {
+            try await self.client.query(
+                "DELETE FROM refresh_leases WHERE session_id = \(sessionID) AND owner = \(owner)", logger: self.logger)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` with a deadline and turns connectivity faults into ``StoreUnavailableError``.
+    private func guarded<T: Sendable>(timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = timeout ?? operationTimeout
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let value = first else {
+                    throw StoreUnavailableError(reason: "no answer from PostgreSQL within \(timeout)")
+                }
+                return value
+            }
+        } catch let error as PSQLError where Self.isConnectivityFault(error) {
+            throw StoreUnavailableError(reason: "\(error.code)")
+        } catch is CancellationError where !Task.isCancelled {
+            throw StoreUnavailableError(reason: "cancelled")
+        }
+    }
+
+    private static func isUniqueViolation(_ error: PSQLError) -> Bool {
+        error.code == .server && error.serverInfo?[.sqlState] == "23505"
+    }
+
+    private static func isConnectivityFault(_ error: PSQLError) -> Bool {
+        guard error.code == .server else {
+            // Everything but a server answer is the connection failing: refused, closed, TLS, timeout, pool closed.
+            return error.code != .tooManyParameters && error.code != .invalidCommandTag
+        }
+        // Class 08 (connection exception), 57P01–57P03 (shutdown, cannot connect now), 53 (insufficient resources).
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53")
+    }
+
+    private func sessions(_ rows: PostgresRowSequence) async throws -> [SessionRecord] {
+        var records: [SessionRecord] = []
+        for try await row in rows {
+            let (id, tokenHash, provider, subject, identity, sealed, version, created, lastSeen, expires) =
+                try row.decode((String, String, String, String, Data, Data, Int, Double, Double, Double).self)
+            records.append(SessionRecord(
+                id: id, tokenHash: tokenHash, provider: provider, subject: subject, identity: identity,
+                sealedCredential: sealed, credentialVersion: version,
+                createdAt: Date(timeIntervalSince1970: created), lastSeenAt: Date(timeIntervalSince1970: lastSeen),
+                expiresAt: Date(timeIntervalSince1970: expires)))
+        }
+        return records
+    }
+
+    private func pendingRecords(_ rows: PostgresRowSequence, keyHash: String, purpose: PendingRecord.Purpose) async throws -> [PendingRecord] {
+        var records: [PendingRecord] = []
+        for try await row in rows {
+            let (provider, sessionID, payload, expires) = try row.decode((String, String?, Data, Double).self)
+            records.append(PendingRecord(
+                keyHash: keyHash, purpose: purpose, provider: provider, sessionID: sessionID, payload: payload,
+                expiresAt: Date(timeIntervalSince1970: expires)))
+        }
+        return records
+    }
+}

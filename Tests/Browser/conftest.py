@@ -1,0 +1,83 @@
+"""Fixtures for the login-page tests in a real headless Chromium.
+
+Processes (127.0.0.1, free port, killed at teardown):
+  * gateway - `$GATEHOUSE_BIN demo --listen 127.0.0.1:<port>` (default <repo>/.build/debug/gatehouse):
+              the demo gateway with its stand-ins, among them the ACS-like sign-in (provider `azure`,
+              Notify on load) and the legacy site (providers `legacy` by cookie, `legacytitle` by title).
+  * chromium - Debian's chromium driven by chromedriver through selenium.
+
+Tests are skipped when the binary, chromium or chromedriver is missing.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+STARTUP_TIMEOUT = float(os.environ.get("BROWSER_STARTUP_TIMEOUT", "60"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def gateway():
+    binary = Path(os.environ.get("GATEHOUSE_BIN", REPO / ".build" / "debug" / "gatehouse"))
+    if not binary.exists():
+        pytest.skip(f"gateway binary {binary} not built")
+    port = free_port()
+    log = Path(tempfile.mkdtemp(prefix="gatehouse-browser-")) / "gateway.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([str(binary), "demo", "--listen", f"127.0.0.1:{port}"], stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + STARTUP_TIMEOUT
+    while True:
+        try:
+            if requests.get(base + "/healthz", timeout=2).status_code == 200:
+                break
+        except requests.RequestException:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            raise RuntimeError("gateway did not start:\n" + log.read_text(errors="replace")[-5000:])
+        time.sleep(0.2)
+    yield base
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+    shutil.rmtree(log.parent, ignore_errors=True)
+
+
+@pytest.fixture()
+def browser():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not chromium or not driver_path:
+        pytest.skip("chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()

@@ -1,0 +1,71 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+import PostgresNIO
+import Testing
+
+/// What only the shared PostgreSQL store must do: migrate safely from several instances at once, be
+/// shared by two store objects (two gateway instances), and report an unreachable server as such.
+@Suite(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL server binaries are not installed"))
+struct PostgresSessionStoreTests {
+    @Test func concurrentMigrationsFromSeveralInstancesDoNotRace() async throws {
+        let url = try await PostgresTestServer.shared.makeDatabase()
+        try await StoreFactory.withPostgresStore(url: url) { a in
+            try await StoreFactory.withPostgresStore(url: url) { b in
+                async let first: Void = a.migrate()
+                async let second: Void = b.migrate()
+                async let third: Void = a.migrate()
+                _ = try await (first, second, third)
+                try await a.insertSession(Fixtures.session(id: "s1"))
+                #expect(try await b.session(id: "s1") != nil)
+            }
+        }
+    }
+
+    @Test func aPendingRecordIsConsumedOnceAcrossInstances() async throws {
+        let url = try await PostgresTestServer.shared.makeDatabase()
+        try await StoreFactory.withPostgresStore(url: url) { a in
+            try await a.migrate()
+            try await StoreFactory.withPostgresStore(url: url) { b in
+                let now = Date()
+                try await a.insertPending(PendingRecord(keyHash: "k", purpose: .handoffCode, provider: "p", payload: Data("x".utf8), expiresAt: now.addingTimeInterval(60)))
+                let results = try await withThrowingTaskGroup(of: Consumption.self) { group in
+                    for index in 0..<20 {
+                        let store = index.isMultiple(of: 2) ? a : b
+                        group.addTask { try await store.consumePending(keyHash: "k", purpose: .handoffCode, now: now) }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                let firsts = results.filter { if case .first = $0 { true } else { false } }
+                #expect(firsts.count == 1)
+            }
+        }
+    }
+
+    @Test func anUnreachableServerThrowsStoreUnavailable() async throws {
+        // Port 1 on loopback: nothing listens, the connection is refused.
+        try await StoreFactory.withPostgresStore(url: "postgres://postgres@127.0.0.1:1/none?sslmode=disable") { store in
+            let started = ContinuousClock.now
+            await #expect(throws: StoreUnavailableError.self) { try await store.ping() }
+            await #expect(throws: StoreUnavailableError.self) { try await store.session(tokenHash: "h") }
+            // A generous bound: this proves "no hang", not speed (ping 2 s, operations 5 s, on a loaded machine).
+            #expect(ContinuousClock.now - started < .seconds(60))
+        }
+    }
+
+    @Test func malformedURLsAreRefusedWithoutEchoingThePassword() {
+        #expect(throws: PostgresURLError.self) { try PostgresConnectionSettings(url: "postgres:///nohost", poolSize: 1) }
+        do {
+            _ = try PostgresConnectionSettings(url: "postgres://u:secret@h/db?sslmode=bogus", poolSize: 1)
+            Issue.record("expected an error")
+        } catch {
+            #expect(!"\(error)".contains("secret"))
+        }
+        let settings = try? PostgresConnectionSettings(url: "postgres://us%40er:p%2Fw@db.example:6543/gh?sslmode=require", poolSize: 7)
+        #expect(settings?.configuration.username == "us@er")
+        #expect(settings?.configuration.password == "p/w")
+        #expect(settings?.configuration.database == "gh")
+        #expect(settings?.configuration.port == 6543)
+        #expect(settings?.configuration.options.maximumConnections == 7)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import GatehouseStore
+import Logging
+
+/// A throwaway PostgreSQL server for the store tests: `initdb` and `pg_ctl` from Debian's packages in a
+/// temporary directory, trust authentication, loopback only, on a free port. One server per test
+/// process, one fresh database per test. A watcher process stops it and removes the directory when the
+/// test process exits, however it exits.
+///
+/// `initdb` refuses to run as root, so as root the server runs as the `postgres` user (`runuser`).
+actor PostgresTestServer {
+    static let shared = PostgresTestServer()
+
+    /// The directory holding `initdb`, `pg_ctl`, `psql`, or nil.
+    static let binDirectory: String? = {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
+            .sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }
+        return versions.map { "\(root)/\($0)/bin" }.first { FileManager.default.isExecutableFile(atPath: "\($0)/initdb") }
+    }()
+
+    /// Whether the postgres cases run: PostgreSQL is installed, or we are in CI (where its absence is a failure).
+    static let isEnabled: Bool = {
+        if binDirectory != nil { return true }
+        if ProcessInfo.processInfo.environment["CI"] != nil { return true }
+        FileHandle.standardError.write(Data(
+            "note: skipping the postgres store cases: no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (install Debian's `postgresql`; with CI set they must run)\n".utf8))
+        return false
+    }()
+
+    private var port: Int?
+    private var counter = 0
+
+    /// A URL of a new, empty database.
+    func makeDatabase() throws -> String {
+        let port = try start()
+        counter += 1
+        let name = "gatehouse_test_\(counter)_\(UUID().uuidString.prefix(8).lowercased())"
+        try Self.run(Self.tool("psql"), ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE DATABASE \(name)"], asPostgres: false)
+        return "postgres://postgres@127.0.0.1:\(port)/\(name)?sslmode=disable"
+    }
+
+    private func start() throws -> Int {
+        if let port { return port }
+        guard Self.binDirectory != nil else { throw HarnessError("PostgreSQL is not installed (apt-get install postgresql)") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-pg-\(UUID().uuidString)").path
+        let data = directory + "/data"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if getuid() == 0 {
+            try Self.run("/bin/chown", ["postgres:postgres", directory], asPostgres: false)
+        }
+        try Self.run(Self.tool("initdb"), ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"], asPostgres: true)
+        let port = try Self.freePort()
+        let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300"
+        try Self.run(Self.tool("pg_ctl"), ["-D", data, "-o", options, "-l", directory + "/log", "-w", "-t", "30", "start"], asPostgres: true)
+        // Stop the server when this process ends, even on a crash.
+        let stop = "\(Self.asPostgresPrefix())\(Self.tool("pg_ctl")) -D \(data) -m immediate stop >/dev/null 2>&1; rm -rf \(directory)"
+        try Self.spawnDetached("/bin/sh", ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(stop)"])
+        self.port = port
+        return port
+    }
+
+    private static func tool(_ name: String) -> String { "\(binDirectory ?? "/usr/bin")/\(name)" }
+
+    private static func asPostgresPrefix() -> String { getuid() == 0 ? "/usr/sbin/runuser -u postgres -- " : "" }
+
+    /// Runs a command to completion with `posix_spawn`/`waitpid`, its output in a temporary file.
+    ///
+    /// Not `Foundation.Process`: on Linux its `waitUntilExit` can miss the exit of `runuser` here and wait forever,
+    /// and a pipe could be held open by the server that `pg_ctl start` leaves running.
+    private static func run(_ executable: String, _ arguments: [String], asPostgres: Bool) throws {
+        let argv = asPostgres && getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-pg-output-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else { throw HarnessError("cannot start \(argv[0]): errno \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // WIFEXITED && WEXITSTATUS == 0
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            throw HarnessError("\(executable) failed (status \(status)): \(text)")
+        }
+    }
+
+    private static func spawnDetached(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw HarnessError("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    struct HarnessError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}

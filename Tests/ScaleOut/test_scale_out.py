@@ -1,0 +1,199 @@
+"""Two gateway instances sharing one PostgreSQL: nothing depends on which instance a request reaches."""
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+
+from interop_support import dot_sign_in, expire_access_tokens_now, pkce_pair, query_of
+
+TIMEOUT = 30
+REDIRECT_URI = "http://127.0.0.1:9/cb"
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def on(gateway, url: str) -> str:
+    """The same URL sent to another instance (what a load balancer does)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, f"127.0.0.1:{gateway.port}", parts.path, parts.query, parts.fragment))
+
+
+def login(start, callback, cluster) -> dict:
+    """Login started at `start`, DOT's redirect delivered to `callback`. Returns the handoff code and verifier."""
+    verifier, challenge = pkce_pair()
+    r = requests.get(f"{start.url}/v1/auth/dot/login",
+                     params={"redirect_uri": REDIRECT_URI, "state": "s1", "code_challenge": challenge,
+                             "code_challenge_method": "S256"}, allow_redirects=False, timeout=TIMEOUT)
+    assert r.status_code == 302, r.text
+    final = dot_sign_in(requests.Session(), r.headers["Location"], cluster.dot["username"], cluster.dot["password"])
+    r = requests.get(on(callback, final.headers["Location"]), allow_redirects=False, timeout=TIMEOUT)
+    assert r.status_code == 302, f"callback at {callback.name}: {r.status_code} {r.text}"
+    q = query_of(r.headers["Location"])
+    assert "error" not in q, q
+    return {"code": q["code"], "verifier": verifier}
+
+
+def redeem(gateway, handoff) -> requests.Response:
+    return requests.post(f"{gateway.url}/v1/session",
+                         json={"grant_type": "authorization_code", "code": handoff["code"],
+                               "code_verifier": handoff["verifier"], "redirect_uri": REDIRECT_URI}, timeout=TIMEOUT)
+
+
+def new_session(cluster) -> str:
+    r = redeem(cluster.a, login(cluster.a, cluster.b, cluster))
+    assert r.status_code == 201, r.text
+    return r.json()["session_token"]
+
+
+def test_login_on_a_callback_on_b_redeemed_on_a_replay_on_b_refused(cluster):
+    handoff = login(cluster.a, cluster.b, cluster)
+    r = redeem(cluster.a, handoff)
+    assert r.status_code == 201, r.text
+    token = r.json()["session_token"]
+    replay = redeem(cluster.b, handoff)
+    assert replay.status_code == 400, replay.text
+    assert replay.json()["code"] == "invalid_grant"
+    # The replay revokes the session the code produced, on every instance.
+    for gw in (cluster.a, cluster.b):
+        assert requests.get(f"{gw.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code == 401
+
+
+def test_session_works_on_both_instances(cluster):
+    token = new_session(cluster)
+    for gw in (cluster.a, cluster.b):
+        r = requests.get(f"{gw.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+        assert r.status_code == 200, r.text
+        r = requests.get(f"{gw.url}/v1/proxy/dot/me", headers=bearer(token), timeout=TIMEOUT)
+        assert r.status_code == 200, r.text
+
+
+def test_logout_on_b_is_refused_at_a_at_once(cluster):
+    token = new_session(cluster)
+    assert requests.get(f"{cluster.a.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code == 200
+    r = requests.delete(f"{cluster.b.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+    assert r.status_code in (200, 204), r.text
+    r = requests.get(f"{cluster.a.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+    assert r.status_code == 401, r.text
+
+
+def test_200_concurrent_calls_over_a_and_b_on_an_expired_credential_refresh_once(cluster):
+    rt0, at0 = cluster.db.max_ids()
+    token = new_session(cluster)
+    rt1, at1 = cluster.db.max_ids()
+    assert rt1 == rt0 + 1
+    # DOT now answers 401 to the access token: every call needs the refreshed credential.
+    assert expire_access_tokens_now(cluster.dot["db"], at0) >= 1
+
+    def call(i: int) -> int:
+        gw = cluster.a if i % 2 == 0 else cluster.b
+        return requests.get(f"{gw.url}/v1/proxy/dot/me", headers=bearer(token), timeout=60).status_code
+
+    with ThreadPoolExecutor(max_workers=100) as pool:
+        statuses = list(pool.map(call, range(200)))
+    assert statuses.count(200) == 200, {s: statuses.count(s) for s in set(statuses)}
+    new_refresh_tokens = cluster.db.refresh_tokens(after_id=rt1)
+    assert len(new_refresh_tokens) == 1, f"expected exactly one refresh at DOT, saw {len(new_refresh_tokens)}"
+    # The rotated refresh token was kept: one more refresh works.
+    r = requests.post(f"{cluster.b.url}/v1/session/refresh", headers=bearer(token), timeout=TIMEOUT)
+    assert r.status_code == 200, r.text
+
+
+def test_postgres_down_is_503_store_unavailable_and_recovers_without_restart(cluster):
+    token = new_session(cluster)
+    cluster.pg.stop()
+    try:
+        for gw in (cluster.a, cluster.b):
+            started = time.monotonic()
+            r = requests.get(f"{gw.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+            assert r.status_code == 503, r.text
+            assert r.json()["code"] == "store_unavailable"
+            assert int(r.headers["Retry-After"]) > 0
+            assert time.monotonic() - started < 10
+            r = requests.get(f"{gw.url}/readyz", timeout=TIMEOUT)
+            assert r.status_code == 503
+    finally:
+        cluster.pg.start()
+    deadline = time.monotonic() + 30
+    for gw in (cluster.a, cluster.b):
+        while True:
+            r = requests.get(f"{gw.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+            if r.status_code == 200:
+                break
+            assert r.status_code == 503 and time.monotonic() < deadline, r.text
+            time.sleep(0.5)
+        assert requests.get(f"{gw.url}/readyz", timeout=TIMEOUT).status_code == 200
+
+
+def test_key_rotation_keeps_old_sessions_on_both_instances(cluster):
+    token = new_session(cluster)
+    jwks_before = requests.get(f"{cluster.a.url}/.well-known/jwks.json", timeout=TIMEOUT).json()
+    cluster.generate_key("k2")
+    cluster.keys = ["k2", "k1"]
+    cluster.write_config(cluster.a.port)
+    cluster.restart_gateways()
+    for gw in (cluster.a, cluster.b):
+        r = requests.get(f"{gw.url}/v1/proxy/dot/me", headers=bearer(token), timeout=TIMEOUT)
+        assert r.status_code == 200, f"{gw.name}: {r.text}"
+    ja = requests.get(f"{cluster.a.url}/.well-known/jwks.json", timeout=TIMEOUT).json()
+    jb = requests.get(f"{cluster.b.url}/.well-known/jwks.json", timeout=TIMEOUT).json()
+    assert ja == jb
+    kids = [k["kid"] for k in ja["keys"]]
+    assert "k2" in kids and "k1" in kids, kids
+    assert len(jwks_before["keys"]) == 1
+    # A session made after the rotation (sealed under k2) works on both, too.
+    fresh = new_session(cluster)
+    for gw in (cluster.a, cluster.b):
+        assert requests.get(f"{gw.url}/v1/session", headers=bearer(fresh), timeout=TIMEOUT).status_code == 200
+
+
+def test_instance_killed_mid_refresh_blocks_nobody_longer_than_the_lease(cluster):
+    rt0, at0 = cluster.db.max_ids()
+    token = new_session(cluster)
+    rt1, _ = cluster.db.max_ids()
+    assert expire_access_tokens_now(cluster.dot["db"], at0) >= 1
+    proxy = cluster.token_proxy
+    proxy.held.clear()
+    proxy.release.clear()
+    proxy.hold = True
+    outcome = {}
+
+    def call_a():
+        try:
+            outcome["a"] = requests.get(f"{cluster.a.url}/v1/proxy/dot/me", headers=bearer(token), timeout=60).status_code
+        except requests.RequestException as error:
+            outcome["a"] = repr(error)
+
+    caller = threading.Thread(target=call_a)
+    caller.start()
+    try:
+        assert proxy.held.wait(20), "A never called the provider to refresh"
+        cluster.a.kill9()  # A dies holding the refresh lease; its refresh never reaches DOT
+    finally:
+        proxy.hold = False
+        proxy.release.set()
+    caller.join(30)
+    started = time.monotonic()
+    r = requests.get(f"{cluster.b.url}/v1/proxy/dot/me", headers=bearer(token), timeout=90)
+    waited = time.monotonic() - started
+    assert r.status_code == 200, r.text
+    assert waited < 30, f"B waited {waited:.1f}s, longer than the lease"
+    assert len(cluster.db.refresh_tokens(after_id=rt1)) == 1, "exactly one refresh reached DOT (B's)"
+    cluster.a.start()
+    r = requests.get(f"{cluster.a.url}/v1/proxy/dot/me", headers=bearer(token), timeout=TIMEOUT)
+    assert r.status_code == 200, r.text
+
+
+def test_gatehouse_migrate_on_the_shared_store_is_harmless_while_instances_run(cluster):
+    import subprocess
+    r = subprocess.run([str(cluster.binary), "migrate", "--config", str(cluster.config)], capture_output=True, text=True,
+                       timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "postgres" in r.stdout and cluster.pg.url not in r.stdout, "the URL (a secret) must not be printed"
+    token = new_session(cluster)
+    assert requests.get(f"{cluster.b.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code == 200
