@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// `scheme://host[:port]` of a URL: lowercase, the default port omitted. The unit the login-page
 /// proxy allows or refuses.

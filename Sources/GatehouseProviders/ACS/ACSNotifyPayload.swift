@@ -1,5 +1,5 @@
-public import Foundation
-public import GatehouseCore
+import Foundation
+import GatehouseCore
 
 /// The string ACS hands to `window.external.Notify`: a JSON object with `appliesTo`, `context`,
 /// `created`, `expires`, `securityToken` (HTML-escaped XML) and `tokenType` (PROTOCOLS.md §3).

@@ -1,5 +1,5 @@
 public import Foundation
-public import GatehouseCore
+import GatehouseCore
 import Crypto
 
 /// A Simple Web Token (SWT) as ACS issues it: form-encoded pairs, `HMACSHA256` last.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import GatehouseCore
 
 /// A legacy site whose success page sets an `oauth_token` cookie or writes the token into `<title>`.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import GatehouseCore
 
 /// The parts of a discovery document (OpenID Connect Discovery 1.0 / RFC 8414) the gateway uses,

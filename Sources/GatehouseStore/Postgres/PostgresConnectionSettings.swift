@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import PostgresNIO
 
 /// A `postgres://user:password@host:port/database?sslmode=…` URL turned into a client configuration.

@@ -242,6 +242,7 @@ public final class PostgresSessionStore: SessionStore, Service {
     // MARK: Helpers
 
     /// Runs `body` with a deadline and turns connectivity faults into ``StoreUnavailableError``.
+    @discardableResult
     private func guarded<T: Sendable>(timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = timeout ?? operationTimeout
         do {
