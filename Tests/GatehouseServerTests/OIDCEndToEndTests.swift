@@ -80,4 +80,17 @@ import Testing
             #expect(login.text.contains("provider_unavailable"))
         }
     }
+
+    @Test("a refresh whose ID token names another subject ends the session with subject_changed")
+    func subjectChangedOnRefresh() async throws {
+        try await Self.withGateway { gateway, idp in
+            let (token, _) = try await gateway.nativeLogin(provider: "oidc")
+            idp.setFault(.changedSubjectOnRefresh)
+            let refreshed = try await gateway.http.send(.POST, gateway.url("/v1/session/refresh"), headers: gateway.bearer(token))
+            #expect(refreshed.status == 401)
+            #expect(refreshed.problemCode == "subject_changed")
+            let after = try await gateway.http.send(.GET, gateway.url("/v1/session"), headers: gateway.bearer(token))
+            #expect(after.status == 401)
+        }
+    }
 }

@@ -97,8 +97,13 @@ actor RefreshCoordinator {
             case .unavailable(let reason):
                 logger.warning("refresh failed: provider unavailable", metadata: ["provider": "\(seen.provider)", "reason": "\(reason)"])
                 throw GatehouseError.upstreamUnavailable("The provider is unavailable; the session is kept. Try again later.")
+            case .rejected(let code, _) where code == "subject_changed":
+                // The provider now vouches for someone else: the session's identity is void.
+                logger.warning("refresh returned another subject; ending session", metadata: ["provider": "\(seen.provider)"])
+                try? await sessions.end(seen.id)
+                throw GatehouseError(code: code, status: 401, detail: "The provider's refreshed identity is another user; sign in again.")
             case .rejected(let code, _):
-                throw GatehouseError.badGateway("The provider refused to refresh the credential (\(code)).")
+                throw GatehouseError(code: code, status: 502, detail: "The provider refused to refresh the credential (\(code)).")
             case .invalidResponse(let reason):
                 throw GatehouseError.badGateway("The provider's refresh answer was not understood: \(reason)")
             }
