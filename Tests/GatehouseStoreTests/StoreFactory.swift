@@ -42,7 +42,9 @@ enum StoreFactory: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// Runs `body` with a store on `url` whose connection pool runs for the duration.
     static func withPostgresStore<T>(url: String, _ body: (PostgresSessionStore) async throws -> T) async throws -> T {
-        let store = try PostgresSessionStore(url: url, poolSize: 20, logger: Logger(label: "test.postgres"))
+        // Small pools (many suites run in parallel on one server) and a patient timeout (a loaded CI machine):
+        // these tests prove behaviour, not speed.
+        let store = try PostgresSessionStore(url: url, poolSize: 4, operationTimeout: .seconds(60), logger: Logger(label: "test.postgres"))
         let pool = Task { try? await store.run() }
         defer { pool.cancel() }
         return try await body(store)
