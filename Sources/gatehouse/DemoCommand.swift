@@ -36,6 +36,9 @@ struct DemoCommand: AsyncParsableCommand {
         // Login-page kinds: an ACS-like sign-in whose result page calls window.external.Notify, and a legacy site.
         let acs = StandInACS(realm: "urn:gatehouse:demo", logger: logger)
         _ = try await acs.start()
+        // An OpenID Connect provider: discovery, JWKS, ES256 ID tokens.
+        let oidc = StandInOIDCProvider(logger: logger)
+        _ = try await oidc.start()
         let legacy = StandInLegacySite(logger: logger)
         _ = try await legacy.start()
 
@@ -65,6 +68,15 @@ struct DemoCommand: AsyncParsableCommand {
               - domain: "\(idp.domain)"
                 support_document_file: "\(supportDocument)"
             """
+        // Only issuer, client id and secret: the rest comes from discovery.
+        let oidcYAML = """
+            id: oidc
+            kind: oidc
+            name: "OpenID Connect stand-in"
+            issuer: "\(oidc.issuer)"
+            client_id: "\(oidc.clientID)"
+            client_secret: "demo-secret"
+            """
         let spidYAML = """
             id: spid
             kind: spid
@@ -93,7 +105,9 @@ struct DemoCommand: AsyncParsableCommand {
             ].map { id, yaml in
                 try ProviderCatalog.provider(from: YAMLDocument(text: yaml, file: "Providers/\(id).yaml"), kinds: ProviderRegistry.kinds, context: context, environment: [:])
             }
-            return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context), spidProvider, browserID] + pageProviders
+            let oidcFile = try YAMLDocument(text: oidcYAML, file: "Providers/oidc.yaml")
+            let oidcProvider = try ProviderCatalog.provider(from: oidcFile, kinds: ProviderRegistry.kinds, context: context, environment: [:])
+            return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context), spidProvider, browserID, oidcProvider] + pageProviders
         }
         // Written straight to the file handle: the banner must show even when stdout is a pipe.
         let banner = (
@@ -102,6 +116,7 @@ struct DemoCommand: AsyncParsableCommand {
               gateway            \(publicURL)/   (open it in a browser; sign in as alice / alice-password)
               stand-in OAuth 2.0 \(oauth.baseURL)   (provider "demo"; access tokens live \(tokenLifetime) s, refresh tokens rotate)
               stand-in SPiD      \(spid.baseURL)   (provider "spid"; alice@example.test / alice-password; clock 120 s behind)
+              OpenID Connect     \(oidc.issuer)   (provider "oidc"; alice / alice-password)
               BrowserID IdP      \(idp.baseURL)   (provider "browserid"; any address @\(idp.domain))
               ACS stand-in       \(acs.baseURL)   (provider "azure"; \(publicURL)/v1/auth/azure/pages?return_to=/)
               legacy site        \(legacy.baseURL)   (providers "legacy", "legacytitle"; bob / secret; \(publicURL)/v1/auth/legacy/pages?return_to=/)
@@ -133,6 +148,7 @@ struct DemoCommand: AsyncParsableCommand {
             await echo.stop()
             await acs.stop()
             await legacy.stop()
+            await oidc.stop()
             throw error
         }
         await oauth.stop()
@@ -141,5 +157,6 @@ struct DemoCommand: AsyncParsableCommand {
         await echo.stop()
         await acs.stop()
         await legacy.stop()
+        await oidc.stop()
     }
 }
