@@ -143,7 +143,7 @@ public final class StandInOIDCProvider: Sendable {
         case .algNone:
             return StandInOIDCSigningKey.encode(["alg": .string("none"), "typ": .string("JWT")]) + "." + StandInOIDCSigningKey.encode(claims) + "."
         case .hmacWithPublicKey:
-            return StandInOIDCHMAC.sign(claims, secret: StandInOIDCSigningKey.jwkJSON(key.jwk), kid: key.kid)
+            return StandInOIDCHMAC.sign(claims, hmacKey: StandInOIDCSigningKey.jwkJSON(key.jwk), kid: key.kid)
         default:
             return key.sign(claims)
         }
