@@ -10,8 +10,13 @@ enum HopByHopHeaders {
 
     /// Hop-by-hop names plus those the `Connection` header lists.
     static func names(in fields: HTTPFields) -> Set<String> {
+        names(listedIn: fields[values: .connection])
+    }
+
+    /// Hop-by-hop names plus those listed in the given `Connection` header values (any header type).
+    static func names(listedIn connectionValues: some Sequence<String>) -> Set<String> {
         var result = names
-        for value in fields[values: .connection] {
+        for value in connectionValues {
             for token in value.split(separator: ",") {
                 result.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
             }

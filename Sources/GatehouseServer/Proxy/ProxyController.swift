@@ -27,27 +27,19 @@ struct ProxyController: Sendable {
     // MARK: Routes
 
     private func backend(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
-        var session = try await authenticated(request)
+        let session = try await authenticated(request)
         let backend = gateway.settings.backend
         let url = try UpstreamPath.join(base: backend.url, rawPath: String(request.uri.path.dropFirst("/v1/api".count)), query: request.uri.query)
         // The backend only needs a fresh provider token when it receives one.
-        let refresher = backend.forwardAccessToken ? try refreshingProvider(for: session) : nil
-        if let provider = refresher, gateway.refreshPolicy.needsRefresh(session.credential, now: gateway.clock.now()) {
-            session = try await gateway.refresher.refresh(session, provider: provider, force: false)
-        }
-        let body = try await forwardBody(of: request)
-        var response = try await send(request, context, url: url, body: body, attach: backendHeaders(session))
-        if response.status.code == 401, body.isReplayable, let provider = refresher {
-            session = try await gateway.refresher.refresh(session, provider: provider, force: false)
-            response = try await send(request, context, url: url, body: body, attach: backendHeaders(session))
-        }
+        let refresher = backend.forwardAccessToken ? refreshingProvider(for: session) : nil
+        let response = try await exchange(request, context, session: session, url: url, refresher: refresher, attachment: backendHeaders)
         return makeResponse(response, dropCookies: false)
     }
 
     private func providerAPI(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let providerID = try context.parameters.require("provider")
         let provider = try gateway.provider(providerID)
-        var session = try await authenticated(request)
+        let session = try await authenticated(request)
         // A session may only reach the API of the provider it signed in with.
         guard session.provider == providerID else {
             throw GatehouseError.forbidden("provider_mismatch", "This session belongs to provider '\(session.provider)', not '\(providerID)'.")
@@ -57,16 +49,9 @@ struct ProxyController: Sendable {
         }
         let prefix = "/v1/proxy/\(providerID)"
         let url = try UpstreamPath.join(base: api.url, rawPath: String(request.uri.path.dropFirst(prefix.count)), query: request.uri.query)
-        let refresher = try refreshingProvider(for: session)
-        if let refresher, gateway.refreshPolicy.needsRefresh(session.credential, now: gateway.clock.now()) {
-            session = try await gateway.refresher.refresh(session, provider: refresher, force: false)
-        }
-        let body = try await forwardBody(of: request)
-        var response = try await send(request, context, url: url, body: body, attach: providerAttachment(provider, session))
-        if response.status.code == 401, body.isReplayable, let refresher {
-            session = try await gateway.refresher.refresh(session, provider: refresher, force: false)
-            response = try await send(request, context, url: url, body: body, attach: providerAttachment(provider, session))
-        }
+        let response = try await exchange(
+            request, context, session: session, url: url, refresher: refreshingProvider(for: session),
+            attachment: { session in providerAttachment(provider, session) })
         if response.status.code >= 400, let translator = provider as? any APIErrorTranslating {
             return try await translated(response, by: translator)
         }
@@ -80,12 +65,29 @@ struct ProxyController: Sendable {
         return try await gateway.sessions.authenticate(token: token)
     }
 
-    private func refreshingProvider(for session: ActiveSession) throws -> (any RefreshingProvider)? {
+    private func refreshingProvider(for session: ActiveSession) -> (any RefreshingProvider)? {
         guard session.credential.isRefreshable else { return nil }
         return gateway.providers.provider(session.provider) as? any RefreshingProvider
     }
 
     // MARK: Upstream request
+
+    /// The same for both upstreams: refresh before sending when the credential is about to expire,
+    /// send, and after a 401 refresh once and replay (when the body was buffered).
+    private func exchange(
+        _ request: Request, _ context: GatehouseRequestContext, session: ActiveSession, url: String,
+        refresher: (any RefreshingProvider)?, attachment: (ActiveSession) -> Attachment
+    ) async throws -> HTTPClientResponse {
+        var session = session
+        if let refresher, gateway.refreshPolicy.needsRefresh(session.credential, now: gateway.clock.now()) {
+            session = try await gateway.refresher.refresh(session, provider: refresher, force: false)
+        }
+        let body = try await forwardBody(of: request)
+        let response = try await send(request, context, url: url, body: body, attach: attachment(session))
+        guard response.status.code == 401, body.isReplayable, let refresher else { return response }
+        session = try await gateway.refresher.refresh(session, provider: refresher, force: false)
+        return try await send(request, context, url: url, body: body, attach: attachment(session))
+    }
 
     /// Adds what the upstream should see to the cleaned request.
     private typealias Attachment = @Sendable (inout OutgoingRequest) async throws -> Void
@@ -200,10 +202,7 @@ struct ProxyController: Sendable {
     }
 
     private func makeResponse(_ upstream: HTTPClientResponse, dropCookies: Bool) -> Response {
-        var names: Set<String> = HopByHopHeaders.names
-        for value in upstream.headers["connection"] {
-            for token in value.split(separator: ",") { names.insert(token.trimmingCharacters(in: .whitespaces).lowercased()) }
-        }
+        var names = HopByHopHeaders.names(listedIn: upstream.headers["connection"])
         if dropCookies { names.insert("set-cookie") }
         var fields = HTTPFields()
         for header in upstream.headers where !names.contains(header.name.lowercased()) {
