@@ -9,8 +9,8 @@
 # to get a binary for the systemd unit (deploy/gatehouse.service). Build requirements (Debian):
 # a Swift 6 toolchain and libcurl4-openssl-dev zlib1g-dev libsqlite3-dev (the static
 # Foundation link line names libcurl even though Gatehouse does not use URLSession).
-# A clean release build takes about 8-9 minutes on 2 cores, so CI does not run it
-# (scripts/check-deploy.sh validates the deploy files against the debug binary instead).
+# A clean release build takes about 8-9 minutes on 2 cores. CI (.ci/run) runs this script, then
+# scripts/check-deploy.sh starts and probes the binary it built with each deployment's configuration.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -10,10 +10,11 @@
 #      mounts, healthchecks, the nginx upstreams and the database URL;
 #   5. each deployment's gatehouse.yaml (image default, systemd, compose, Kubernetes) laid out as
 #      that deployment lays it out, in a temporary root: `gatehouse check` on it as shipped, then
-#      the debug binary serves it (a postgres store becomes SQLite: no PostgreSQL here) and
-#      deploy/healthcheck.sh probes /healthz and /readyz the way the deployment does.
-# The release build (scripts/build-release.sh, --static-swift-stdlib, 8+ minutes) and the image
-# itself are not built here: no container engine runs on this machine.
+#      $GATEHOUSE_BIN serves it (a postgres store becomes SQLite) and deploy/healthcheck.sh probes
+#      /healthz and /readyz the way the deployment does.
+# .ci/run sets GATEHOUSE_BIN to the binary of scripts/build-release.sh (what the image's builder
+# stage runs), so the release binary is the one started and probed; the default is the debug
+# binary. The image itself is not built: no container engine runs on this machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 
 extension GatewayConfiguration {
@@ -16,7 +17,8 @@ extension GatewayConfiguration {
         public var kind: Kind
         /// SQLite database file (absolute once loaded).
         public var path: String
-        /// PostgreSQL connection URL (`postgres://user:pass@host:port/db`). A secret: never printed.
+        /// PostgreSQL connection URL (`postgres://user:pass@host:port/db?sslmode=…`), written as `url` or
+        /// composed from `host`, `port`, `user`, `password`, `database` and `tls`. A secret: never printed.
         public var url: String?
         /// PostgreSQL connection pool size.
         public var poolSize: Int
@@ -46,21 +48,61 @@ extension GatewayConfiguration {
             path = ConfigPath.resolve(try map.nonEmptyString("path") ?? path, against: baseDirectory)
             poolSize = try map.positiveInt("pool_size", unit: "connections") ?? poolSize
             if kind == .postgres {
-                guard let url = try map.secret("url"), !url.isEmpty else {
-                    throw map.error("kind", "'\(map.qualified("url"))' (or '\(map.qualified("url_file"))') is required when store.kind is postgres")
-                }
-                let scheme = url.prefix { $0 != ":" }.lowercased()
-                guard scheme == "postgres" || scheme == "postgresql", url.contains("://") else {
-                    let key = map.contains("url") && map.node("url") != nil ? "url" : "url_file"
-                    throw map.error(key, "'\(map.qualified("url"))' must be a postgres:// URL")
-                }
-                self.url = url
+                url = try Self.postgresURL(map)
             } else {
                 // Only PostgreSQL uses these; they may stay in the file (unread, so an unset variable is no error).
-                _ = map.contains("url")
-                _ = map.contains("url_file")
+                for key in Self.postgresKeys { _ = map.contains(key) }
             }
             try map.finish()
+        }
+
+        /// The keys only a `postgres` store reads.
+        static let postgresKeys = ["url", "url_file", "host", "port", "user", "password", "password_file", "database", "tls"]
+
+        /// The TLS modes, named as libpq's `sslmode`.
+        static let tlsModes = ["disable", "prefer", "require", "verify-full"]
+
+        /// `url` (or `url_file`), or the same connection as fields: `host`, `port`, `user`, `password`
+        /// (or `password_file`), `database`. Fields become one percent-encoded URL, so both forms take the
+        /// same path from here on. `tls` sets the URL's `sslmode` in either form.
+        private static func postgresURL(_ map: ConfigMap) throws -> String {
+            let tls = try map.choice("tls", tlsModes)
+            let url = try map.secret("url")
+            if let host = try map.nonEmptyString("host") {
+                if url != nil {
+                    let key = map.node("url") != nil ? "url" : "url_file"
+                    throw map.error(key, "give either '\(map.qualified(key))' or '\(map.qualified("host"))' (with port, user, password, database), not both")
+                }
+                var components = URLComponents()
+                components.scheme = "postgres"
+                components.host = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+                components.port = try map.int("port", range: 1...65535)
+                components.user = try map.nonEmptyString("user")
+                components.password = try map.secret("password")
+                if let database = try map.nonEmptyString("database") { components.path = "/" + database }
+                if let tls { components.queryItems = [URLQueryItem(name: "sslmode", value: tls)] }
+                guard let text = components.string else {
+                    throw map.error("host", "'\(map.qualified("host"))' and its fields do not form a PostgreSQL address")
+                }
+                return text
+            }
+            for key in ["port", "user", "password", "password_file", "database"] where map.node(key) != nil {
+                throw map.error(key, "'\(map.qualified(key))' needs '\(map.qualified("host"))'; with '\(map.qualified("url"))' put it in the URL")
+            }
+            guard let url, !url.isEmpty else {
+                throw map.error("kind", "'\(map.qualified("url"))' (or '\(map.qualified("url_file"))', or '\(map.qualified("host"))') is required when store.kind is postgres")
+            }
+            guard var components = URLComponents(string: url),
+                let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql", url.contains("://")
+            else {
+                let key = map.contains("url") && map.node("url") != nil ? "url" : "url_file"
+                throw map.error(key, "'\(map.qualified("url"))' must be a postgres:// URL")
+            }
+            guard let tls else { return url }
+            var items = (components.queryItems ?? []).filter { $0.name != "sslmode" }
+            items.append(URLQueryItem(name: "sslmode", value: tls))
+            components.queryItems = items
+            return components.string ?? url
         }
     }
 }

@@ -57,6 +57,23 @@ public enum GatewayLauncher {
         return try await body()
     }
 
+    /// Migrates the store before serving. A store that cannot be reached (PostgreSQL down) does not stop
+    /// the start: the gateway serves 503 `store_unavailable` (and `/readyz` fails) behind a
+    /// ``MigrationGatedStore`` while a ``StoreMigrator`` service retries, so an instance started before
+    /// its database recovers by itself, as one started after it does. Any other error stops the start.
+    static func migrateAtStart(_ store: any SessionStore, logger: Logger) async throws -> (any SessionStore, [any Service]) {
+        do {
+            try await store.migrate()
+            return (store, [])
+        } catch let error as StoreUnavailableError {
+            logger.warning(
+                "session store unreachable at start-up: serving 503 store_unavailable until it answers",
+                metadata: ["error": "\(error)"])
+            let gated = MigrationGatedStore(base: store)
+            return (gated, [StoreMigrator(store: gated, logger: logger)])
+        }
+    }
+
     /// Loads and validates the provider files.
     public static func loadProviders(_ configuration: GatewayConfiguration, transport: any HTTPTransport) throws -> [any AuthProvider] {
         let context = ProviderContext(transport: transport, publicURL: configuration.publicURL)
@@ -86,14 +103,14 @@ public enum GatewayLauncher {
                 try makeProviders?(transport) ?? loadProviders(configuration, transport: transport)
             }
             let providers = ProviderSet(try load())
-            let store = try makeStore(configuration, logger: logger)
-            try await withRunningStore(store) {
-                try await store.migrate()
+            let configuredStore = try makeStore(configuration, logger: logger)
+            try await withRunningStore(configuredStore) {
+                let (store, storeServices) = try await migrateAtStart(configuredStore, logger: logger)
                 let keys = try keys(configuration)
                 let gateway = try await Gateway(
                     settings: settings(from: configuration), providers: providers, store: store,
                     sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, logger: logger)
-                let services: [any Service] = [
+                let services: [any Service] = storeServices + [
                     HTTPClientService(client: client),
                     SessionSweeper(store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger),
                     ProviderReloader(providers: providers, load: load, logger: logger),

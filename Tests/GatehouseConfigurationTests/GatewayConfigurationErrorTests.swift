@@ -31,7 +31,21 @@ struct GatewayConfigurationErrorTests {
         ErrorCase("providers_dir: \"\"\n", "1: 'providers_dir' must not be empty"),
         ErrorCase("store:\n  kind: mysql\n", "2: 'store.kind' must be one of sqlite, memory, postgres, not 'mysql'"),
         ErrorCase(
-            "store:\n  kind: postgres\n", "2: 'store.url' (or 'store.url_file') is required when store.kind is postgres"),
+            "store:\n  kind: postgres\n",
+            "2: 'store.url' (or 'store.url_file', or 'store.host') is required when store.kind is postgres"),
+        ErrorCase(
+            "store:\n  kind: postgres\n  url: postgres://h/db\n  host: h\n",
+            "3: give either 'store.url' or 'store.host' (with port, user, password, database), not both"),
+        ErrorCase(
+            "store:\n  kind: postgres\n  url: postgres://h/db\n  user: u\n",
+            "4: 'store.user' needs 'store.host'; with 'store.url' put it in the URL"),
+        ErrorCase("store:\n  kind: postgres\n  host: h\n  port: 70000\n", "4: 'store.port' must be between 1 and 65535, not 70000"),
+        ErrorCase(
+            "store:\n  kind: postgres\n  host: h\n  tls: verify-ca\n",
+            "4: 'store.tls' must be one of disable, prefer, require, verify-full, not 'verify-ca'"),
+        ErrorCase(
+            "store:\n  kind: postgres\n  host: h\n  password: \"${DB_PASSWORD}\"\n",
+            "4: 'store.password': environment variable DB_PASSWORD is not set"),
         ErrorCase("store:\n  kind: postgres\n  url: \"mysql://h/db\"\n", "3: 'store.url' must be a postgres:// URL"),
         ErrorCase(
             "store:\n  kind: postgres\n  url: \"${GATEHOUSE_DATABASE_URL}\"\n",

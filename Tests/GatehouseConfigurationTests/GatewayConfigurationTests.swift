@@ -130,6 +130,49 @@ struct GatewayConfigurationTests {
         #expect(configuration.store.url == "postgresql://u:p@db/gh")
     }
 
+    @Test func postgresFieldsBecomeOneEncodedURL() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("secrets/db-password", "p@ss/w:rd\n")
+        let file = try directory.write(
+            "gatehouse.yaml",
+            """
+            store:
+              kind: postgres
+              host: db.internal
+              port: 6543
+              user: "gate keeper"
+              password_file: secrets/db-password
+              database: gatehouse
+              tls: verify-full
+            """)
+        let configuration = try GatewayConfiguration.load(path: file, environment: [:])
+        let url = try #require(configuration.store.url)
+        let components = try #require(URLComponents(string: url))
+        #expect(components.scheme == "postgres")
+        #expect(components.host == "db.internal")
+        #expect(components.port == 6543)
+        #expect(components.user == "gate keeper")
+        #expect(components.password == "p@ss/w:rd")
+        #expect(components.path == "/gatehouse")
+        #expect(components.queryItems == [URLQueryItem(name: "sslmode", value: "verify-full")])
+        #expect(!configuration.store.description.contains("p@ss"))
+    }
+
+    @Test func postgresHostAloneUsesTheDefaults() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write("gatehouse.yaml", "store:\n  kind: postgres\n  host: \"${DB_HOST}\"\n")
+        let configuration = try GatewayConfiguration.load(path: file, environment: ["DB_HOST": "127.0.0.1"])
+        #expect(configuration.store.url == "postgres://127.0.0.1")
+    }
+
+    @Test func tlsReplacesTheSSLModeOfAURL() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write(
+            "gatehouse.yaml", "store:\n  kind: postgres\n  url: \"postgres://u:p@db/gh?sslmode=disable&application_name=x\"\n  tls: require\n")
+        let configuration = try GatewayConfiguration.load(path: file, environment: [:])
+        #expect(configuration.store.url == "postgres://u:p@db/gh?application_name=x&sslmode=require")
+    }
+
     @Test func unsetEnvironmentVariableIsAnError() throws {
         let (file, lines) = try Fixtures.gatewayErrors("backend:\n  audience: \"${AUDIENCE}\"\n")
         #expect(lines == ["\(file):2: 'backend.audience': environment variable AUDIENCE is not set"])

@@ -111,7 +111,8 @@ class Gateway:
         self.log = root / f"gateway-{name}.log"
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> None:
+    def start(self, probe: str = "/readyz") -> None:
+        """Starts the process and waits until `probe` answers 200 (`/healthz`: serving, maybe not ready)."""
         with open(self.log, "ab") as f:
             self.proc = subprocess.Popen(
                 [str(self.binary), "serve", "--config", str(self.config), "--listen", f"127.0.0.1:{self.port}"],
@@ -121,7 +122,7 @@ class Gateway:
             if self.proc.poll() is not None:
                 pytest.fail(f"gateway {self.name} exited with {self.proc.returncode}:\n{_tail(self.log)}")
             try:
-                if requests.get(self.url + "/readyz", timeout=2).status_code == 200:
+                if requests.get(self.url + probe, timeout=2).status_code == 200:
                     return
             except requests.RequestException:
                 pass
@@ -260,6 +261,18 @@ claims:
 api:
   url: {_q(self.dot["url"] + "/api")}
 """)
+
+    def new_gateway(self, name: str, config: Path | None = None) -> Gateway:
+        """Another instance on the same configuration, or on `config` (not started)."""
+        return Gateway(name, self.binary, config or self.config, self.root)
+
+    def write_sqlite_config(self, database: Path) -> Path:
+        """The same configuration with the store on one SQLite file (one machine, several processes)."""
+        text = self.config.read_text()
+        start, end = text.index("store:\n"), text.index("backend:\n")
+        path = self.root / "gatehouse-sqlite.yaml"
+        path.write_text(text[:start] + f"store:\n  kind: \"sqlite\"\n  path: {_q(str(database))}\n" + text[end:])
+        return path
 
     def restart_gateways(self) -> None:
         self.a.stop()

@@ -130,6 +130,38 @@ def test_postgres_down_is_503_store_unavailable_and_recovers_without_restart(clu
         assert requests.get(f"{gw.url}/readyz", timeout=TIMEOUT).status_code == 200
 
 
+def test_instance_started_while_postgres_is_down_serves_503_and_recovers_without_restart(cluster):
+    token = new_session(cluster)
+    c = cluster.new_gateway("c")
+    cluster.pg.stop()
+    try:
+        try:
+            c.start(probe="/healthz")
+            r = requests.get(f"{c.url}/readyz", timeout=TIMEOUT)
+            assert r.status_code == 503, r.text
+            r = requests.get(f"{c.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+            assert r.status_code == 503, r.text
+            assert r.json()["code"] == "store_unavailable"
+            assert int(r.headers["Retry-After"]) > 0
+        finally:
+            cluster.pg.start()
+        deadline = time.monotonic() + 30
+        while requests.get(f"{c.url}/readyz", timeout=TIMEOUT).status_code != 200:
+            assert c.proc.poll() is None, "the instance exited instead of waiting for PostgreSQL"
+            assert time.monotonic() < deadline, "not ready 30 s after PostgreSQL came back"
+            time.sleep(0.3)
+        assert c.proc.poll() is None
+        r = requests.get(f"{c.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+        assert r.status_code == 200, r.text
+        # A session made on the late instance works on the others.
+        r = redeem(c, login(c, c, cluster))
+        assert r.status_code == 201, r.text
+        assert requests.get(f"{cluster.b.url}/v1/session", headers=bearer(r.json()["session_token"]),
+                            timeout=TIMEOUT).status_code == 200
+    finally:
+        c.stop()
+
+
 def test_key_rotation_keeps_old_sessions_on_both_instances(cluster):
     token = new_session(cluster)
     jwks_before = requests.get(f"{cluster.a.url}/.well-known/jwks.json", timeout=TIMEOUT).json()
@@ -197,3 +229,39 @@ def test_gatehouse_migrate_on_the_shared_store_is_harmless_while_instances_run(c
     assert "postgres" in r.stdout and cluster.pg.url not in r.stdout, "the URL (a secret) must not be printed"
     token = new_session(cluster)
     assert requests.get(f"{cluster.b.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code == 200
+
+
+def test_two_instances_on_one_sqlite_file_share_logins_logouts_and_one_refresh(cluster):
+    """SQLite is the one-machine store; two processes on the same file must still be correct."""
+    config = cluster.write_sqlite_config(cluster.root / "shared.sqlite3")
+    s1, s2 = cluster.new_gateway("sqlite-1", config), cluster.new_gateway("sqlite-2", config)
+    try:
+        s1.start()
+        s2.start()
+        handoff = login(s1, s2, cluster)
+        r = redeem(s1, handoff)
+        assert r.status_code == 201, r.text
+        token = r.json()["session_token"]
+        replay = redeem(s2, handoff)
+        assert replay.status_code == 400 and replay.json()["code"] == "invalid_grant", replay.text
+
+        _, at0 = cluster.db.max_ids()
+        token = redeem(s2, login(s2, s1, cluster)).json()["session_token"]
+        rt1, _ = cluster.db.max_ids()
+        assert expire_access_tokens_now(cluster.dot["db"], at0) >= 1
+
+        def call(i: int) -> int:
+            gw = s1 if i % 2 == 0 else s2
+            return requests.get(f"{gw.url}/v1/proxy/dot/me", headers=bearer(token), timeout=60).status_code
+
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            statuses = list(pool.map(call, range(100)))
+        assert statuses.count(200) == 100, {s: statuses.count(s) for s in set(statuses)}
+        assert len(cluster.db.refresh_tokens(after_id=rt1)) == 1, "expected exactly one refresh at DOT"
+
+        r = requests.delete(f"{s2.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+        assert r.status_code == 200, r.text
+        assert requests.get(f"{s1.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code == 401
+    finally:
+        s1.stop()
+        s2.stop()
