@@ -99,7 +99,7 @@ import Testing
         let result = try await fixture.login()
         fixture.idp.setFault(.changedSubjectOnRefresh)
         fixture.transport.enqueue(fixture.tokenResponse(idToken: fixture.idp.idToken(for: "alice", nonce: nil, refreshing: true), accessToken: "at-2"))
-        await #expect(throws: ProviderError.rejected(code: "subject_changed", description: "The refreshed ID token names another user.")) {
+        await #expect(throws: ProviderError.identityVoid(code: "subject_changed", description: "The refreshed ID token names another user.")) {
             _ = try await fixture.provider.refresh(result.credential)
         }
     }

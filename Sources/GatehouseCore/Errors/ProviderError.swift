@@ -8,4 +8,7 @@ public enum ProviderError: Error, Sendable, Equatable {
     case rejected(code: String, description: String)
     /// The provider's answer could not be understood (not JSON, missing fields, bad signature).
     case invalidResponse(String)
+    /// The provider now vouches for another identity than the session's (e.g. a refreshed ID token
+    /// naming another subject): the session's identity is void and the session must end.
+    case identityVoid(code: String, description: String)
 }

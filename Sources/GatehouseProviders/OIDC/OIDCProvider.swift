@@ -99,7 +99,7 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
             let claims = try await validator.validate(idToken, metadata: metadata, nonce: nil, accessToken: renewed.accessToken)
             let previous = credential.extras["id_token"].flatMap(OAuth2Provider.unverifiedPayload(of:))?["sub"]?.stringValue
             guard let previous, claims["sub"]?.stringValue == previous else {
-                throw ProviderError.rejected(code: "subject_changed", description: "The refreshed ID token names another user.")
+                throw ProviderError.identityVoid(code: "subject_changed", description: "The refreshed ID token names another user.")
             }
         }
         return renewed
@@ -138,7 +138,7 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
 
     static func reason(_ error: ProviderError) -> String {
         switch error {
-        case .rejected(let code, let description): "\(code): \(description)"
+        case .rejected(let code, let description), .identityVoid(let code, let description): "\(code): \(description)"
         case .unavailable(let reason), .invalidResponse(let reason), .invalidGrant(let reason): reason
         }
     }

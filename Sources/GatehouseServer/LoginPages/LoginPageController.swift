@@ -196,7 +196,8 @@ struct LoginPageController: Sendable {
             if let clientRedirectURI = entry.transaction.clientRedirectURI {
                 let (code, description): (String, String) = switch error {
                 case .unavailable: ("temporarily_unavailable", "The provider could not be reached; try again.")
-                case .rejected(let code, let reason): ("access_denied", "The captured token was refused (\(code)): \(reason)")
+                case .rejected(let code, let reason), .identityVoid(let code, let reason):
+                    ("access_denied", "The captured token was refused (\(code)): \(reason)")
                 case .invalidGrant(let reason), .invalidResponse(let reason): ("server_error", reason)
                 }
                 var fields = [("error", code), ("error_description", description)]
@@ -205,7 +206,7 @@ struct LoginPageController: Sendable {
             }
             switch error {
             case .unavailable: throw GatehouseError.upstreamUnavailable("The provider could not be reached.")
-            case .rejected(let code, let reason): throw GatehouseError(code: code, status: 401, detail: reason)
+            case .rejected(let code, let reason), .identityVoid(let code, let reason): throw GatehouseError(code: code, status: 401, detail: reason)
             case .invalidGrant(let reason), .invalidResponse(let reason): throw GatehouseError(code: "invalid_credential", status: 401, detail: reason)
             }
         }

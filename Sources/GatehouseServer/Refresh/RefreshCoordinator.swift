@@ -97,9 +97,8 @@ actor RefreshCoordinator {
             case .unavailable(let reason):
                 logger.warning("refresh failed: provider unavailable", metadata: ["provider": "\(seen.provider)", "reason": "\(reason)"])
                 throw GatehouseError.upstreamUnavailable("The provider is unavailable; the session is kept. Try again later.")
-            case .rejected(let code, _) where code == "subject_changed":
-                // The provider now vouches for someone else: the session's identity is void.
-                logger.warning("refresh returned another subject; ending session", metadata: ["provider": "\(seen.provider)"])
+            case .identityVoid(let code, _):
+                logger.warning("refresh voided the session's identity; ending session", metadata: ["provider": "\(seen.provider)", "code": "\(code)"])
                 try? await sessions.end(seen.id)
                 throw GatehouseError(code: code, status: 401, detail: "The provider's refreshed identity is another user; sign in again.")
             case .rejected(let code, _):

@@ -147,7 +147,7 @@ struct AuthController: Sendable {
         let code: String
         let description: String
         switch error {
-        case .rejected(let providerCode, let text):
+        case .rejected(let providerCode, let text), .identityVoid(let providerCode, let text):
             // Authorization errors the user or provider chose (access_denied, …) pass through.
             let passThrough: Set<String> = ["access_denied", "invalid_scope", "unauthorized_client", "unsupported_response_type", "interaction_required", "login_required", "consent_required"]
             code = passThrough.contains(providerCode) ? providerCode : "server_error"
@@ -175,7 +175,7 @@ struct AuthController: Sendable {
         switch error {
         case .invalidGrant: "invalid_grant"
         case .unavailable: "unavailable"
-        case .rejected(let code, _): code
+        case .rejected(let code, _), .identityVoid(let code, _): code
         case .invalidResponse(let reason): "invalid_response: \(reason)"
         }
     }
@@ -219,7 +219,7 @@ struct AuthController: Sendable {
             gateway.metrics.loginFailures.increment()
             switch error {
             case .unavailable: throw GatehouseError.upstreamUnavailable("The provider could not be reached.")
-            case .rejected(let code, let reason):
+            case .rejected(let code, let reason), .identityVoid(let code, let reason):
                 // The adapter's own stable code (e.g. `assertion_expired`, `audience_mismatch`).
                 throw GatehouseError(code: code, status: 401, detail: reason)
             case .invalidGrant(let reason), .invalidResponse(let reason):
