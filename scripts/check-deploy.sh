@@ -10,8 +10,9 @@
 #      mounts, healthchecks, the nginx upstreams and the database URL;
 #   5. each deployment's gatehouse.yaml (image default, systemd, compose, Kubernetes) laid out as
 #      that deployment lays it out, in a temporary root: `gatehouse check` on it as shipped, then
-#      $GATEHOUSE_BIN serves it (a postgres store becomes SQLite) and deploy/healthcheck.sh probes
-#      /healthz and /readyz the way the deployment does.
+#      $GATEHOUSE_BIN serves it (a postgres store against a throwaway PostgreSQL on loopback, or as
+#      SQLite without PostgreSQL's binaries) and deploy/healthcheck.sh probes /healthz and /readyz
+#      the way the deployment does.
 # .ci/run sets GATEHOUSE_BIN to the binary of scripts/build-release.sh (what the image's builder
 # stage runs), so the release binary is the one started and probed; the default is the debug
 # binary. The image itself is not built: no container engine runs on this machine.
@@ -43,7 +44,7 @@ fi
 export GATEHOUSE_BIN
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/check-deploy.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT   # replaced below once PostgreSQL may run
 
 section "Dockerfile: hadolint"
 hadolint deploy/Dockerfile
@@ -81,6 +82,31 @@ if [ -n "$verify_output" ]; then
 fi
 echo "verify: clean; $(systemd-analyze security --offline=yes --root="$root" gatehouse.service 2>/dev/null | tail -1 | sed 's/^→ //')"
 
+# A throwaway PostgreSQL on loopback (Debian's server binaries, as the scale-out tests use them), so
+# the compose and Kubernetes configurations are served with their postgres store as shipped.
+# Without the binaries those two fall back to SQLite.
+pg_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)"
+pg_data=""
+as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+stop_postgres() {
+    [ -n "$pg_data" ] && as_postgres "$pg_bin/pg_ctl" -D "$pg_data" -m immediate -w stop >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap stop_postgres EXIT
+if [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ]; then
+    section "PostgreSQL for the postgres-store configurations"
+    chmod 755 "$work"
+    mkdir -p "$work/pg"
+    [ "$(id -u)" = 0 ] && chown postgres "$work/pg"
+    pg_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    as_postgres "$pg_bin/initdb" -D "$work/pg/data" -U postgres -A trust --no-sync -E UTF8 >/dev/null
+    pg_data="$work/pg/data"
+    as_postgres "$pg_bin/pg_ctl" -D "$pg_data" -l "$work/pg/log" -w -t 60 \
+        -o "-p $pg_port -k $work/pg -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
+    export CHECK_DEPLOY_DATABASE_URL="postgres://postgres@127.0.0.1:$pg_port/postgres?sslmode=disable"
+    echo "$("$pg_bin/postgres" --version) on 127.0.0.1:$pg_port"
+fi
+
 section "compose, cross-references, and each deployment's configuration served"
 python3 - "$work" <<'PYTHON'
 import json, os, re, shlex, shutil, signal, socket, subprocess, sys, time
@@ -89,6 +115,7 @@ import yaml
 WORK = sys.argv[1]
 BIN = os.environ["GATEHOUSE_BIN"]
 HEALTHCHECK = os.path.abspath("deploy/healthcheck.sh")
+DATABASE_URL = os.environ.get("CHECK_DEPLOY_DATABASE_URL", "")
 PROVIDER_ENV = {
     "SPID_CLIENT_ID": "check-deploy", "SPID_CLIENT_SECRET": "check-deploy-secret",
     "OIDC_CLIENT_ID": "check-deploy", "OIDC_CLIENT_SECRET": "check-deploy-secret",
@@ -438,9 +465,14 @@ text = open(config).read()
 write(config, in_root(root, text))
 env = {**base_env, **PROVIDER_ENV, **gateway_env}
 gatehouse("check", "--config", config, env=env)
-write(config, as_sqlite(in_root(root, text), os.path.join(WORK, "compose.sqlite3")))
 health = gateway["healthcheck"]["test"]
-serve("compose (gatehouse.compose.yaml)", config, env, ["/healthz", health[3]])
+if DATABASE_URL:
+    # The compose file's URL names the `postgres` service; here the same config reaches a real server.
+    env["GATEHOUSE_DATABASE_URL"] = DATABASE_URL
+    serve("compose (gatehouse.compose.yaml, PostgreSQL)", config, env, ["/healthz", health[3]])
+else:
+    write(config, as_sqlite(in_root(root, text), os.path.join(WORK, "compose.sqlite3")))
+    serve("compose (gatehouse.compose.yaml, as SQLite)", config, env, ["/healthz", health[3]])
 
 # 4. Kubernetes: ConfigMaps and Secrets mounted the way the kubelet writes them.
 root = os.path.join(WORK, "kubernetes")
@@ -463,19 +495,22 @@ for volume in pod["spec"]["volumes"]:
     elif volume.get("secret", {}).get("secretName") == "gatehouse-database":
         shutil.rmtree(directory)
         os.makedirs(directory)
-        atomic_writer(directory, {item["path"]: "postgres://gatehouse:secret@postgres:5432/gatehouse\n"
-                                  for item in volume["secret"]["items"]})
+        database_url = DATABASE_URL or "postgres://gatehouse:secret@postgres:5432/gatehouse"
+        atomic_writer(directory, {item["path"]: database_url + "\n" for item in volume["secret"]["items"]})
 if config_text is None:
     fail("Kubernetes: the container's --config is not a key of a mounted ConfigMap")
 else:
     env = {**base_env, **PROVIDER_ENV}
     gatehouse("check", "--config", config, env=env)
-    # The mounted ConfigMap is read-only: serve a copy with SQLite outside the pod's tree.
-    served = os.path.join(WORK, "kubernetes-sqlite.yaml")
-    write(served, as_sqlite(config_text, os.path.join(WORK, "kubernetes.sqlite3")))
-    serve("kubernetes (ConfigMap gatehouse-config)", served, env,
-          [probe_paths["startupProbe"], probe_paths["livenessProbe"], probe_paths["readinessProbe"]],
-          untouched=root)
+    probes = [probe_paths["startupProbe"], probe_paths["livenessProbe"], probe_paths["readinessProbe"]]
+    if DATABASE_URL:
+        # Served exactly as mounted: the ConfigMap, the keys Secret and the database Secret.
+        serve("kubernetes (ConfigMap gatehouse-config, PostgreSQL)", config, env, probes, untouched=root)
+    else:
+        # SQLite writes a file, and the mounted ConfigMap is read-only: serve a copy outside the pod's tree.
+        served = os.path.join(WORK, "kubernetes-sqlite.yaml")
+        write(served, as_sqlite(config_text, os.path.join(WORK, "kubernetes.sqlite3")))
+        serve("kubernetes (ConfigMap gatehouse-config, as SQLite)", served, env, probes, untouched=root)
 
 if failures:
     print(f"\n{len(failures)} deploy check(s) failed")
