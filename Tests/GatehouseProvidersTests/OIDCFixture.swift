@@ -42,18 +42,21 @@ struct OIDCFixture {
     var callback: [String: String] { ["code": "c1", "state": "st", "iss": idp.issuer] }
 
     /// Scripts a full login with `fault` and runs it.
-    func login(fault: StandInOIDCFault = .none, callback: [String: String]? = nil) async throws -> LoginResult {
+    /// - Parameter userinfoReply: what the userinfo endpoint answers (alice's profile by default).
+    func login(
+        fault: StandInOIDCFault = .none, callback: [String: String]? = nil, userinfoReply: FakeTransport.Reply? = nil
+    ) async throws -> LoginResult {
         idp.setFault(fault)
         let token = idp.idToken(for: "alice", nonce: Self.nonce)
         idp.setFault(.none)
-        for reply in [discovery(), tokenResponse(idToken: token), jwks(), userinfo()] { transport.enqueue(reply) }
+        for reply in [discovery(), tokenResponse(idToken: token), jwks(), userinfoReply ?? userinfo()] { transport.enqueue(reply) }
         return try await provider.completeLogin(callback: callback ?? self.callback, transaction: transaction)
     }
 
     /// The problem code of a refused login.
-    func refusal(fault: StandInOIDCFault = .none, callback: [String: String]? = nil) async -> String? {
+    func refusal(fault: StandInOIDCFault = .none, callback: [String: String]? = nil, userinfoReply: FakeTransport.Reply? = nil) async -> String? {
         do {
-            _ = try await login(fault: fault, callback: callback)
+            _ = try await login(fault: fault, callback: callback, userinfoReply: userinfoReply)
             return nil
         } catch ProviderError.rejected(let code, _) {
             return code

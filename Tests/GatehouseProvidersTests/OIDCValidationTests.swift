@@ -142,6 +142,39 @@ import Testing
         #expect(url.contains("post_logout_redirect_uri=http%3A%2F%2Fgateway.test%2F"))
     }
 
+    @Test("userinfo about another subject is refused (OIDC Core 5.3.4)") func userinfoSubjectMismatch() async {
+        let fixture = OIDCFixture()
+        #expect(await fixture.refusal(userinfoReply: fixture.userinfo(user: "mallory")) == "userinfo_subject_mismatch")
+    }
+
+    @Test("require_verified_email refuses an unverified email and accepts a verified one")
+    func requireVerifiedEmail() async throws {
+        let strict = OIDCFixture { $0.requireVerifiedEmail = true }
+        var profile = StandInOIDCProvider.profile(of: "alice")
+        profile["email_verified"] = .bool(false)
+        #expect(await strict.refusal(userinfoReply: .json(OIDCFixture.json(profile))) == "email_not_verified")
+        profile["email_verified"] = .string("false")
+        #expect(await OIDCFixture { $0.requireVerifiedEmail = true }.refusal(userinfoReply: .json(OIDCFixture.json(profile))) == "email_not_verified")
+        #expect(try await OIDCFixture { $0.requireVerifiedEmail = true }.login().identity.email == "alice@example.org")
+        profile["email_verified"] = .bool(false)
+        #expect(try await OIDCFixture().login(userinfoReply: .json(OIDCFixture.json(profile))).identity.subject == "user-alice",
+                "without the setting an unverified email is no refusal")
+    }
+
+    @Test("logout revokes the refresh and access tokens at the advertised revocation endpoint")
+    func revocation() async throws {
+        let fixture = OIDCFixture()
+        let result = try await fixture.login()
+        fixture.transport.enqueue(.json("{}"))
+        fixture.transport.enqueue(.json("{}"))
+        try await fixture.provider.revoke(result.credential)
+        let revocations = fixture.transport.requests.filter { $0.url == fixture.idp.issuer + "/revoke" }
+        #expect(revocations.count == 2)
+        let bodies = revocations.map { String(decoding: $0.body ?? Data(), as: UTF8.self) }
+        #expect(bodies.first?.contains("token=rt-1") == true && bodies.first?.contains("token_type_hint=refresh_token") == true)
+        #expect(bodies.last?.contains("token=at-1") == true && bodies.last?.contains("token_type_hint=access_token") == true)
+    }
+
     @Test("kind oidc is registered") func registered() {
         #expect(ProviderRegistry.kinds["oidc"] != nil)
     }
