@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
+        .executable(name: "gatehouse-bench", targets: ["GatehouseBench"]),
         .library(name: "GatehouseServer", targets: ["GatehouseServer"]),
     ],
     dependencies: [
@@ -113,6 +114,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `gatehouse-bench`: session-store lookup latency and session seeding for bench/scale.sh. Not a test.
+        .executableTarget(
+            name: "GatehouseBench",
+            dependencies: [
+                "GatehouseCore", "GatehouseStore", "GatehouseConfiguration", "GatehouseServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

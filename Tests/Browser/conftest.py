@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,22 +22,17 @@ from pathlib import Path
 import pytest
 import requests
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from gatehouse_testkit import free_port, require_gateway_binary  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 STARTUP_TIMEOUT = float(os.environ.get("BROWSER_STARTUP_TIMEOUT", "60"))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def gateway():
-    binary = Path(os.environ.get("GATEHOUSE_BIN", REPO / ".build" / "debug" / "gatehouse"))
-    if not binary.exists():
-        pytest.skip(f"gateway binary {binary} not built")
+    binary = require_gateway_binary()
     port = free_port()
     log = Path(tempfile.mkdtemp(prefix="gatehouse-browser-")) / "gateway.log"
     with log.open("wb") as out:

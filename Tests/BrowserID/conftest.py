@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -33,30 +32,16 @@ import requests
 from browserid.tests.support import get_keypair
 
 from browserid_support import AUDIENCE, rsa_keypair
+import sys
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from gatehouse_testkit import free_port as _free_port, tail as _tail, yaml_quote as _q  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 STARTUP_TIMEOUT = float(os.environ.get("BROWSERID_STARTUP_TIMEOUT", "60"))
 PROVIDER_ID = "persona"
 OTHER_PROVIDER_ID = "other"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _q(s: str) -> str:
-    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
-    return json.dumps(s)
-
-
-def _tail(path: Path, limit: int = 20000) -> str:
-    try:
-        return path.read_text(errors="replace")[-limit:]
-    except FileNotFoundError:
-        return f"(no log at {path})"
 
 
 class Gateway:

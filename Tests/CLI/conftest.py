@@ -14,17 +14,17 @@ Environment:
 """
 from __future__ import annotations
 
-import json
 import os
-import signal
 import socket
 import subprocess
-import time
+import sys
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from gatehouse_testkit import free_port, require_gateway_binary, tail, wait_until, yaml_quote as q, stop_process as stop  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -36,53 +36,15 @@ HTTP_TIMEOUT = 5  # seconds for each HTTP request
 UNSET_VAR = "GATEHOUSE_CLI_TEST_UNSET_SECRET"
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def port_is_open(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.settimeout(1)
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def q(s: str) -> str:
-    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
-    return json.dumps(s)
-
-
-def tail(path: Path, limit: int = 8000) -> str:
-    try:
-        return path.read_text(errors="replace")[-limit:]
-    except FileNotFoundError:
-        return f"(no log at {path})"
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.1) -> bool:
-    deadline = time.monotonic() + timeout
-    while True:
-        if predicate():
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(interval)
-
-
-def gateway_binary() -> Path:
-    return Path(os.environ.get("GATEHOUSE_BIN") or REPO / ".build" / "debug" / "gatehouse")
-
-
 @pytest.fixture(scope="session")
 def gatehouse_bin() -> Path:
-    binary = gateway_binary()
-    if not (binary.is_file() and os.access(binary, os.X_OK)):
-        message = f"gateway binary not found at {binary} (build it with `swift build` or set GATEHOUSE_BIN)"
-        if os.environ.get("CI") or os.environ.get("GATEHOUSE_BIN"):
-            pytest.fail(message)  # in CI, or when a binary was named, a missing gateway is a failure, not a skip
-        pytest.skip(message)
-    return binary
+    return require_gateway_binary()
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -171,17 +133,6 @@ class Gateway:
 
     def provider_ids(self) -> list[str]:
         return [p["id"] for p in self.get("/v1/providers").json()["providers"]]
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture

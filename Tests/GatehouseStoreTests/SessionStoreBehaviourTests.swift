@@ -122,6 +122,28 @@ import Testing
     }
 
     @Test(arguments: StoreFactory.allCases)
+    func concurrentSweepsRemoveEachExpiredSessionOnceAndNeverFail(_ factory: StoreFactory) async throws {
+        // Every instance runs a sweeper: overlapping sweeps must neither fail nor count a row twice.
+        try await factory.withStore { store throws in
+            for index in 0..<40 {
+                try await store.insertSession(Fixtures.session(id: "ended-\(index)", lastSeenAt: Fixtures.at(99), expiresAt: Fixtures.at(100)))
+            }
+            try await store.insertSession(Fixtures.session(id: "live", lastSeenAt: Fixtures.at(99), expiresAt: Fixtures.at(1_000)))
+
+            let removed = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<6 {
+                    group.addTask { try await store.deleteExpired(now: Fixtures.at(101), idleCutoff: Fixtures.t0) }
+                }
+                return try await group.reduce(0, +)
+            }
+
+            #expect(removed == 40)
+            #expect(try await store.session(id: "ended-0") == nil)
+            #expect(try await store.session(id: "live") != nil)
+        }
+    }
+
+    @Test(arguments: StoreFactory.allCases)
     func deleteExpiredRemovesSessionsIdleSinceBeforeTheCutoff(_ factory: StoreFactory) async throws {
         try await factory.withStore { store throws in
             try await store.insertSession(Fixtures.session(id: "idle", lastSeenAt: Fixtures.at(10)))

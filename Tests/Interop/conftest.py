@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,9 @@ import requests
 
 from interop_support import DotDB, free_port
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from gatehouse_testkit import require_gateway_binary as _require_binary, tail as _tail, stop_process as _stop, yaml_quote as _q  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 STARTUP_TIMEOUT = float(os.environ.get("INTEROP_STARTUP_TIMEOUT", "60"))
@@ -44,25 +46,6 @@ NATIVE_REDIRECT_URI = "http://127.0.0.1:9/cb"  # the native client's redirect UR
 PROVIDER_ID = "dot"
 OIDC_PROVIDER_ID = "dotoidc"
 OIDC_BAD_ISSUER_PROVIDER_ID = "dotoidcbad"
-
-
-def _tail(path: Path, limit: int = 20000) -> str:
-    try:
-        data = path.read_text(errors="replace")
-    except FileNotFoundError:
-        return f"(no log at {path})"
-    return data[-limit:]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")
@@ -203,11 +186,6 @@ class Gateway:
         return _tail(self.log)
 
 
-def _q(s: str) -> str:
-    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
-    return json.dumps(s)
-
-
 def _write_secret(root: Path, name: str, value: str) -> Path:
     secret_file = root / "secrets" / name
     secret_file.parent.mkdir(exist_ok=True)
@@ -280,20 +258,6 @@ client_secret_file: {_q(str(secret_file))}
 """
         )
     return root / "gatehouse.yaml"
-
-
-def gateway_binary() -> Path:
-    return Path(os.environ.get("GATEHOUSE_BIN") or REPO / ".build" / "debug" / "gatehouse")
-
-
-def _require_binary() -> Path:
-    binary = gateway_binary()
-    if not (binary.is_file() and os.access(binary, os.X_OK)):
-        message = f"gateway binary not found at {binary} (build it with `swift build` or set GATEHOUSE_BIN)"
-        if os.environ.get("CI") or os.environ.get("GATEHOUSE_BIN"):
-            pytest.fail(message)  # in CI, or when a binary was named, a missing gateway is a failure, not a skip
-        pytest.skip(message)
-    return binary
 
 
 @pytest.fixture(scope="session")

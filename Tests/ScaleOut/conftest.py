@@ -35,26 +35,12 @@ sys.path.insert(0, str(REPO / "Tests" / "Interop"))
 
 from interop_support import DotDB, free_port  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from gatehouse_testkit import require_gateway_binary, missing as _missing, tail as _tail, yaml_quote as _q  # noqa: E402
+
 STARTUP_TIMEOUT = 60.0
 PROVIDER_ID = "dot"
 NATIVE_REDIRECT_URI = "http://127.0.0.1:9/cb"
-
-
-def _missing(message: str):
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-def _tail(path: Path, limit: int = 8000) -> str:
-    try:
-        return path.read_text(errors="replace")[-limit:]
-    except FileNotFoundError:
-        return f"(no log at {path})"
-
-
-def _q(s: str) -> str:
-    return json.dumps(s)
 
 
 class Postgres:
@@ -283,9 +269,7 @@ api:
 
 @pytest.fixture(scope="session")
 def cluster():
-    binary = Path(os.environ.get("GATEHOUSE_BIN") or REPO / ".build" / "debug" / "gatehouse")
-    if not (binary.is_file() and os.access(binary, os.X_OK)):
-        _missing(f"gateway binary not found at {binary} (swift build, or set GATEHOUSE_BIN)")
+    binary = require_gateway_binary()
     tmp = Path(tempfile.mkdtemp(prefix="gatehouse-scaleout-"))
     tmp.chmod(0o755)
     pg = Postgres(tmp / "pg")

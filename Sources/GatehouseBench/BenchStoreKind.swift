@@ -1,0 +1,7 @@
+import ArgumentParser
+
+/// The stores `store-lookup` can measure: the two that persist sessions.
+enum BenchStoreKind: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case sqlite
+    case postgres
+}

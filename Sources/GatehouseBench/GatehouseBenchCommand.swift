@@ -1,0 +1,16 @@
+import ArgumentParser
+
+/// `gatehouse-bench`: measurement helpers for `bench/scale.sh`. Not part of the gateway, not a test.
+///
+/// ```sh
+/// gatehouse-bench store-lookup --store sqlite --path /tmp/s.sqlite3 --sessions 1000000
+/// gatehouse-bench seed-session --config gatehouse.yaml --provider demo
+/// ```
+@main
+struct GatehouseBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gatehouse-bench",
+        abstract: "Benchmark helpers: session-store lookup latency, and a ready-made session for load tests.",
+        subcommands: [StoreLookupCommand.self, SeedSessionCommand.self]
+    )
+}

@@ -1,0 +1,85 @@
+"""Helpers every pytest folder under Tests/ shares: ports, logs, processes, the gateway binary.
+
+Each folder's conftest.py puts this directory on sys.path (the folders run as separate pytest
+sessions, each with its own conftest) and imports what it needs from here.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def yaml_quote(s: str) -> str:
+    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
+    return json.dumps(s)
+
+
+def tail(path: Path, limit: int = 8000) -> str:
+    """The last `limit` characters of a log file, for a failing test's report."""
+    try:
+        return path.read_text(errors="replace")[-limit:]
+    except FileNotFoundError:
+        return f"(no log at {path})"
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10) -> None:
+    """SIGTERM, then SIGKILL after `timeout` seconds."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.1) -> bool:
+    """Polls `predicate` until it is true (True) or `timeout` seconds passed (False)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+
+
+def missing(message: str):
+    """A prerequisite is missing: a failure in CI (`CI` set), a skip elsewhere."""
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def gateway_binary() -> Path:
+    """`$GATEHOUSE_BIN`, or the debug build."""
+    return Path(os.environ.get("GATEHOUSE_BIN") or REPO / ".build" / "debug" / "gatehouse")
+
+
+def require_gateway_binary() -> Path:
+    """The gateway binary; skips the tests when it is not built, except in CI or when one was named."""
+    binary = gateway_binary()
+    if not (binary.is_file() and os.access(binary, os.X_OK)):
+        message = f"gateway binary not found at {binary} (build it with `swift build` or set GATEHOUSE_BIN)"
+        if os.environ.get("CI") or os.environ.get("GATEHOUSE_BIN"):
+            pytest.fail(message)  # in CI, or when a binary was named, a missing gateway is a failure, not a skip
+        pytest.skip(message)
+    return binary
