@@ -22,6 +22,9 @@ extension GatewayConfiguration {
         public var url: String?
         /// PostgreSQL connection pool size.
         public var poolSize: Int
+        /// `session_cache_seconds`: how long an instance may serve a resolved session from memory (0: never).
+        /// Only with `postgres`, whose `LISTEN/NOTIFY` feed evicts a copy when another instance ends or changes it.
+        public var sessionCacheSeconds: Int = 0
 
         /// - Parameters:
         ///   - kind: `sqlite` by default.
@@ -37,7 +40,7 @@ extension GatewayConfiguration {
 
         /// The settings with the URL redacted.
         public var description: String {
-            "Store(kind: \(kind.rawValue), path: \(path), url: \(url == nil ? "nil" : "<redacted>"), poolSize: \(poolSize))"
+            "Store(kind: \(kind.rawValue), path: \(path), url: \(url == nil ? "nil" : "<redacted>"), poolSize: \(poolSize), sessionCacheSeconds: \(sessionCacheSeconds))"
         }
 
         init(_ map: ConfigMap, baseDirectory: String) throws {
@@ -47,6 +50,15 @@ extension GatewayConfiguration {
             }
             path = ConfigPath.resolve(try map.nonEmptyString("path") ?? path, against: baseDirectory)
             poolSize = try map.positiveInt("pool_size", unit: "connections") ?? poolSize
+            sessionCacheSeconds = try map.int("session_cache_seconds", range: 0...3600) ?? sessionCacheSeconds
+            if sessionCacheSeconds > 0 && kind != .postgres {
+                throw map.error(
+                    "session_cache_seconds",
+                    "'\(map.qualified("session_cache_seconds"))' needs store.kind postgres (its LISTEN/NOTIFY feed keeps every instance's cache current)")
+            }
+            if sessionCacheSeconds > 0 && poolSize < 2 {
+                throw map.error("session_cache_seconds", "'\(map.qualified("session_cache_seconds"))' needs a pool_size of 2 or more (the change feed holds one connection)")
+            }
             if kind == .postgres {
                 url = try Self.postgresURL(map)
             } else {

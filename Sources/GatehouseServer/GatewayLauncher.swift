@@ -52,8 +52,15 @@ public enum GatewayLauncher {
     /// Runs `body` while the store's connection pool (if it has one) runs; the pool stops when `body` returns.
     public static func withRunningStore<T: Sendable>(_ store: any SessionStore, _ body: () async throws -> T) async throws -> T {
         guard let postgres = store as? PostgresSessionStore else { return try await body() }
-        let pool = Task { try await postgres.run() }
+        // Wait until the pool task has begun: a lease asked for before `run()` is entered is served, but
+        // PostgresNIO logs a warning for it.
+        let (begun, signal) = AsyncStream<Void>.makeStream()
+        let pool = Task {
+            signal.finish()
+            try await postgres.run()
+        }
         defer { pool.cancel() }
+        for await _ in begun {}
         return try await body()
     }
 
@@ -72,6 +79,18 @@ public enum GatewayLauncher {
             let gated = MigrationGatedStore(base: store)
             return (gated, [StoreMigrator(store: gated, logger: logger)])
         }
+    }
+
+    /// The in-memory session cache of `store.session_cache_seconds`, with the service that keeps it current.
+    /// A copy lives at most the configured time and at most a tenth of the idle timeout (the slack the idle
+    /// check already has from recording activity coarsely).
+    static func sessionCache(
+        _ configuration: GatewayConfiguration, over store: any SessionStore, feed: any SessionStore, logger: Logger
+    ) -> (store: CachingSessionStore, synchronizer: any Service)? {
+        guard configuration.store.sessionCacheSeconds > 0, let postgres = feed as? PostgresSessionStore else { return nil }
+        let timeToLive = min(TimeInterval(configuration.store.sessionCacheSeconds), TimeInterval(configuration.sessions.idleTimeoutSeconds) / 10)
+        let cache = CachingSessionStore(base: store, timeToLive: timeToLive)
+        return (cache, SessionCacheSynchronizer(cache: cache, feed: postgres, logger: logger))
     }
 
     /// Loads and validates the provider files.
@@ -105,7 +124,11 @@ public enum GatewayLauncher {
             let providers = ProviderSet(try load())
             let configuredStore = try makeStore(configuration, logger: logger)
             try await withRunningStore(configuredStore) {
-                let (store, storeServices) = try await migrateAtStart(configuredStore, logger: logger)
+                var (store, storeServices) = try await migrateAtStart(configuredStore, logger: logger)
+                if let cache = sessionCache(configuration, over: store, feed: configuredStore, logger: logger) {
+                    store = cache.store
+                    storeServices.append(cache.synchronizer)
+                }
                 let keys = try keys(configuration)
                 let gateway = try await Gateway(
                     settings: settings(from: configuration), providers: providers, store: store,

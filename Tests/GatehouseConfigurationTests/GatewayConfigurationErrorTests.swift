@@ -60,6 +60,15 @@ struct GatewayConfigurationErrorTests {
             "3: 'store.url_file': cannot read file 'missing-db-url.txt'"),
         ErrorCase("store:\n  pool_size: 0\n", "2: 'store.pool_size' must be a positive number of connections, not 0"),
         ErrorCase(
+            "store:\n  kind: sqlite\n  session_cache_seconds: 5\n",
+            "3: 'store.session_cache_seconds' needs store.kind postgres (its LISTEN/NOTIFY feed keeps every instance's cache current)"),
+        ErrorCase(
+            "store:\n  kind: postgres\n  url: postgres://h/db\n  pool_size: 1\n  session_cache_seconds: 5\n",
+            "5: 'store.session_cache_seconds' needs a pool_size of 2 or more (the change feed holds one connection)"),
+        ErrorCase(
+            "store:\n  session_cache_seconds: 7200\n",
+            "2: 'store.session_cache_seconds' must be between 0 and 3600, not 7200"),
+        ErrorCase(
             "sessions:\n  idle_timeout_seconds: 0\n",
             "2: 'sessions.idle_timeout_seconds' must be a positive number of seconds, not 0"),
         ErrorCase(

@@ -61,6 +61,7 @@ struct GatewayConfigurationTests {
               path: ignored.sqlite3
               url_file: db-url.txt
               pool_size: 5
+              session_cache_seconds: 2
             sessions:
               idle_timeout_seconds: 600
               absolute_lifetime_seconds: 7200
@@ -92,16 +93,17 @@ struct GatewayConfigurationTests {
         #expect(configuration.store.kind == .postgres)
         #expect(configuration.store.url == "postgres://gate:pw@db:5432/gatehouse")
         #expect(configuration.store.poolSize == 5)
+        #expect(configuration.store.sessionCacheSeconds == 2)
         #expect(configuration.sessions.idleTimeoutSeconds == 600)
         #expect(configuration.sessions.absoluteLifetimeSeconds == 7200)
         #expect(configuration.sessions.cookie == .init(name: "gh", secure: false, sameSite: .strict))
         #expect(configuration.refresh == .init(skewSeconds: 0, replayLimitBytes: 2048))
         #expect(configuration.keys.sealing.map(\.id) == ["k2", "k1"])
         #expect(configuration.keys.sealing.map(\.file) == ["\(base)/secrets/k2.key", "/etc/gatehouse/k1.key"])
-        #expect(configuration.keys.sealing.map(\.sourceLine) == [17, 17])
+        #expect(configuration.keys.sealing.map(\.sourceLine) == [18, 18])
         #expect(configuration.keys.signing.map(\.file) == ["\(base)/secrets/s1.pem"])
-        #expect(configuration.keys.signing.first?.sourceLine == 19)
-        #expect(configuration.keys.signing.first?.error("bad key").description == "\(file):19: bad key")
+        #expect(configuration.keys.signing.first?.sourceLine == 20)
+        #expect(configuration.keys.signing.first?.error("bad key").description == "\(file):20: bad key")
         #expect(configuration.backend.url == "http://backend:9000")
         #expect(configuration.backend.audience == "orders-api")
         #expect(!configuration.backend.identityHeaders && !configuration.backend.assertion)

@@ -23,6 +23,47 @@ struct PostgresSessionStoreTests {
         }
     }
 
+    @Test func anEndOrRefreshAtOneInstanceReachesAnotherInstancesCacheWithinOneSecond() async throws {
+        let url = try await PostgresTestServer.shared.makeDatabase()
+        try await StoreFactory.withPostgresStore(url: url) { a in
+            try await a.migrate()
+            try await StoreFactory.withPostgresStore(url: url) { b in
+                let cache = CachingSessionStore(base: b, timeToLive: 600)
+                let feed = Task {
+                    try await b.followSessionChanges(onListening: { cache.feedStarted() }, onChange: { cache.sessionChanged(id: $0) })
+                }
+                defer { feed.cancel() }
+                let listening = ContinuousClock.now
+                while !cache.isSynchronized {
+                    #expect(ContinuousClock.now - listening < .seconds(10), "the feed never started listening")
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+
+                for id in ["ended", "refreshed"] {
+                    try await a.insertSession(Fixtures.session(id: id))
+                    #expect(try await cache.session(tokenHash: "hash-of-\(id)")?.credentialVersion == 1)
+                }
+                #expect(cache.cachedCount == 2)
+
+                let changed = ContinuousClock.now
+                try await a.deleteSession(id: "ended")
+                #expect(try await a.updateCredential(sessionID: "refreshed", sealedCredential: Data([7]), expectedVersion: 1))
+                while true {
+                    let ended = try await cache.session(tokenHash: "hash-of-ended")
+                    let refreshed = try await cache.session(tokenHash: "hash-of-refreshed")
+                    if ended == nil && refreshed?.credentialVersion == 2 { break }
+                    guard ContinuousClock.now - changed < .seconds(1) else {
+                        Issue.record("instance B still serves the old session after 1 s")
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                // A failed compare-and-set changes nothing and announces nothing harmful.
+                #expect(try await !a.updateCredential(sessionID: "refreshed", sealedCredential: Data([8]), expectedVersion: 1))
+            }
+        }
+    }
+
     @Test func aPendingRecordIsConsumedOnceAcrossInstances() async throws {
         let url = try await PostgresTestServer.shared.makeDatabase()
         try await StoreFactory.withPostgresStore(url: url) { a in

@@ -252,13 +252,23 @@ api:
         """Another instance on the same configuration, or on `config` (not started)."""
         return Gateway(name, self.binary, config or self.config, self.root)
 
-    def write_sqlite_config(self, database: Path) -> Path:
-        """The same configuration with the store on one SQLite file (one machine, several processes)."""
+    def write_store_variant(self, name: str, store: str) -> Path:
+        """The same configuration under `name` with its `store:` section replaced by `store`."""
         text = self.config.read_text()
         start, end = text.index("store:\n"), text.index("backend:\n")
-        path = self.root / "gatehouse-sqlite.yaml"
-        path.write_text(text[:start] + f"store:\n  kind: \"sqlite\"\n  path: {_q(str(database))}\n" + text[end:])
+        path = self.root / name
+        path.write_text(text[:start] + store + text[end:])
         return path
+
+    def write_sqlite_config(self, database: Path) -> Path:
+        """The same configuration with the store on one SQLite file (one machine, several processes)."""
+        return self.write_store_variant("gatehouse-sqlite.yaml", f"store:\n  kind: \"sqlite\"\n  path: {_q(str(database))}\n")
+
+    def write_cached_config(self, seconds: int) -> Path:
+        """The shared PostgreSQL store with each instance caching resolved sessions (LISTEN/NOTIFY)."""
+        return self.write_store_variant(
+            "gatehouse-cached.yaml",
+            f"store:\n  kind: \"postgres\"\n  url: {_q(self.pg.url)}\n  pool_size: 10\n  session_cache_seconds: {seconds}\n")
 
     def restart_gateways(self) -> None:
         self.a.stop()

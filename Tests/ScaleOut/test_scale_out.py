@@ -265,3 +265,51 @@ def test_two_instances_on_one_sqlite_file_share_logins_logouts_and_one_refresh(c
     finally:
         s1.stop()
         s2.stop()
+
+
+def test_with_session_caches_an_end_at_one_instance_reaches_the_other_within_one_second(cluster):
+    config = cluster.write_cached_config(60)
+    c, d = cluster.new_gateway("cache-c", config), cluster.new_gateway("cache-d", config)
+    try:
+        c.start()
+        d.start()
+        for gw in (c, d):
+            assert wait_for_log(gw, "session cache synchronized"), f"{gw.name}: the change feed never listened"
+
+        # Concurrent calls on an expired credential over both caching instances: still one refresh.
+        _, at0 = cluster.db.max_ids()
+        token = redeem(c, login(c, d, cluster)).json()["session_token"]
+        rt1, _ = cluster.db.max_ids()
+        for gw in (c, d):  # resolved, so each instance holds a copy
+            assert requests.get(f"{gw.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code == 200
+        assert expire_access_tokens_now(cluster.dot["db"], at0) >= 1
+
+        def call(i: int) -> int:
+            gw = c if i % 2 == 0 else d
+            return requests.get(f"{gw.url}/v1/proxy/dot/me", headers=bearer(token), timeout=60).status_code
+
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            statuses = list(pool.map(call, range(100)))
+        assert statuses.count(200) == 100, {s: statuses.count(s) for s in set(statuses)}
+        assert len(cluster.db.refresh_tokens(after_id=rt1)) == 1, "expected exactly one refresh at DOT"
+
+        # Logout at C: D, which has the session cached, refuses it within 1 s.
+        assert requests.get(f"{d.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code == 200
+        r = requests.delete(f"{c.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+        assert r.status_code == 200, r.text
+        ended = time.monotonic()
+        while requests.get(f"{d.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code != 401:
+            assert time.monotonic() - ended < 1.0, "the caching instance still accepts the ended session after 1 s"
+            time.sleep(0.02)
+    finally:
+        c.stop()
+        d.stop()
+
+
+def wait_for_log(gateway, text: str, timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if gateway.log.exists() and text in gateway.log.read_text(errors="replace"):
+            return True
+        time.sleep(0.1)
+    return False

@@ -38,11 +38,11 @@ public final class PostgresSessionStore: SessionStore, Service {
         self.operationTimeout = operationTimeout
     }
 
-    /// Runs the connection pool until the task is cancelled (graceful shutdown).
+    /// Runs the connection pool until the task is cancelled or a graceful shutdown begins.
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await self.client.run()
-        }
+        // PostgresClient.run() marks the pool running before its first suspension, and ends on graceful
+        // shutdown by itself.
+        await client.run()
     }
 
     public func migrate() async throws {
@@ -116,10 +116,13 @@ public final class PostgresSessionStore: SessionStore, Service {
     public func updateCredential(sessionID: String, sealedCredential: Data, expectedVersion: Int) async throws -> Bool {
         try await guarded {
             // Compare-and-set: of two concurrent refreshes, on any instances, only the one that read the current version lands.
+            // The notification goes out with the commit, so caches on other instances drop their copy.
             let rows = try await self.client.query(
                 """
-                UPDATE sessions SET sealed_credential = \(sealedCredential), credential_version = credential_version + 1
-                WHERE id = \(sessionID) AND credential_version = \(expectedVersion) RETURNING 1
+                WITH updated AS (
+                    UPDATE sessions SET sealed_credential = \(sealedCredential), credential_version = credential_version + 1
+                    WHERE id = \(sessionID) AND credential_version = \(expectedVersion) RETURNING id)
+                SELECT pg_notify(\(Self.sessionChangesChannel), id) FROM updated
                 """, logger: self.logger
             ).collect()
             return rows.count == 1
@@ -138,6 +141,7 @@ public final class PostgresSessionStore: SessionStore, Service {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 try await connection.query("DELETE FROM refresh_leases WHERE session_id = \(id)", logger: self.logger)
                 try await connection.query("DELETE FROM sessions WHERE id = \(id)", logger: self.logger)
+                try await connection.query("SELECT pg_notify(\(Self.sessionChangesChannel), \(id))", logger: self.logger)
             }
         }
     }
@@ -161,6 +165,33 @@ public final class PostgresSessionStore: SessionStore, Service {
                 try await connection.query("DELETE FROM pending WHERE expires_at < \(now)", logger: self.logger)
                 return deleted.count
             }
+        }
+    }
+
+    // MARK: Session changes
+
+    /// The `LISTEN/NOTIFY` channel on which every credential update and every end of a session is announced
+    /// (payload: the session id), committed together with the change.
+    public static let sessionChangesChannel = "gatehouse_session_changes"
+
+    /// Follows the session changes of every instance: `onListening` runs once `LISTEN` is in effect, then
+    /// `onChange` for each changed or ended session id, until the connection fails (``StoreUnavailableError``)
+    /// or the task is cancelled. Holds one pooled connection while it runs.
+    public func followSessionChanges(onListening: @Sendable () -> Void, onChange: @Sendable (String) -> Void) async throws {
+        do {
+            try await client.withConnection { connection in
+                try await connection.listen(on: Self.sessionChangesChannel) { notifications in
+                    onListening()
+                    for try await notification in notifications {
+                        onChange(notification.payload)
+                    }
+                }
+            }
+        } catch let error as PSQLError where Self.isConnectivityFault(error) {
+            throw StoreUnavailableError(reason: "\(error.code)")
+        }
+        if !Task.isCancelled {
+            throw StoreUnavailableError(reason: "the session change feed ended")
         }
     }
 

@@ -1,0 +1,113 @@
+public import Foundation
+public import GatehouseCore
+import Synchronization
+
+/// A ``SessionStore`` that keeps recently resolved sessions in memory, so a request does not read the shared
+/// database to resolve its token.
+///
+/// Only `session(tokenHash:)` is served from memory, and only while a change feed (PostgreSQL
+/// `LISTEN/NOTIFY`, see ``PostgresSessionStore/followSessionChanges(onListening:onChange:)``) is listening:
+/// every credential update or end of a session, on any instance, evicts it here within the feed's delay.
+/// While the feed is down every call goes to the database. A copy is also dropped after `timeToLive`, a
+/// bound on staleness should a notification ever be lost. Everything else — `session(id:)` (the refresh
+/// path re-reads under its lease), writes, codes, leases — always goes to the base store.
+public final class CachingSessionStore: SessionStore {
+    /// The store that owns the data.
+    public let base: any SessionStore
+    private let timeToLive: TimeInterval
+    private let clock: TimeSource
+    private let cache: Mutex<SessionCache>
+
+    /// - Parameters:
+    ///   - base: the shared store.
+    ///   - timeToLive: the longest a copy is served without reading the database again.
+    ///   - capacity: the most sessions kept.
+    ///   - clock: the time source (tests move it).
+    public init(base: any SessionStore, timeToLive: TimeInterval, capacity: Int = 100_000, clock: TimeSource = .system) {
+        self.base = base
+        self.timeToLive = timeToLive
+        self.clock = clock
+        self.cache = Mutex(SessionCache(capacity: capacity))
+    }
+
+    // MARK: The change feed
+
+    /// The feed listens: copies may be served from now on (starting empty).
+    public func feedStarted() {
+        cache.withLock { $0.setSynchronized(true) }
+    }
+
+    /// The feed stopped (connection lost): drop every copy and read the database until it listens again.
+    public func feedStopped() {
+        cache.withLock { $0.setSynchronized(false) }
+    }
+
+    /// A session changed or ended (here or on another instance).
+    public func sessionChanged(id: String) {
+        cache.withLock { $0.evict(sessionID: id) }
+    }
+
+    /// Whether copies are being served.
+    public var isSynchronized: Bool { cache.withLock { $0.isSynchronized } }
+
+    /// How many sessions are cached.
+    public var cachedCount: Int { cache.withLock { $0.count } }
+
+    // MARK: SessionStore
+
+    public func session(tokenHash: String) async throws -> SessionRecord? {
+        let now = clock.now()
+        let (cached, epoch) = cache.withLock { ($0.record(tokenHash: tokenHash, now: now), $0.epoch) }
+        if let cached { return cached }
+        guard let record = try await base.session(tokenHash: tokenHash) else { return nil }
+        let until = now.addingTimeInterval(timeToLive)
+        cache.withLock { $0.insert(record, until: until, readAt: epoch) }
+        return record
+    }
+
+    public func updateCredential(sessionID: String, sealedCredential: Data, expectedVersion: Int) async throws -> Bool {
+        defer { sessionChanged(id: sessionID) }
+        return try await base.updateCredential(sessionID: sessionID, sealedCredential: sealedCredential, expectedVersion: expectedVersion)
+    }
+
+    public func deleteSession(id: String) async throws {
+        defer { sessionChanged(id: id) }
+        try await base.deleteSession(id: id)
+    }
+
+    public func touchSession(id: String, at date: Date) async throws {
+        try await base.touchSession(id: id, at: date)
+        cache.withLock { $0.touch(sessionID: id, at: date) }
+    }
+
+    public func migrate() async throws { try await base.migrate() }
+
+    public func ping() async throws { try await base.ping() }
+
+    public func insertSession(_ record: SessionRecord) async throws { try await base.insertSession(record) }
+
+    public func session(id: String) async throws -> SessionRecord? { try await base.session(id: id) }
+
+    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int {
+        // Copies of these sessions fail the same expiry checks when read: no eviction needed.
+        try await base.deleteExpired(now: now, idleCutoff: idleCutoff)
+    }
+
+    public func insertPending(_ record: PendingRecord) async throws { try await base.insertPending(record) }
+
+    public func consumePending(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> Consumption {
+        try await base.consumePending(keyHash: keyHash, purpose: purpose, now: now)
+    }
+
+    public func attachSession(_ sessionID: String, toPending keyHash: String) async throws {
+        try await base.attachSession(sessionID, toPending: keyHash)
+    }
+
+    public func acquireRefreshLease(sessionID: String, owner: String, until: Date, now: Date) async throws -> Bool {
+        try await base.acquireRefreshLease(sessionID: sessionID, owner: owner, until: until, now: now)
+    }
+
+    public func releaseRefreshLease(sessionID: String, owner: String) async throws {
+        try await base.releaseRefreshLease(sessionID: sessionID, owner: owner)
+    }
+}
