@@ -18,7 +18,7 @@ public import ServiceLifecycle
 /// try await store.migrate()
 /// ```
 public final class PostgresSessionStore: SessionStore, Service {
-    private static let sessionColumns = """
+    static let sessionColumns = """
         id, token_hash, provider, subject, identity, sealed_credential, credential_version, \
         created_at, last_seen_at, expires_at
         """
@@ -97,11 +97,13 @@ public final class PostgresSessionStore: SessionStore, Service {
     }
 
     public func session(tokenHash: String) async throws -> SessionRecord? {
+        // Every authenticated request asks this: a named prepared statement, parsed and planned once per connection.
         try await guarded {
-            try await self.sessions(
-                try await self.client.query(
-                    "SELECT \(unescaped: Self.sessionColumns) FROM sessions WHERE token_hash = \(tokenHash)", logger: self.logger)
-            ).first
+            var found: SessionRecord?
+            for try await record in try await self.client.execute(SessionByTokenHash(tokenHash: tokenHash), logger: self.logger) {
+                found = record
+            }
+            return found
         }
     }
 
@@ -313,15 +315,20 @@ public final class PostgresSessionStore: SessionStore, Service {
     private func sessions(_ rows: PostgresRowSequence) async throws -> [SessionRecord] {
         var records: [SessionRecord] = []
         for try await row in rows {
-            let (id, tokenHash, provider, subject, identity, sealed, version, created, lastSeen, expires) =
-                try row.decode((String, String, String, String, Data, Data, Int, Double, Double, Double).self)
-            records.append(SessionRecord(
-                id: id, tokenHash: tokenHash, provider: provider, subject: subject, identity: identity,
-                sealedCredential: sealed, credentialVersion: version,
-                createdAt: Date(timeIntervalSince1970: created), lastSeenAt: Date(timeIntervalSince1970: lastSeen),
-                expiresAt: Date(timeIntervalSince1970: expires)))
+            records.append(try Self.sessionRecord(row))
         }
         return records
+    }
+
+    /// A row of ``sessionColumns``.
+    static func sessionRecord(_ row: PostgresRow) throws -> SessionRecord {
+        let (id, tokenHash, provider, subject, identity, sealed, version, created, lastSeen, expires) =
+            try row.decode((String, String, String, String, Data, Data, Int, Double, Double, Double).self)
+        return SessionRecord(
+            id: id, tokenHash: tokenHash, provider: provider, subject: subject, identity: identity,
+            sealedCredential: sealed, credentialVersion: version,
+            createdAt: Date(timeIntervalSince1970: created), lastSeenAt: Date(timeIntervalSince1970: lastSeen),
+            expiresAt: Date(timeIntervalSince1970: expires))
     }
 
     private func pendingRecords(_ rows: PostgresRowSequence, keyHash: String, purpose: PendingRecord.Purpose) async throws -> [PendingRecord] {
