@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 @testable import GatehouseProviders
 import Testing
 

@@ -1,20 +1,12 @@
 public import GatehouseCore
 
+/// Marks the refusals of ACS tokens (``ACSFailure``).
+public enum ACSFailureKind {}
+
 /// Why an ACS token was refused; each carries the stable problem `code` (401) and a safe reason.
-public struct ACSFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public var code: String
-    public var reason: String
+public typealias ACSFailure = CredentialRefusal<ACSFailureKind>
 
-    public init(code: String, reason: String) {
-        self.code = code
-        self.reason = reason
-    }
-
-    public var description: String { "\(code): \(reason)" }
-
-    /// What the token route turns into a 401 problem with ``code``.
-    public var providerError: ProviderError { .rejected(code: code, description: reason) }
-
+extension CredentialRefusal where Kind == ACSFailureKind {
     static func malformed(_ reason: String) -> Self { .init(code: "malformed_token", reason: reason) }
     static func missingSignature(_ reason: String) -> Self { .init(code: "missing_signature", reason: reason) }
     static func invalidSignature(_ reason: String) -> Self { .init(code: "invalid_signature", reason: reason) }

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+public import GatehouseCore
 
 /// The string ACS hands to `window.external.Notify`: a JSON object with `appliesTo`, `context`,
 /// `created`, `expires`, `securityToken` (HTML-escaped XML) and `tokenType` (PROTOCOLS.md §3).

@@ -1,5 +1,5 @@
 public import Foundation
-import GatehouseCore
+public import GatehouseCore
 import Crypto
 
 /// A Simple Web Token (SWT) as ACS issues it: form-encoded pairs, `HMACSHA256` last.

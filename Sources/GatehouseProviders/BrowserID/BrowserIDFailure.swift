@@ -1,24 +1,13 @@
 public import GatehouseCore
 
+/// Marks the refusals of BrowserID assertions (``BrowserIDFailure``).
+public enum BrowserIDFailureKind {}
+
 /// Why a BrowserID assertion was refused. Each value carries the stable problem `code` the gateway
 /// answers with (401) and a reason that is safe to show: it only describes the client's own assertion.
-public struct BrowserIDFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The stable `code` member of the problem document.
-    public var code: String
-    /// What exactly is wrong.
-    public var reason: String
+public typealias BrowserIDFailure = CredentialRefusal<BrowserIDFailureKind>
 
-    /// Creates a failure with a code and a reason.
-    public init(code: String, reason: String) {
-        self.code = code
-        self.reason = reason
-    }
-
-    public var description: String { "\(code): \(reason)" }
-
-    /// What the assertion route turns into a 401 problem with ``code``.
-    public var providerError: ProviderError { .rejected(code: code, description: reason) }
-
+extension CredentialRefusal where Kind == BrowserIDFailureKind {
     /// Not a backed assertion: bad encoding, bad JSON, a missing or mistyped member.
     static func malformed(_ reason: String) -> Self { .init(code: "malformed_assertion", reason: reason) }
     /// Longer than the size limit.
