@@ -25,10 +25,7 @@ struct LatencySummary: Sendable {
 
     /// `p50_us=… p90_us=… p99_us=… max_us=… mean_us=…`, one decimal.
     var fields: String {
-        func us(_ value: Double) -> String {
-            let tenths = Int((value * 10).rounded())
-            return "\(tenths / 10).\(tenths % 10)"
-        }
+        let us = Bench.oneDecimal
         return "p50_us=\(us(p50)) p90_us=\(us(p90)) p99_us=\(us(p99)) max_us=\(us(max)) mean_us=\(us(mean))"
     }
 }

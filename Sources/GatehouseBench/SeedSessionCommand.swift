@@ -3,7 +3,6 @@ import Foundation
 import GatehouseConfiguration
 import GatehouseCore
 import GatehouseServer
-import Logging
 
 /// `gatehouse-bench seed-session`: puts one valid session into the configured store and prints its token,
 /// so a load test can send `Authorization: Bearer <token>` without any login flow.
@@ -38,12 +37,12 @@ struct SeedSessionCommand: AsyncParsableCommand {
         do {
             configuration = try GatewayConfiguration.load(path: config)
         } catch let errors as ConfigurationErrors {
-            for line in errors.lines { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            for line in errors.lines { Bench.standardError(line) }
             throw ExitCode(1)
         }
         let providerFile = (configuration.providersDirectory as NSString).appendingPathComponent("\(provider).yaml")
         if !FileManager.default.fileExists(atPath: providerFile) {
-            FileHandle.standardError.write(Data("[gatehouse-bench] warning: no \(providerFile); is '\(provider)' a configured provider?\n".utf8))
+            Bench.note("warning: no \(providerFile); is '\(provider)' a configured provider?")
         }
         let sealer = try CredentialSealer(keys: try GatewayLauncher.keys(configuration).sealing)
         let settings = GatewayLauncher.settings(from: configuration)
@@ -63,13 +62,8 @@ struct SeedSessionCommand: AsyncParsableCommand {
             lastSeenAt: now,
             expiresAt: now.addingTimeInterval(lifetime.map(TimeInterval.init) ?? settings.absoluteLifetime))
 
-        var logger = Logger(label: "gatehouse-bench")
-        logger.logLevel = .warning
-        let store = try GatewayLauncher.makeStore(configuration, logger: logger)
-        try await GatewayLauncher.withRunningStore(store) {
-            // Let the pool's run() start first: PostgresNIO warns about a lease that comes before it.
-            if configuration.store.kind == .postgres { try await Task.sleep(for: .milliseconds(100)) }
-            try await store.migrate()
+        let store = try GatewayLauncher.makeStore(configuration, logger: Bench.logger())
+        try await Bench.withMigratedStore(store) {
             try await store.insertSession(record)
         }
         print(token)

@@ -16,8 +16,16 @@ import PostgresNIO
 /// per kind:
 ///
 /// ```text
-/// lookup store=sqlite sessions=1000000 kind=hit lookups=20000 concurrency=1 p50_us=… p90_us=… p99_us=… max_us=… mean_us=…
+/// lookup store=sqlite sessions=1000000 kind=hit lookups=20000 concurrency=1 p50_us=… p90_us=… p99_us=… max_us=… mean_us=… seeded=… seed_s=… size_mib=…
 /// ```
+///
+/// With `--session-cache` (postgres only) the lookups go through a ``CachingSessionStore`` over the
+/// PostgreSQL store, its change feed following as in the gateway (`store.session_cache_seconds`). The
+/// warm-up then first looks up every sampled session once, so the timed hits are served from memory; the
+/// lines carry `cache_s=<time to live>`, and the hit line `warmed=<sessions cached>` and `from_memory=all`
+/// when it could check that no timed hit read the database (feed listening before and after, every sampled
+/// session cached, no change notification, all within the time to live), else `from_memory=unverified`.
+/// Misses are never cached: they read PostgreSQL every time.
 struct StoreLookupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store-lookup",
@@ -53,6 +61,12 @@ struct StoreLookupCommand: AsyncParsableCommand {
     @Option(help: "Concurrent lookup tasks.")
     var concurrency: Int = 1
 
+    @Flag(help: "postgres: look up through the gateway's session cache (CachingSessionStore with its change feed).")
+    var sessionCache = false
+
+    @Option(help: "With --session-cache: seconds a cached session is served from memory.")
+    var cacheSeconds: Int = 30
+
     func validate() throws {
         switch store {
         case .sqlite where path == nil: throw ValidationError("--store sqlite needs --path")
@@ -62,53 +76,88 @@ struct StoreLookupCommand: AsyncParsableCommand {
         guard sessions > 0, lookups > 0, sample > 0, concurrency > 0, poolSize > 0, warmup >= 0, misses >= 0 else {
             throw ValidationError("--sessions, --lookups, --sample, --concurrency and --pool-size must be > 0")
         }
+        if sessionCache {
+            guard store == .postgres else { throw ValidationError("--session-cache needs --store postgres (its change feed is LISTEN/NOTIFY)") }
+            guard poolSize >= 2 else { throw ValidationError("--session-cache needs a --pool-size of 2 or more (the change feed holds one connection)") }
+            guard cacheSeconds > 0 else { throw ValidationError("--cache-seconds must be > 0") }
+        }
     }
 
     func run() async throws {
-        var logger = Logger(label: "gatehouse-bench")
-        logger.logLevel = .warning
+        let logger = Bench.logger()
         switch store {
         case .sqlite:
             let path = path ?? ""
             let sessionStore = try SQLiteSessionStore(path: path)
-            try await sessionStore.migrate()
-            try await measure(sessionStore, seeder: try SQLiteSeeder(path: path))
+            try await Bench.withMigratedStore(sessionStore) {
+                try await measure(sessionStore, seeder: try SQLiteSeeder(path: path), cache: nil)
+            }
             try sessionStore.close()
         case .postgres:
             let url = url ?? ""
             let sessionStore = try PostgresSessionStore(url: url, poolSize: poolSize, logger: logger)
             let seedClient = PostgresClient(
                 configuration: try PostgresConnectionSettings(url: url, poolSize: 2).configuration, backgroundLogger: logger)
-            let seedPool = Task { await seedClient.run() }
-            defer { seedPool.cancel() }
-            try await GatewayLauncher.withRunningStore(sessionStore) {
-                // Let both pools' run() start first: PostgresNIO warns about a lease that comes before it.
-                try await Task.sleep(for: .milliseconds(100))
-                try await sessionStore.migrate()
-                try await measure(sessionStore, seeder: PostgresSeeder(client: seedClient, logger: logger))
+            try await Bench.withRunningClient(seedClient) {
+                try await Bench.withMigratedStore(sessionStore) {
+                    let seeder = PostgresSeeder(client: seedClient, logger: logger)
+                    guard sessionCache else {
+                        return try await measure(sessionStore, seeder: seeder, cache: nil)
+                    }
+                    let cache = CachingSessionStore(base: sessionStore, timeToLive: TimeInterval(cacheSeconds))
+                    let feed = try await SessionCacheFeed.follow(sessionStore, into: cache)
+                    do {
+                        try await measure(cache, seeder: seeder, cache: feed)
+                    } catch {
+                        await feed.stop()
+                        throw error
+                    }
+                    await feed.stop()
+                }
             }
         }
     }
 
-    /// Seeds, samples, warms up and times; prints the result lines.
-    private func measure(_ sessionStore: any SessionStore, seeder: some SessionSeeder) async throws {
+    /// Seeds, samples, warms up and times; prints the result lines. With `cache`, `sessionStore` is its
+    /// ``CachingSessionStore``.
+    private func measure(_ sessionStore: any SessionStore, seeder: some SessionSeeder, cache: SessionCacheFeed?) async throws {
         let clock = ContinuousClock()
         let seedStart = clock.now
         let inserted = try await seeder.seed(upTo: sessions)
         let seedSeconds = (clock.now - seedStart).seconds
         let stored = try await seeder.storedSessions()
         let megabytes = Double(try await seeder.storageBytes()) / 1_048_576
-        note("\(store.rawValue): \(stored) sessions stored (\(inserted) seeded in \(Self.oneDecimal(seedSeconds)) s), \(Self.oneDecimal(megabytes)) MiB")
+        Bench.note("\(store.rawValue): \(stored) sessions stored (\(inserted) seeded in \(Bench.oneDecimal(seedSeconds)) s), \(Bench.oneDecimal(megabytes)) MiB")
 
         let hashes = try await seeder.sampleTokenHashes(count: min(sample, stored))
         guard !hashes.isEmpty else { throw BenchFailure("no stored sessions to look up") }
         let hits = (0..<lookups).map { _ in hashes.randomElement()! }
+        // With the cache: every sampled session once, so that each timed hit finds its copy in memory.
+        let warmStart = clock.now
+        let changesAtWarmStart = cache?.changeCount ?? 0
+        if cache != nil {
+            _ = try await Self.time(hashes, in: sessionStore, concurrency: concurrency, expectHits: true)
+        }
         if warmup > 0 {
             _ = try await Self.time((0..<warmup).map { _ in hashes.randomElement()! }, in: sessionStore, concurrency: concurrency, expectHits: true)
         }
+        let cachedBefore = cache?.cache.cachedCount ?? 0
+        let listeningBefore = cache?.cache.isSynchronized ?? false
         let hitLatencies = try await Self.time(hits, in: sessionStore, concurrency: concurrency, expectHits: true)
-        let prefix = "lookup store=\(store.rawValue) sessions=\(stored)"
-        print("\(prefix) kind=hit lookups=\(lookups) concurrency=\(concurrency) \(LatencySummary(hitLatencies).fields) seed_s=\(Self.oneDecimal(seedSeconds)) size_mib=\(Self.oneDecimal(megabytes))")
+        var cacheFields = ""
+        if let cache {
+            // No copy can have been dropped: the feed listened throughout (feedStopped() would empty the cache),
+            // nothing was announced (no eviction), all fits (no capacity eviction), and no copy outlived its time.
+            let elapsed = (clock.now - warmStart).seconds
+            let fromMemory = listeningBefore && cache.cache.isSynchronized && cachedBefore >= hashes.count
+                && cache.changeCount == changesAtWarmStart && elapsed < Double(cacheSeconds)
+            if !fromMemory {
+                Bench.note("session cache: cannot vouch that every timed hit came from memory (listening \(listeningBefore) → \(cache.cache.isSynchronized), \(cachedBefore) of \(hashes.count) sampled sessions cached, \(cache.changeCount - changesAtWarmStart) change notifications, \(Bench.oneDecimal(elapsed)) s since warm-up vs a \(cacheSeconds) s time to live)")
+            }
+            cacheFields = " warmed=\(cachedBefore) from_memory=\(fromMemory ? "all" : "unverified")"
+        }
+        let prefix = "lookup store=\(store.rawValue)\(cache == nil ? "" : " cache_s=\(cacheSeconds)") sessions=\(stored)"
+        print("\(prefix) kind=hit lookups=\(lookups) concurrency=\(concurrency) \(LatencySummary(hitLatencies).fields) seeded=\(inserted) seed_s=\(Bench.oneDecimal(seedSeconds)) size_mib=\(Bench.oneDecimal(megabytes))\(cacheFields)")
         if misses > 0 {
             let unknown = (0..<misses).map { _ in RandomToken.hash(RandomToken.make()) }
             let missLatencies = try await Self.time(unknown, in: sessionStore, concurrency: concurrency, expectHits: false)
@@ -143,14 +192,5 @@ struct StoreLookupCommand: AsyncParsableCommand {
             for try await latencies in group { all += latencies }
             return all
         }
-    }
-
-    private func note(_ line: String) {
-        FileHandle.standardError.write(Data("[gatehouse-bench] \(line)\n".utf8))
-    }
-
-    private static func oneDecimal(_ value: Double) -> String {
-        let tenths = Int((value * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10)"
     }
 }
