@@ -20,7 +20,7 @@ public final class DemoBackend: Sendable {
     ///   - logger: where Hummingbird logs; defaults to warnings only.
     public init(port: Int = 0, logger: Logger? = nil) {
         self.requestedPort = port
-        self.logger = logger ?? StandInOAuthServer.quietLogger(label: "gatehouse.demo.backend")
+        self.logger = logger ?? .standInQuiet(label: "gatehouse.demo.backend")
     }
 
     /// Starts listening on 127.0.0.1 and returns the bound port.

@@ -10,30 +10,19 @@ import NIOCore
 /// cookie and redirects to `/result`, whose page calls `window.external.Notify(json)` on load with an
 /// SWT inside a `BinarySecurityToken` (PROTOCOLS.md §3), exactly as ACS's javascriptnotify result page.
 /// `/result` needs the session cookie, so it only works through a gateway that keeps the cookie jar.
-public final class StandInACS: Sendable {
+public final class StandInACS: StandInLoopbackServer {
     public let realm: String
     /// The token signing key, base64 (what `signing_key` is configured with).
     public let signingKeyBase64: String
-    let logger: Logger
-    private let requestedPort: Int
-    private let listener = LoopbackListener()
+    /// The listener the site runs on.
+    public let loopback: StandInLoopback<StandInACS>
 
     public init(realm: String, signingKeyBase64: String = "N4QeKa3c062VBjnVK6fb+rnwURkcwGXh7EoNK34n0uM=", port: Int = 0, logger: Logger? = nil) {
         self.realm = realm
         self.signingKeyBase64 = signingKeyBase64
-        self.requestedPort = port
-        self.logger = logger ?? StandInOAuthServer.quietLogger(label: "gatehouse.demo.acs")
+        self.loopback = StandInLoopback(port: port, logger: logger, label: "gatehouse.demo.acs") { $0.makeRouter() }
     }
 
-    @discardableResult
-    public func start() async throws -> Int {
-        try await listener.start(port: requestedPort, responder: makeRouter().buildResponder(), logger: logger)
-    }
-
-    public func stop() async { await listener.stop() }
-
-    public var port: Int? { listener.port }
-    public var baseURL: String { "http://\(listener.host):\(port ?? requestedPort)" }
     /// The SWT `Issuer` (configured as `issuer`).
     public var issuer: String { baseURL + "/" }
     public var loginURL: String { baseURL + "/login" }

@@ -26,7 +26,7 @@ import NIOCore
 /// The gateway fetches support documents over `https` only, so it trusts this IdP through a pinned
 /// `support_document_file` holding ``supportDocument``. `GET /assertion?email=…&audience=…` mints an
 /// assertion over HTTP too, for trying the flow with curl.
-public final class StandInBrowserIDIdP: Sendable {
+public final class StandInBrowserIDIdP: StandInLoopbackServer {
     /// A signing key seen from outside: its `alg`, its public key members and its signing function.
     public struct Signer: Sendable {
         /// The JWS `alg` (`DS128`, `RS256`, …).
@@ -48,9 +48,8 @@ public final class StandInBrowserIDIdP: Sendable {
     public let domain: String
     let issuerKey: Signer
     let userKey: Signer
-    let logger: Logger
-    private let requestedPort: Int
-    private let listener = LoopbackListener()
+    /// The listener the IdP runs on.
+    public let loopback: StandInLoopback<StandInBrowserIDIdP>
 
     /// Creates a stopped IdP.
     /// - Parameters:
@@ -62,26 +61,8 @@ public final class StandInBrowserIDIdP: Sendable {
         self.domain = domain
         self.issuerKey = issuerKey
         self.userKey = userKey
-        self.requestedPort = port
-        self.logger = logger ?? StandInOAuthServer.quietLogger(label: "gatehouse.demo.browserid")
+        self.loopback = StandInLoopback(port: port, logger: logger, label: "gatehouse.demo.browserid") { $0.makeRouter() }
     }
-
-    /// Starts listening on 127.0.0.1 and returns the bound port.
-    @discardableResult
-    public func start() async throws -> Int {
-        try await listener.start(port: requestedPort, responder: makeRouter().buildResponder(), logger: logger)
-    }
-
-    /// Stops listening.
-    public func stop() async {
-        await listener.stop()
-    }
-
-    /// The bound port, or nil before `start()`.
-    public var port: Int? { listener.port }
-
-    /// `http://127.0.0.1:<port>`.
-    public var baseURL: String { "http://\(listener.host):\(port ?? requestedPort)" }
 
     /// `baseURL` + `/.well-known/browserid`.
     public var supportDocumentURL: String { baseURL + "/.well-known/browserid" }

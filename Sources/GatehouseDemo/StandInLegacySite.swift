@@ -10,26 +10,15 @@ import Synchronization
 /// cookie and the `oauth_token` cookie and redirects to `/welcome`, whose title is
 /// `Success oauth_token=<token>`. `GET /api/me` with `Authorization: Bearer <token>` answers the user
 /// (the `probe`); anything else is 401.
-public final class StandInLegacySite: Sendable {
-    let logger: Logger
-    private let requestedPort: Int
-    private let listener = LoopbackListener()
+public final class StandInLegacySite: StandInLoopbackServer {
+    /// The listener the site runs on.
+    public let loopback: StandInLoopback<StandInLegacySite>
     private let tokens = Mutex<[String: String]>([:])
 
     public init(port: Int = 0, logger: Logger? = nil) {
-        self.requestedPort = port
-        self.logger = logger ?? StandInOAuthServer.quietLogger(label: "gatehouse.demo.legacy")
+        self.loopback = StandInLoopback(port: port, logger: logger, label: "gatehouse.demo.legacy") { $0.makeRouter() }
     }
 
-    @discardableResult
-    public func start() async throws -> Int {
-        try await listener.start(port: requestedPort, responder: makeRouter().buildResponder(), logger: logger)
-    }
-
-    public func stop() async { await listener.stop() }
-
-    public var port: Int? { listener.port }
-    public var baseURL: String { "http://\(listener.host):\(port ?? requestedPort)" }
     public var loginURL: String { baseURL + "/login" }
 
     /// Issues a token for `user` (tests that post a token themselves).

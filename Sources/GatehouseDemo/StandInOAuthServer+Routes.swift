@@ -22,14 +22,14 @@ extension StandInOAuthServer {
         router.get("/userinfo") { request, _ in
             await self.withBearer(request, requiredScope: nil) { record in
                 await self.state.recordUserinfoRequest()
-                return .json(Self.profile(of: record.username))
+                return .json(Self.profile(of: record.subject.username))
             }
         }
         router.get("/api/grades/@me") { request, _ in
             let required = self.configuration.allowedScopes.contains("grades") ? "grades" : nil
             return await self.withBearer(request, requiredScope: required) { record in
                 await self.state.recordAPIRequest()
-                return .json(Self.grades(of: record.username))
+                return .json(Self.grades(of: record.subject.username))
             }
         }
         for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete, .head, .options] {
@@ -93,9 +93,7 @@ extension StandInOAuthServer {
     private func token(_ request: Request) async throws -> Response {
         let fields = try await Self.form(of: request)
         let grantType = fields["grant_type"] ?? ""
-        await state.recordTokenRequest(grantType: grantType)
-        if await state.isUnavailable { return .temporarilyUnavailable() }
-        let delay = await state.tokenDelay
+        guard let delay = await state.admitTokenRequest(grantType: grantType) else { return .temporarilyUnavailable() }
         if delay > .zero { try await Task.sleep(for: delay) }
 
         let outcome: Result<[String: JSONValue], OAuthError>
@@ -252,7 +250,7 @@ extension StandInOAuthServer {
                 "path": .string(request.uri.path),
                 "query": .string(request.uri.query ?? ""),
                 "body_bytes": .number(Double(bodyBytes)),
-                "sub": .string(record.username),
+                "sub": .string(record.subject.username),
                 "token_via": .string(viaHeader ? "header" : "query"),
             ])
         }

@@ -1,4 +1,3 @@
-import Hummingbird
 public import Logging
 
 /// A real OAuth 2.0 authorization server and resource server on loopback, for `gatehouse demo` and the
@@ -9,19 +8,22 @@ public import Logging
 /// let server = StandInOAuthServer(configuration: .init(clientSecret: "s3cret"))
 /// let port = try await server.start()
 /// defer { Task { await server.stop() } }
-/// await server.setUnavailable(true)   // /token and the APIs now answer 503
+/// await server.setUnavailable(true)   // /token, /revoke, /userinfo and the APIs now answer 503
 /// ```
 ///
+/// ``baseURL`` is also the issuer sent as RFC 9207 `iss`.
 /// Endpoints: `GET`/`POST /authorize`, `POST /token`, `POST /revoke`, `GET /userinfo`,
 /// `GET /api/grades/@me`, any method on `/api/echo/**`, and
 /// `GET /.well-known/oauth-authorization-server` (RFC 8414 metadata).
 /// Test controls are methods on this type, not HTTP endpoints.
-public final class StandInOAuthServer: Sendable {
+public final class StandInOAuthServer: StandInTokenServer {
     /// The settings this server was created with.
     public let configuration: Configuration
+    /// The listener the server runs on.
+    public let loopback: StandInLoopback<StandInOAuthServer>
+    /// The state the test controls act on.
+    public let tokenControls: StandInTokenControls<Stats>
     let state: StandInOAuthState
-    let logger: Logger
-    private let listener = LoopbackListener()
 
     /// Creates a stopped server.
     /// - Parameters:
@@ -30,26 +32,9 @@ public final class StandInOAuthServer: Sendable {
     public init(configuration: Configuration = Configuration(), logger: Logger? = nil) {
         self.configuration = configuration
         self.state = StandInOAuthState(configuration: configuration)
-        self.logger = logger ?? Self.quietLogger(label: "gatehouse.demo.oauth")
+        self.tokenControls = StandInTokenControls(state: state)
+        self.loopback = StandInLoopback(port: configuration.port, logger: logger, label: "gatehouse.demo.oauth") { $0.makeRouter() }
     }
-
-    /// Starts listening on 127.0.0.1 and returns the bound port (ephemeral unless `configuration.port` is set).
-    @discardableResult
-    public func start() async throws -> Int {
-        try await listener.start(port: configuration.port, responder: makeRouter().buildResponder(), logger: logger)
-    }
-
-    /// Stops listening; tokens and counters are kept, so a restarted server still knows them.
-    public func stop() async {
-        await listener.stop()
-    }
-
-    /// The bound port, or nil before `start()`.
-    public var port: Int? { listener.port }
-
-    /// `http://127.0.0.1:<port>`, also the issuer sent as RFC 9207 `iss`.
-    /// Before `start()` the port reads as the configured one.
-    public var baseURL: String { "http://\(listener.host):\(port ?? configuration.port)" }
 
     /// `baseURL` + `/authorize`.
     public var authorizationEndpoint: String { baseURL + "/authorize" }
@@ -61,37 +46,4 @@ public final class StandInOAuthServer: Sendable {
     public var userinfoEndpoint: String { baseURL + "/userinfo" }
     /// `baseURL` + `/api`: the resource server (`/grades/@me`, `/echo/**`).
     public var apiBaseURL: String { baseURL + "/api" }
-
-    // MARK: Test controls
-
-    /// Counters and token totals so far.
-    public var stats: Stats {
-        get async { await state.stats() }
-    }
-
-    /// While on, `/token`, `/revoke`, `/userinfo` and the APIs answer 503 with `Retry-After: 1`.
-    public func setUnavailable(_ unavailable: Bool) async {
-        await state.setUnavailable(unavailable)
-    }
-
-    /// Makes `/token` wait this long before answering, so that concurrent refreshes overlap.
-    public func setTokenDelay(_ delay: Duration) async {
-        await state.setTokenDelay(delay)
-    }
-
-    /// Forgets every refresh token: the next refresh gets `invalid_grant`.
-    public func revokeAllRefreshTokens() async {
-        await state.revokeAllRefreshTokens()
-    }
-
-    /// Expires every access token issued so far: the APIs answer 401 `invalid_token` for them.
-    public func expireAllAccessTokens() async {
-        await state.expireAllAccessTokens()
-    }
-
-    static func quietLogger(label: String) -> Logger {
-        var logger = Logger(label: label)
-        logger.logLevel = .warning
-        return logger
-    }
 }

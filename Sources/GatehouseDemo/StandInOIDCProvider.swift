@@ -30,7 +30,7 @@ public final class StandInOIDCProvider: Sendable {
     public init(clientID: String = "gatehouse", port: Int = 0, logger: Logger? = nil) {
         self.clientID = clientID
         self.requestedPort = port
-        self.logger = logger ?? StandInOAuthServer.quietLogger(label: "gatehouse.demo.oidc")
+        self.logger = logger ?? .standInQuiet(label: "gatehouse.demo.oidc")
     }
 
     /// Starts listening on 127.0.0.1 and returns the bound port.

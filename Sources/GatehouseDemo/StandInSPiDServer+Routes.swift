@@ -21,7 +21,7 @@ extension StandInSPiDServer {
         for path in ["/api/2/me", "/api/2/me.json"] {
             router.get(RouterPath(path)) { request, _ in
                 await self.withAccessToken(request, route: .me) { _, record, _ in
-                    Self.apiResponse(object: "User", route: .me, data: self.user(record.email))
+                    Self.apiResponse(object: "User", route: .me, data: self.user(record.subject))
                 }
             }
         }
@@ -113,11 +113,7 @@ extension StandInSPiDServer {
     private func token(_ request: Request) async throws -> Response {
         let fields = try await StandInOAuthServer.form(of: request)
         let grantType = fields["grant_type"] ?? ""
-        await state.recordTokenRequest(grantType: grantType)
-        if await state.isUnavailable {
-            return Self.tokenUnavailable()
-        }
-        let delay = await state.tokenDelay
+        guard let delay = await state.admitTokenRequest(grantType: grantType) else { return Self.tokenUnavailable() }
         if delay > .zero { try await Task.sleep(for: delay) }
 
         let outcome: Result<[String: JSONValue], OAuthError>

@@ -20,15 +20,15 @@ import Testing
             ("state", "xyz"), ("scope", "grades"), ("code_challenge", PKCE.challenge(for: verifier)),
             ("code_challenge_method", "S256"),
         ]
-        let page = try await Curl.run(FormEncoding.appending(authorize, to: server.authorizationEndpoint))
+        let page = try await StandInCurl.run(FormEncoding.appending(authorize, to: server.authorizationEndpoint))
         #expect(page.status == 200)
         #expect(page.text.contains(#"<form method="post" action="/authorize">"#))
 
-        let wrong = try await Curl.run(server.authorizationEndpoint, form: authorize + [("username", "alice"), ("password", "nope")])
+        let wrong = try await StandInCurl.run(server.authorizationEndpoint, form: authorize + [("username", "alice"), ("password", "nope")])
         #expect(wrong.status == 200)
         #expect(wrong.text.contains("Wrong username or password."))
 
-        let approved = try await Curl.run(server.authorizationEndpoint, form: authorize + [("username", "alice"), ("password", "alice-password")])
+        let approved = try await StandInCurl.run(server.authorizationEndpoint, form: authorize + [("username", "alice"), ("password", "alice-password")])
         #expect(approved.status == 302)
         let callback = try #require(approved.header("location").flatMap { URLComponents(string: $0) })
         let query = Dictionary(uniqueKeysWithValues: (callback.queryItems ?? []).map { ($0.name, $0.value ?? "") })
@@ -38,7 +38,7 @@ import Testing
         let code = try #require(query["code"])
 
         let exchange = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.redirectURI)]
-        let badVerifier = try await Curl.run(
+        let badVerifier = try await StandInCurl.run(
             server.tokenEndpoint,
             form: exchange + [("code_verifier", PKCE.makeVerifier())],
             basic: ("demo-client", "s3cret")
@@ -46,7 +46,7 @@ import Testing
         #expect(badVerifier.status == 400)
         #expect(badVerifier.json?["error"] == .string("invalid_grant"))
 
-        let tokens = try await Curl.run(server.tokenEndpoint, form: exchange + [("code_verifier", verifier)], basic: ("demo-client", "s3cret"))
+        let tokens = try await StandInCurl.run(server.tokenEndpoint, form: exchange + [("code_verifier", verifier)], basic: ("demo-client", "s3cret"))
         #expect(tokens.status == 200)
         #expect(tokens.header("cache-control") == "no-store")
         #expect(tokens.json?["token_type"] == .string("bearer"))
@@ -55,14 +55,14 @@ import Testing
         let accessToken = try #require(tokens.json?["access_token"]?.stringValue)
         let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue)
 
-        let grades = try await Curl.run(server.apiBaseURL + "/grades/@me", bearer: accessToken)
+        let grades = try await StandInCurl.run(server.apiBaseURL + "/grades/@me", bearer: accessToken)
         #expect(grades.status == 200)
         #expect(grades.json?["id"] == .string("alice"))
-        let userinfo = try await Curl.run(server.userinfoEndpoint, bearer: accessToken)
+        let userinfo = try await StandInCurl.run(server.userinfoEndpoint, bearer: accessToken)
         #expect(userinfo.json?["email"] == .string("alice@example.test"))
         #expect(userinfo.json?["name"] == .string("Alice Example"))
 
-        let refreshed = try await Curl.run(
+        let refreshed = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [
                 ("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "demo-client"), ("client_secret", "s3cret"),
@@ -73,7 +73,7 @@ import Testing
         let newRefreshToken = try #require(refreshed.json?["refresh_token"]?.stringValue)
         #expect(newRefreshToken != refreshToken)
 
-        let reused = try await Curl.run(
+        let reused = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
             basic: ("demo-client", "s3cret")
@@ -88,19 +88,19 @@ import Testing
         #expect(stats.validAccessTokens == 2)
 
         await server.expireAllAccessTokens()
-        let expired = try await Curl.run(server.apiBaseURL + "/grades/@me", bearer: newAccessToken)
+        let expired = try await StandInCurl.run(server.apiBaseURL + "/grades/@me", bearer: newAccessToken)
         #expect(expired.status == 401)
         #expect(expired.header("www-authenticate")?.hasPrefix(#"Bearer realm="Resource Server", error="invalid_token""#) == true)
 
-        let revoked = try await Curl.run(
+        let revoked = try await StandInCurl.run(
             server.revocationEndpoint,
             form: [("token", newRefreshToken), ("token_type_hint", "refresh_token")],
             basic: ("demo-client", "s3cret")
         )
         #expect(revoked.status == 200)
-        let unknown = try await Curl.run(server.revocationEndpoint, form: [("token", "no-such-token")], basic: ("demo-client", "s3cret"))
+        let unknown = try await StandInCurl.run(server.revocationEndpoint, form: [("token", "no-such-token")], basic: ("demo-client", "s3cret"))
         #expect(unknown.status == 200)
-        let afterRevoke = try await Curl.run(
+        let afterRevoke = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "refresh_token"), ("refresh_token", newRefreshToken)],
             basic: ("demo-client", "s3cret")
@@ -110,7 +110,7 @@ import Testing
         #expect(await server.stats.revocationRequests == 2)
 
         await server.stop()
-        await #expect(throws: (any Error).self) { try await Curl.run("http://127.0.0.1:\(port)/token") }
+        await #expect(throws: (any Error).self) { try await StandInCurl.run("http://127.0.0.1:\(port)/token") }
     }
 
     @Test func replayedCodeRevokesItsTokensAndPublicClientRules() async throws {
@@ -123,27 +123,27 @@ import Testing
             ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.redirectURI), ("code_verifier", verifier),
         ]
 
-        let anonymous = try await Curl.run(server.tokenEndpoint, form: exchange)
+        let anonymous = try await StandInCurl.run(server.tokenEndpoint, form: exchange)
         #expect(anonymous.status == 401)
         #expect(anonymous.json?["error"] == .string("invalid_client"))
         #expect(anonymous.header("www-authenticate") == #"Basic realm="OAuth Server""#)
 
-        let tokens = try await Curl.run(server.tokenEndpoint, form: exchange + [("client_id", "demo-client")])
+        let tokens = try await StandInCurl.run(server.tokenEndpoint, form: exchange + [("client_id", "demo-client")])
         #expect(tokens.status == 200)
         let accessToken = try #require(tokens.json?["access_token"]?.stringValue)
         let refreshToken = try #require(tokens.json?["refresh_token"]?.stringValue)
 
         // Without rotation the refresh token stays and is not repeated.
-        let refreshed = try await Curl.run(
+        let refreshed = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "demo-client")]
         )
         #expect(refreshed.status == 200)
         #expect(refreshed.json?["refresh_token"] == nil)
 
-        let replay = try await Curl.run(server.tokenEndpoint, form: exchange + [("client_id", "demo-client")])
+        let replay = try await StandInCurl.run(server.tokenEndpoint, form: exchange + [("client_id", "demo-client")])
         #expect(replay.json?["error"] == .string("invalid_grant"))
-        #expect(try await Curl.run(server.apiBaseURL + "/grades/@me", bearer: accessToken).status == 401)
+        #expect(try await StandInCurl.run(server.apiBaseURL + "/grades/@me", bearer: accessToken).status == 401)
         #expect(await server.stats.validRefreshTokens == 0)
     }
 
@@ -153,7 +153,7 @@ import Testing
         defer { Task { await server.stop() } }
         let verifier = PKCE.makeVerifier()
         let code = try await Self.authorize(server, verifier: verifier)
-        let tokens = try await Curl.run(
+        let tokens = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [
                 ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.redirectURI), ("code_verifier", verifier),
@@ -164,8 +164,8 @@ import Testing
 
         await server.setTokenDelay(.milliseconds(300))
         let form = [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", "demo-client")]
-        async let first = Curl.run(server.tokenEndpoint, form: form)
-        async let second = Curl.run(server.tokenEndpoint, form: form)
+        async let first = StandInCurl.run(server.tokenEndpoint, form: form)
+        async let second = StandInCurl.run(server.tokenEndpoint, form: form)
         let statuses = try await [first.status, second.status].sorted()
         #expect(statuses == [200, 400])
         #expect(await server.stats.refreshTokenRequests == 2)
@@ -177,18 +177,18 @@ import Testing
         defer { Task { await server.stop() } }
         let base = [("response_type", "code"), ("client_id", "demo-client"), ("state", "s1")]
 
-        let foreign = try await Curl.run(
+        let foreign = try await StandInCurl.run(
             FormEncoding.appending(base + [("redirect_uri", "https://evil.example/cb")], to: server.authorizationEndpoint)
         )
         #expect(foreign.status == 400)
         #expect(foreign.header("location") == nil)
 
-        let noPKCE = try await Curl.run(FormEncoding.appending(base + [("redirect_uri", Self.redirectURI)], to: server.authorizationEndpoint))
+        let noPKCE = try await StandInCurl.run(FormEncoding.appending(base + [("redirect_uri", Self.redirectURI)], to: server.authorizationEndpoint))
         #expect(noPKCE.status == 302)
         #expect(noPKCE.header("location")?.contains("error=invalid_request") == true)
         #expect(noPKCE.header("location")?.contains("state=s1") == true)
 
-        let denied = try await Curl.run(
+        let denied = try await StandInCurl.run(
             server.authorizationEndpoint,
             form: base + [
                 ("redirect_uri", Self.redirectURI), ("code_challenge", PKCE.challenge(for: PKCE.makeVerifier())),
@@ -203,12 +203,12 @@ import Testing
         try await server.start()
         defer { Task { await server.stop() } }
         await server.setUnavailable(true)
-        let token = try await Curl.run(server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", "x")])
+        let token = try await StandInCurl.run(server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", "x")])
         #expect(token.status == 503)
         #expect(token.header("retry-after") == "1")
-        #expect(try await Curl.run(server.apiBaseURL + "/echo/a", bearer: "x").status == 503)
+        #expect(try await StandInCurl.run(server.apiBaseURL + "/echo/a", bearer: "x").status == 503)
         await server.setUnavailable(false)
-        #expect(try await Curl.run(server.apiBaseURL + "/echo/a", bearer: "x").status == 401)
+        #expect(try await StandInCurl.run(server.apiBaseURL + "/echo/a", bearer: "x").status == 401)
     }
 
     @Test func demoBackendEchoesStreamsAndAnswersStatuses() async throws {
@@ -217,7 +217,7 @@ import Testing
         defer { Task { await backend.stop() } }
 
         let body = String(repeating: "gatehouse", count: 1000)
-        let echo = try await Curl.run(backend.baseURL + "/some/path?a=1", method: "PUT", body: body, headers: ["X-Test: yes"])
+        let echo = try await StandInCurl.run(backend.baseURL + "/some/path?a=1", method: "PUT", body: body, headers: ["X-Test: yes"])
         #expect(echo.status == 200)
         #expect(echo.json?["method"] == .string("PUT"))
         #expect(echo.json?["path"] == .string("/some/path"))
@@ -226,18 +226,18 @@ import Testing
         #expect(echo.json?["body_bytes"] == .number(9000))
         #expect(echo.json?["body_sha256"] == .string(RandomToken.hash(body)))
 
-        let stream = try await Curl.run(backend.baseURL + "/stream?bytes=100000&chunk=4096")
+        let stream = try await StandInCurl.run(backend.baseURL + "/stream?bytes=100000&chunk=4096")
         #expect(stream.status == 200)
         #expect(stream.body.count == 100_000)
         #expect(stream.body.prefix(3) == Data("abc".utf8))
 
-        #expect(try await Curl.run(backend.baseURL + "/status/418").status == 418)
+        #expect(try await StandInCurl.run(backend.baseURL + "/status/418").status == 418)
         #expect(backend.requestCount == 3)
     }
 
     /// Signs alice in through the login form and returns the code.
     static func authorize(_ server: StandInOAuthServer, verifier: String) async throws -> String {
-        let response = try await Curl.run(
+        let response = try await StandInCurl.run(
             server.authorizationEndpoint,
             form: [
                 ("response_type", "code"), ("client_id", "demo-client"), ("redirect_uri", redirectURI), ("state", "s"),
@@ -247,75 +247,5 @@ import Testing
         )
         let location = try #require(response.header("location").flatMap { URLComponents(string: $0) })
         return try #require(location.queryItems?.first { $0.name == "code" }?.value)
-    }
-}
-
-/// Test-only HTTP client: runs `/usr/bin/curl` and reads back status, headers and body.
-private struct Curl {
-    struct Result {
-        var status: Int
-        var headers: [(String, String)]
-        var body: Data
-
-        var text: String { String(decoding: body, as: UTF8.self) }
-        var json: JSONValue? { JSONValue.parse(body) }
-
-        func header(_ name: String) -> String? {
-            headers.first { $0.0.lowercased() == name.lowercased() }?.1
-        }
-    }
-
-    struct Failure: Error {
-        var exitCode: Int32
-        var message: String
-    }
-
-    static func run(
-        _ url: String,
-        method: String? = nil,
-        form: [(String, String)]? = nil,
-        body: String? = nil,
-        basic: (String, String)? = nil,
-        bearer: String? = nil,
-        headers: [String] = []
-    ) async throws -> Result {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let headerFile = directory.appendingPathComponent("headers")
-        let bodyFile = directory.appendingPathComponent("body")
-
-        var arguments = ["-sS", "--max-time", "20", "-D", headerFile.path, "-o", bodyFile.path]
-        if let method { arguments += ["-X", method] }
-        if let form { arguments += ["--data-binary", FormEncoding.encode(form), "-H", "Content-Type: application/x-www-form-urlencoded"] }
-        if let body { arguments += ["--data-binary", body, "-H", "Content-Type: text/plain"] }
-        if let (user, password) = basic { arguments += ["-u", "\(user):\(password)"] }
-        if let bearer { arguments += ["-H", "Authorization: Bearer \(bearer)"] }
-        for header in headers { arguments += ["-H", header] }
-        arguments.append(url)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        let exitCode: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        guard exitCode == 0 else {
-            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw Failure(exitCode: exitCode, message: message)
-        }
-
-        let headerText = try String(contentsOf: headerFile, encoding: .utf8)
-        let lines = headerText.components(separatedBy: "\r\n")
-        let status = lines.first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
-        let fields = lines.dropFirst().compactMap { line -> (String, String)? in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-        }
-        let data = (try? Data(contentsOf: bodyFile)) ?? Data()
-        return Result(status: status, headers: fields, body: data)
     }
 }

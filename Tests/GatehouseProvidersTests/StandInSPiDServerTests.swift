@@ -27,22 +27,22 @@ import Testing
             ("client_id", "spid-demo-client"), ("response_type", "code"), ("redirect_uri", Self.redirectURI), ("state", "st4te"),
             ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
         ]
-        let page = try await SPiDCurl.run(FormEncoding.appending(login, to: server.loginEndpoint))
+        let page = try await StandInCurl.run(FormEncoding.appending(login, to: server.loginEndpoint))
         #expect(page.status == 200)
         #expect(page.text.contains(#"<form method="post" action="/flow/login">"#))
         #expect(page.text.contains(#"name="email""#))
-        let auth = try await SPiDCurl.run(FormEncoding.appending(login, to: server.baseURL + "/flow/auth"))
+        let auth = try await StandInCurl.run(FormEncoding.appending(login, to: server.baseURL + "/flow/auth"))
         #expect(auth.text.contains(#"action="/flow/auth""#))
-        let foreign = try await SPiDCurl.run(
+        let foreign = try await StandInCurl.run(
             FormEncoding.appending([("client_id", "other"), ("response_type", "code"), ("redirect_uri", Self.redirectURI)], to: server.loginEndpoint)
         )
         #expect(foreign.status == 400)
         #expect(foreign.header("location") == nil)
 
-        let wrong = try await SPiDCurl.run(server.loginEndpoint, form: login + [("email", "alice@example.test"), ("password", "nope")])
+        let wrong = try await StandInCurl.run(server.loginEndpoint, form: login + [("email", "alice@example.test"), ("password", "nope")])
         #expect(wrong.status == 200)
         #expect(wrong.text.contains("Wrong e-mail address or password."))
-        let cancelled = try await SPiDCurl.run(server.loginEndpoint, form: login + [("cancel", "1")])
+        let cancelled = try await StandInCurl.run(server.loginEndpoint, form: login + [("cancel", "1")])
         #expect(cancelled.status == 302)
         #expect(cancelled.header("location") == Self.redirectURI + "?error=access_denied&state=st4te")
 
@@ -51,18 +51,18 @@ import Testing
 
         // Token: PKCE checked, client authenticated, SPiD-shaped answer.
         let exchange = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.redirectURI), ("scope", ""), ("state", "")]
-        let badVerifier = try await SPiDCurl.run(server.tokenEndpoint, form: exchange + [("code_verifier", PKCE.makeVerifier())], basic: Self.client)
+        let badVerifier = try await StandInCurl.run(server.tokenEndpoint, form: exchange + [("code_verifier", PKCE.makeVerifier())], basic: Self.client)
         #expect(badVerifier.status == 400)
         #expect(badVerifier.json?["error"] == .string("invalid_grant"))
         #expect(badVerifier.json?["error_code"] == .number(400))
         #expect(badVerifier.json?["type"] == .string("OAuthException"))
         #expect(badVerifier.json?["error_description"]?.stringValue?.isEmpty == false)
-        let badSecret = try await SPiDCurl.run(server.tokenEndpoint, form: exchange + [("code_verifier", verifier)], basic: ("spid-demo-client", "x"))
+        let badSecret = try await StandInCurl.run(server.tokenEndpoint, form: exchange + [("code_verifier", verifier)], basic: ("spid-demo-client", "x"))
         #expect(badSecret.status == 401)
         #expect(badSecret.json?["error"] == .string("invalid_client"))
         #expect(badSecret.json?["error_code"] == .number(401))
 
-        let tokens = try await SPiDCurl.run(server.tokenEndpoint, form: exchange + [("code_verifier", verifier)], basic: Self.client)
+        let tokens = try await StandInCurl.run(server.tokenEndpoint, form: exchange + [("code_verifier", verifier)], basic: Self.client)
         #expect(tokens.status == 200)
         #expect(tokens.header("cache-control") == "no-store")
         let body = try #require(tokens.json?.objectValue)
@@ -84,12 +84,12 @@ import Testing
         let plainLogin = [("client_id", "spid-demo-client"), ("response_type", "code"), ("redirect_uri", Self.redirectURI)]
         let secondCode = try await Self.signIn(server, fields: plainLogin)
         let postAuth = [("client_id", Self.client.0), ("client_secret", Self.client.1)]
-        let mismatch = try await SPiDCurl.run(
+        let mismatch = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "authorization_code"), ("code", secondCode), ("redirect_uri", Self.redirectURI + "x")] + postAuth
         )
         #expect(mismatch.json?["error"] == .string("invalid_grant"))
-        let second = try await SPiDCurl.run(
+        let second = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "authorization_code"), ("code", secondCode), ("redirect_uri", Self.redirectURI)] + postAuth
         )
@@ -97,7 +97,7 @@ import Testing
         #expect(await server.stats.lastClientAuthentication == .post)
         #expect(await server.stats.validAccessTokens == 2)
         // Replaying a code fails and takes down what its first redemption issued.
-        let replay = try await SPiDCurl.run(
+        let replay = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "authorization_code"), ("code", secondCode), ("redirect_uri", Self.redirectURI)] + postAuth
         )
@@ -106,7 +106,7 @@ import Testing
         #expect(await server.stats.validRefreshTokens == 1)
 
         // The API: envelope, token from the query or the header, never two different ones.
-        let me = try await SPiDCurl.run(FormEncoding.appending([("oauth_token", accessToken)], to: server.meEndpoint))
+        let me = try await StandInCurl.run(FormEncoding.appending([("oauth_token", accessToken)], to: server.meEndpoint))
         #expect(me.status == 200)
         let envelope = try #require(me.json)
         #expect(envelope["name"] == .string("SPP Container"))
@@ -127,14 +127,14 @@ import Testing
         #expect(user["preferredUsername"] == .string("alice"))
         #expect(user["emails"] == .array([.object(["value": .string("alice@example.test"), "primary": .bool(true)])]))
 
-        let viaHeader = try await SPiDCurl.run(server.meEndpoint + ".json", bearer: accessToken)
+        let viaHeader = try await StandInCurl.run(server.meEndpoint + ".json", bearer: accessToken)
         #expect(viaHeader.status == 200)
-        let both = try await SPiDCurl.run(FormEncoding.appending([("oauth_token", accessToken)], to: server.meEndpoint), bearer: "0123")
+        let both = try await StandInCurl.run(FormEncoding.appending([("oauth_token", accessToken)], to: server.meEndpoint), bearer: "0123")
         #expect(both.status == 400)
         #expect(both.json?["error"] == .string("invalid_request"))
         #expect(both.json?["name"] == .string("SPP Container"))
 
-        let echo = try await SPiDCurl.run(
+        let echo = try await StandInCurl.run(
             server.apiBaseURL + "/echo/a/b?x=1&oauth_token=\(accessToken)&y=2",
             method: "POST",
             body: "hello"
@@ -146,16 +146,16 @@ import Testing
         #expect(echo.json?[path: "data.query"] == .string("x=1&y=2"))
         #expect(echo.json?[path: "data.body_bytes"] == .number(5))
         #expect(echo.json?[path: "data.token_via"] == .string("query"))
-        let echoHeader = try await SPiDCurl.run(server.apiBaseURL + "/echo/z", bearer: accessToken)
+        let echoHeader = try await StandInCurl.run(server.apiBaseURL + "/echo/z", bearer: accessToken)
         #expect(echoHeader.json?[path: "data.token_via"] == .string("header"))
 
-        let unknown = try await SPiDCurl.run(server.apiBaseURL + "/nothing/here", bearer: accessToken)
+        let unknown = try await StandInCurl.run(server.apiBaseURL + "/nothing/here", bearer: accessToken)
         #expect(unknown.status == 404)
         #expect(unknown.json?[path: "error.code"] == .number(404))
         #expect(unknown.json?[path: "error.type"] == .string("ApiException"))
 
         // Refresh without rotation repeats the refresh token; old SDKs also send redirect_uri.
-        let refreshed = try await SPiDCurl.run(
+        let refreshed = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("redirect_uri", Self.redirectURI)],
             basic: Self.client
@@ -166,12 +166,12 @@ import Testing
         #expect(await server.stats.validAccessTokens == 2)
 
         // API logout kills the token and its refresh token.
-        let logout = try await SPiDCurl.run(FormEncoding.appending([("oauth_token", accessToken)], to: server.logoutEndpoint))
+        let logout = try await StandInCurl.run(FormEncoding.appending([("oauth_token", accessToken)], to: server.logoutEndpoint))
         #expect(logout.status == 200)
         #expect(logout.json?["data"] == .string("OK"))
         #expect(logout.json?["error"] == .null)
 
-        let dead = try await SPiDCurl.run(FormEncoding.appending([("oauth_token", accessToken)], to: server.meEndpoint))
+        let dead = try await StandInCurl.run(FormEncoding.appending([("oauth_token", accessToken)], to: server.meEndpoint))
         #expect(dead.status == 401)
         #expect(dead.json?["error"] == .string("invalid_token"))
         #expect(dead.json?["error_code"] == .number(401))
@@ -181,7 +181,7 @@ import Testing
         #expect(dead.json?["code"] == .number(401))
         #expect(dead.json?["data"] == .null)
 
-        let deadRefresh = try await SPiDCurl.run(
+        let deadRefresh = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
             basic: Self.client
@@ -193,12 +193,12 @@ import Testing
         #expect(deadRefresh.json?["type"] == .string("OAuthException"))
 
         // Browser logout: registered redirect URIs only.
-        let browserLogout = try await SPiDCurl.run(
+        let browserLogout = try await StandInCurl.run(
             FormEncoding.appending([("client_id", "spid-demo-client"), ("redirect_uri", "http://127.0.0.1:5999/bye")], to: server.browserLogoutEndpoint)
         )
         #expect(browserLogout.status == 302)
         #expect(browserLogout.header("location") == "http://127.0.0.1:5999/bye")
-        let openRedirect = try await SPiDCurl.run(
+        let openRedirect = try await StandInCurl.run(
             FormEncoding.appending([("client_id", "spid-demo-client"), ("redirect_uri", "https://evil.example/")], to: server.browserLogoutEndpoint)
         )
         #expect(openRedirect.status == 400)
@@ -220,7 +220,7 @@ import Testing
         try await server.start()
         defer { Task { await server.stop() } }
 
-        let plainPKCE = try await SPiDCurl.run(
+        let plainPKCE = try await StandInCurl.run(
             FormEncoding.appending(
                 [
                     ("client_id", "spid-demo-client"), ("response_type", "code"), ("redirect_uri", Self.redirectURI), ("state", "s"),
@@ -236,7 +236,7 @@ import Testing
             server,
             fields: [("client_id", "spid-demo-client"), ("response_type", "code"), ("redirect_uri", Self.redirectURI)]
         )
-        let tokens = try await SPiDCurl.run(
+        let tokens = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.redirectURI), ("code_verifier", PKCE.makeVerifier())],
             basic: Self.client
@@ -247,7 +247,7 @@ import Testing
             server,
             fields: [("client_id", "spid-demo-client"), ("response_type", "code"), ("redirect_uri", Self.redirectURI)]
         )
-        let granted = try await SPiDCurl.run(
+        let granted = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "authorization_code"), ("code", secondCode), ("redirect_uri", Self.redirectURI)],
             basic: Self.client
@@ -256,37 +256,37 @@ import Testing
         let accessToken = try #require(granted.json?["access_token"]?.stringValue)
         let refreshToken = try #require(granted.json?["refresh_token"]?.stringValue)
 
-        let rotated = try await SPiDCurl.run(
+        let rotated = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
             basic: Self.client
         )
         let newRefreshToken = try #require(rotated.json?["refresh_token"]?.stringValue)
         #expect(newRefreshToken != refreshToken)
-        let old = try await SPiDCurl.run(server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], basic: Self.client)
+        let old = try await StandInCurl.run(server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], basic: Self.client)
         #expect(old.json?["error"] == .string("invalid_grant"))
 
         await server.setUnavailable(true)
-        let unavailableToken = try await SPiDCurl.run(
+        let unavailableToken = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "refresh_token"), ("refresh_token", newRefreshToken)],
             basic: Self.client
         )
         #expect(unavailableToken.status == 503)
         #expect(unavailableToken.header("retry-after") == "1")
-        let unavailableAPI = try await SPiDCurl.run(server.meEndpoint, bearer: accessToken)
+        let unavailableAPI = try await StandInCurl.run(server.meEndpoint, bearer: accessToken)
         #expect(unavailableAPI.status == 503)
         #expect(unavailableAPI.header("retry-after") == "1")
         #expect(unavailableAPI.json?[path: "error.code"] == .number(503))
         await server.setUnavailable(false)
 
-        #expect(try await SPiDCurl.run(server.meEndpoint, bearer: accessToken).status == 200)
+        #expect(try await StandInCurl.run(server.meEndpoint, bearer: accessToken).status == 200)
         await server.expireAllAccessTokens()
-        #expect(try await SPiDCurl.run(server.meEndpoint, bearer: accessToken).status == 401)
+        #expect(try await StandInCurl.run(server.meEndpoint, bearer: accessToken).status == 401)
         #expect(await server.stats.validAccessTokens == 0)
 
         await server.revokeAllRefreshTokens()
-        let revoked = try await SPiDCurl.run(
+        let revoked = try await StandInCurl.run(
             server.tokenEndpoint,
             form: [("grant_type", "refresh_token"), ("refresh_token", newRefreshToken)],
             basic: Self.client
@@ -298,7 +298,7 @@ import Testing
 
     /// Posts alice's credentials with `fields` and returns the code from the redirect.
     static func signIn(_ server: StandInSPiDServer, fields: [(String, String)]) async throws -> String {
-        let response = try await SPiDCurl.run(server.loginEndpoint, form: fields + [("email", "alice@example.test"), ("password", "alice-password")])
+        let response = try await StandInCurl.run(server.loginEndpoint, form: fields + [("email", "alice@example.test"), ("password", "alice-password")])
         #expect(response.status == 302)
         let location = try #require(response.header("location").flatMap { URLComponents(string: $0) })
         #expect(location.path == "/spid/login")
@@ -309,73 +309,5 @@ import Testing
 
     static func isHex40(_ text: String) -> Bool {
         text.count == 40 && text.allSatisfy { $0.isHexDigit && !$0.isUppercase }
-    }
-}
-
-/// Test-only HTTP client: runs `/usr/bin/curl` and reads back status, headers and body.
-private struct SPiDCurl {
-    struct Result {
-        var status: Int
-        var headers: [(String, String)]
-        var body: Data
-
-        var text: String { String(decoding: body, as: UTF8.self) }
-        var json: JSONValue? { JSONValue.parse(body) }
-
-        func header(_ name: String) -> String? {
-            headers.first { $0.0.lowercased() == name.lowercased() }?.1
-        }
-    }
-
-    struct Failure: Error {
-        var exitCode: Int32
-        var message: String
-    }
-
-    static func run(
-        _ url: String,
-        method: String? = nil,
-        form: [(String, String)]? = nil,
-        body: String? = nil,
-        basic: (String, String)? = nil,
-        bearer: String? = nil
-    ) async throws -> Result {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let headerFile = directory.appendingPathComponent("headers")
-        let bodyFile = directory.appendingPathComponent("body")
-
-        var arguments = ["-sS", "--max-time", "20", "-D", headerFile.path, "-o", bodyFile.path]
-        if let method { arguments += ["-X", method] }
-        if let form { arguments += ["--data-binary", FormEncoding.encode(form), "-H", "Content-Type: application/x-www-form-urlencoded"] }
-        if let body { arguments += ["--data-binary", body, "-H", "Content-Type: text/plain"] }
-        if let (user, password) = basic { arguments += ["-u", "\(user):\(password)"] }
-        if let bearer { arguments += ["-H", "Authorization: Bearer \(bearer)"] }
-        arguments.append(url)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        let exitCode: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        guard exitCode == 0 else {
-            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw Failure(exitCode: exitCode, message: message)
-        }
-
-        let headerText = try String(contentsOf: headerFile, encoding: .utf8)
-        let lines = headerText.components(separatedBy: "\r\n")
-        let status = lines.first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
-        let fields = lines.dropFirst().compactMap { line -> (String, String)? in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-        }
-        let data = (try? Data(contentsOf: bodyFile)) ?? Data()
-        return Result(status: status, headers: fields, body: data)
     }
 }
