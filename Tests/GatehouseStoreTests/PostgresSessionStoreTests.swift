@@ -64,6 +64,26 @@ struct PostgresSessionStoreTests {
         }
     }
 
+    @Test func tlsModesDoWhatTheySay() async throws {
+        let url = try await PostgresTestServer.shared.makeDatabase()
+        let base = try #require(url.components(separatedBy: "?").first)
+        for (mode, encrypted) in [("disable", false), ("prefer", true), ("require", true)] {
+            let settings = try PostgresConnectionSettings(url: "\(base)?sslmode=\(mode)", poolSize: 1)
+            let client = PostgresClient(configuration: settings.configuration)
+            let pool = Task { await client.run() }
+            defer { pool.cancel() }
+            var seen: [Bool] = []
+            for try await ssl in try await client.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").decode(Bool.self) {
+                seen.append(ssl)
+            }
+            #expect(seen == [encrypted], "sslmode=\(mode)")
+        }
+        // verify-full checks the certificate: the test server's is self-signed, so the store cannot connect.
+        _ = try await StoreFactory.withPostgresStore(url: "\(base)?sslmode=verify-full", operationTimeout: .seconds(5)) { store in
+            await #expect(throws: StoreUnavailableError.self) { try await store.ping() }
+        }
+    }
+
     @Test func aPendingRecordIsConsumedOnceAcrossInstances() async throws {
         let url = try await PostgresTestServer.shared.makeDatabase()
         try await StoreFactory.withPostgresStore(url: url) { a in

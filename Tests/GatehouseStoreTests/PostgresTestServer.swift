@@ -3,7 +3,7 @@ import GatehouseStore
 import Logging
 
 /// A throwaway PostgreSQL server for the store tests: `initdb` and `pg_ctl` from Debian's packages in a
-/// temporary directory, trust authentication, loopback only, on a free port. One server per test
+/// temporary directory, trust authentication, loopback only, on a free port, TLS on (self-signed). One server per test
 /// process, one fresh database per test. A watcher process stops it and removes the directory when the
 /// test process exits, however it exits.
 ///
@@ -50,8 +50,16 @@ actor PostgresTestServer {
             try Self.run("/bin/chown", ["postgres:postgres", directory], asPostgres: false)
         }
         try Self.run(Self.tool("initdb"), ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"], asPostgres: true)
+        // TLS with a self-signed certificate, so the `sslmode`s can be shown to do what they say.
+        try Self.run(
+            Self.openssl,
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+             "-keyout", data + "/server.key", "-out", data + "/server.crt"],
+            asPostgres: true)
+        try Self.run("/bin/chmod", ["600", data + "/server.key"], asPostgres: true)
         let port = try Self.freePort()
         let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300"
+            + " -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key"
         try Self.run(Self.tool("pg_ctl"), ["-D", data, "-o", options, "-l", directory + "/log", "-w", "-t", "30", "start"], asPostgres: true)
         // Stop the server when this process ends, even on a crash.
         let stop = "\(Self.asPostgresPrefix())\(Self.tool("pg_ctl")) -D \(data) -m immediate stop >/dev/null 2>&1; rm -rf \(directory)"
@@ -61,6 +69,8 @@ actor PostgresTestServer {
     }
 
     private static func tool(_ name: String) -> String { "\(binDirectory ?? "/usr/bin")/\(name)" }
+
+    private static let openssl = "/usr/bin/openssl"
 
     private static func asPostgresPrefix() -> String { getuid() == 0 ? "/usr/sbin/runuser -u postgres -- " : "" }
 
