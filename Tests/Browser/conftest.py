@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
-import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from gatehouse_testkit import free_port, require_gateway_binary  # noqa: E402
+from gatehouse_testkit import free_port, require_gateway_binary, stop_process, wait_for_http  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -38,24 +35,11 @@ def gateway():
     with log.open("wb") as out:
         proc = subprocess.Popen([str(binary), "demo", "--listen", f"127.0.0.1:{port}"], stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + STARTUP_TIMEOUT
-    while True:
-        try:
-            if requests.get(base + "/healthz", timeout=2).status_code == 200:
-                break
-        except requests.RequestException:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            raise RuntimeError("gateway did not start:\n" + log.read_text(errors="replace")[-5000:])
-        time.sleep(0.2)
-    yield base
-    proc.send_signal(signal.SIGTERM)
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
+        wait_for_http(proc, base + "/healthz", STARTUP_TIMEOUT, log)
+        yield base
+    finally:
+        stop_process(proc)
     shutil.rmtree(log.parent, ignore_errors=True)
 
 

@@ -20,10 +20,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -35,7 +33,7 @@ from browserid_support import AUDIENCE, rsa_keypair
 import sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from gatehouse_testkit import free_port as _free_port, tail as _tail, yaml_quote as _q  # noqa: E402
+from gatehouse_testkit import require_gateway_binary, stop_process, wait_for_http, free_port as _free_port, tail as _tail, yaml_quote as _q  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -121,12 +119,7 @@ client_id: "client"
 
 @pytest.fixture(scope="session")
 def gateway():
-    binary = Path(os.environ.get("GATEHOUSE_BIN") or REPO / ".build" / "debug" / "gatehouse")
-    if not (binary.is_file() and os.access(binary, os.X_OK)):
-        message = f"gateway binary not found at {binary} (build it with `swift build` or set GATEHOUSE_BIN)"
-        if os.environ.get("CI") or os.environ.get("GATEHOUSE_BIN"):
-            pytest.fail(message)
-        pytest.skip(message)
+    binary = require_gateway_binary()
     tmp = Path(tempfile.mkdtemp(prefix="gatehouse-browserid-"))
     port = _free_port()
     rsa_idp = rsa_keypair(2048, "RS256")
@@ -139,27 +132,10 @@ def gateway():
         )
     gw = Gateway(f"http://127.0.0.1:{port}", proc, log, rsa_idp)
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"gateway exited with {proc.returncode} at start-up:\n{gw.log_tail()}")
-            try:
-                if requests.get(gw.url + "/healthz", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"gateway /healthz not 200 after {STARTUP_TIMEOUT}s:\n{gw.log_tail()}")
-            time.sleep(0.2)
+        wait_for_http(proc, gw.url + "/healthz", STARTUP_TIMEOUT, log)
         yield gw
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+        stop_process(proc)
         if os.environ.get("BROWSERID_KEEP_TMP") == "1":
             print(f"\n[browserid] kept temp dir {tmp}")
         else:

@@ -32,12 +32,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import requests
 
 from interop_support import DotDB, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from gatehouse_testkit import require_gateway_binary as _require_binary, tail as _tail, stop_process as _stop, yaml_quote as _q  # noqa: E402
+from gatehouse_testkit import wait_for_http, require_gateway_binary as _require_binary, tail as _tail, stop_process as _stop, yaml_quote as _q  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -287,18 +286,7 @@ def _run_gateway(binary: Path, config: Path, log: Path, port: int, root: Path, p
     url = f"http://127.0.0.1:{port}"
     gw = Gateway(url, proc, log, root, provider)
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"gateway exited with {proc.returncode} at start-up:\n{gw.log_tail()}")
-            try:
-                if requests.get(url + "/healthz", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"gateway /healthz not 200 after {STARTUP_TIMEOUT}s:\n{gw.log_tail()}")
-            time.sleep(0.2)
+        wait_for_http(proc, url + "/healthz", STARTUP_TIMEOUT, log)
         yield gw
     finally:
         _stop(proc)

@@ -15,7 +15,6 @@ import glob
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import requests
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -36,7 +34,7 @@ sys.path.insert(0, str(REPO / "Tests" / "Interop"))
 from interop_support import DotDB, free_port  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from gatehouse_testkit import require_gateway_binary, missing as _missing, tail as _tail, yaml_quote as _q  # noqa: E402
+from gatehouse_testkit import stop_process, wait_for_http, require_gateway_binary, missing as _missing, tail as _tail, yaml_quote as _q  # noqa: E402
 
 STARTUP_TIMEOUT = 60.0
 PROVIDER_ID = "dot"
@@ -103,28 +101,11 @@ class Gateway:
             self.proc = subprocess.Popen(
                 [str(self.binary), "serve", "--config", str(self.config), "--listen", f"127.0.0.1:{self.port}"],
                 stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(self.root))
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            if self.proc.poll() is not None:
-                pytest.fail(f"gateway {self.name} exited with {self.proc.returncode}:\n{_tail(self.log)}")
-            try:
-                if requests.get(self.url + probe, timeout=2).status_code == 200:
-                    return
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"gateway {self.name} not ready after {STARTUP_TIMEOUT}s:\n{_tail(self.log)}")
-            time.sleep(0.2)
+        wait_for_http(self.proc, self.url + probe, STARTUP_TIMEOUT, self.log, name=f"gateway {self.name}")
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        if self.proc is not None:
+            stop_process(self.proc, timeout=15)
 
     def kill9(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

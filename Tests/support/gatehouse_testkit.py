@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+import requests
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -83,3 +84,20 @@ def require_gateway_binary() -> Path:
             pytest.fail(message)  # in CI, or when a binary was named, a missing gateway is a failure, not a skip
         pytest.skip(message)
     return binary
+
+
+def wait_for_http(proc: subprocess.Popen, url: str, timeout: float, log: Path, name: str = "gateway") -> None:
+    """Waits until `url` answers 200. Fails the test, with the tail of `log`, when the process exits first
+    or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"{name} exited with {proc.returncode} at start-up:\n{tail(log)}")
+        try:
+            if requests.get(url, timeout=2).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"{name}: {url} not 200 after {timeout}s:\n{tail(log)}")
+        time.sleep(0.2)
