@@ -80,10 +80,10 @@ extension GatewayConfiguration {
         private static func postgresURL(_ map: ConfigMap) throws -> String {
             let tls = try map.choice("tls", tlsModes)
             let url = try map.secret("url")
+            let urlKey = map.node("url") != nil ? "url" : "url_file"
             if let host = try map.nonEmptyString("host") {
                 if url != nil {
-                    let key = map.node("url") != nil ? "url" : "url_file"
-                    throw map.error(key, "give either '\(map.qualified(key))' or '\(map.qualified("host"))' (with port, user, password, database), not both")
+                    throw map.error(urlKey, "give either '\(map.qualified(urlKey))' or '\(map.qualified("host"))' (with port, user, password, database), not both")
                 }
                 var components = URLComponents()
                 components.scheme = "postgres"
@@ -107,8 +107,7 @@ extension GatewayConfiguration {
             guard var components = URLComponents(string: url),
                 let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql", url.contains("://")
             else {
-                let key = map.contains("url") && map.node("url") != nil ? "url" : "url_file"
-                throw map.error(key, "'\(map.qualified("url"))' must be a postgres:// URL")
+                throw map.error(urlKey, "'\(map.qualified("url"))' must be a postgres:// URL")
             }
             guard let tls else { return url }
             var items = (components.queryItems ?? []).filter { $0.name != "sslmode" }

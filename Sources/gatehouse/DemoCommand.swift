@@ -139,9 +139,7 @@ struct DemoCommand: AsyncParsableCommand {
 
             """)
         FileHandle.standardOutput.write(Data(banner.utf8))
-        do {
-            try await GatewayLauncher.run(configuration, logger: logger, makeProviders: makeProviders)
-        } catch {
+        let stopStandIns = {
             await oauth.stop()
             await spid.stop()
             await idp.stop()
@@ -149,14 +147,13 @@ struct DemoCommand: AsyncParsableCommand {
             await acs.stop()
             await legacy.stop()
             await oidc.stop()
+        }
+        do {
+            try await GatewayLauncher.run(configuration, logger: logger, makeProviders: makeProviders)
+        } catch {
+            await stopStandIns()
             throw error
         }
-        await oauth.stop()
-        await spid.stop()
-        await idp.stop()
-        await echo.stop()
-        await acs.stop()
-        await legacy.stop()
-        await oidc.stop()
+        await stopStandIns()
     }
 }

@@ -11,7 +11,8 @@ import Synchronization
 /// While the feed is down every call goes to the database. A copy is also dropped after `timeToLive`, a
 /// bound on staleness should a notification ever be lost. Everything else — `session(id:)` (the refresh
 /// path re-reads under its lease), writes, codes, leases — always goes to the base store.
-public final class CachingSessionStore: SessionStore {
+/// The sweeper's deletions need no eviction: a copy of a swept session fails the same expiry checks.
+public final class CachingSessionStore: ForwardingSessionStore {
     /// The store that owns the data.
     public let base: any SessionStore
     private let timeToLive: TimeInterval
@@ -53,7 +54,9 @@ public final class CachingSessionStore: SessionStore {
     /// How many sessions are cached.
     public var cachedCount: Int { cache.withLock { $0.count } }
 
-    // MARK: SessionStore
+    // MARK: SessionStore (what is not here goes to the base store)
+
+    public var forwardee: any SessionStore { base }
 
     public func session(tokenHash: String) async throws -> SessionRecord? {
         let now = clock.now()
@@ -78,36 +81,5 @@ public final class CachingSessionStore: SessionStore {
     public func touchSession(id: String, at date: Date) async throws {
         try await base.touchSession(id: id, at: date)
         cache.withLock { $0.touch(sessionID: id, at: date) }
-    }
-
-    public func migrate() async throws { try await base.migrate() }
-
-    public func ping() async throws { try await base.ping() }
-
-    public func insertSession(_ record: SessionRecord) async throws { try await base.insertSession(record) }
-
-    public func session(id: String) async throws -> SessionRecord? { try await base.session(id: id) }
-
-    public func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int {
-        // Copies of these sessions fail the same expiry checks when read: no eviction needed.
-        try await base.deleteExpired(now: now, idleCutoff: idleCutoff)
-    }
-
-    public func insertPending(_ record: PendingRecord) async throws { try await base.insertPending(record) }
-
-    public func consumePending(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> Consumption {
-        try await base.consumePending(keyHash: keyHash, purpose: purpose, now: now)
-    }
-
-    public func attachSession(_ sessionID: String, toPending keyHash: String) async throws {
-        try await base.attachSession(sessionID, toPending: keyHash)
-    }
-
-    public func acquireRefreshLease(sessionID: String, owner: String, until: Date, now: Date) async throws -> Bool {
-        try await base.acquireRefreshLease(sessionID: sessionID, owner: owner, until: until, now: now)
-    }
-
-    public func releaseRefreshLease(sessionID: String, owner: String) async throws {
-        try await base.releaseRefreshLease(sessionID: sessionID, owner: owner)
     }
 }
