@@ -11,6 +11,7 @@ Tests are skipped when the binary, chromium or chromedriver is missing.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,8 @@ STARTUP_TIMEOUT = float(os.environ.get("BROWSER_STARTUP_TIMEOUT", "60"))
 
 
 @pytest.fixture(scope="session")
-def gateway():
+def demo():
+    """The demo gateway: its base URL and its log (whose banner names the stand-ins)."""
     binary = require_gateway_binary()
     port = free_port()
     log = Path(tempfile.mkdtemp(prefix="gatehouse-browser-")) / "gateway.log"
@@ -37,14 +39,31 @@ def gateway():
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(proc, base + "/healthz", STARTUP_TIMEOUT, log)
-        yield base
+        yield base, log
     finally:
         stop_process(proc)
     shutil.rmtree(log.parent, ignore_errors=True)
 
 
-@pytest.fixture()
-def browser():
+@pytest.fixture(scope="session")
+def gateway(demo):
+    return demo[0]
+
+
+@pytest.fixture(scope="session")
+def demo_standins(demo):
+    """Base URLs of the demo's stand-ins, read off its banner: {"acs": …, "legacy": …}."""
+    banner = demo[1].read_text(errors="replace")
+    found = {}
+    for key, label in (("acs", "ACS stand-in"), ("legacy", "legacy site")):
+        match = re.search(label + r"\s+(http://\S+)", banner)
+        assert match, f"the demo banner names no {label}:\n{banner[:2000]}"
+        found[key] = match.group(1)
+    return found
+
+
+def new_browser():
+    """A Chromium with a fresh profile of its own (cookies are not shared between two of them)."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
     if not chromium or not driver_path:
@@ -58,5 +77,19 @@ def browser():
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     driver.set_page_load_timeout(30)
+    return driver
+
+
+@pytest.fixture()
+def browser():
+    driver = new_browser()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture()
+def second_browser():
+    """Another person's browser: a second Chromium profile."""
+    driver = new_browser()
     yield driver
     driver.quit()

@@ -63,25 +63,27 @@ struct LoginPageTests {
         await legacy.stop()
     }
 
-    func setCookies(_ result: HTTPResult) -> [String] { result.headers["set-cookie"] }
+    /// The cookies a response sets, but the login binding's (set at the start, cleared at the end).
+    func setCookies(_ result: HTTPResult) -> [String] { result.headers["set-cookie"].filter { !$0.contains("gatehouse_login_") } }
 
     func signIn(_ gw: GatewayInstance, provider: String, query: String) async throws -> (id: String, welcome: HTTPResult) {
         let start = try await gw.http.send(.GET, gw.url("/v1/auth/\(provider)/pages?\(query)"))
         #expect(start.status == 303)
+        let bound = start.bindingHeaders
         let loginPath = try #require(start.location)
         let id = String(loginPath.split(separator: "/")[2])
         #expect(loginPath == "/v1/pages/\(id)/0/login")
-        let page = try await gw.http.send(.GET, gw.url(loginPath))
+        let page = try await gw.http.send(.GET, gw.url(loginPath), headers: bound)
         #expect(page.status == 200)
         #expect(page.text.contains("action=\"/v1/pages/\(id)/0/login\""))
         // Links to other origins are left alone: the proxy never fetches them.
         #expect(page.text.contains("href=\"https://elsewhere.example.test/\""))
         let posted = try await gw.http.send(
-            .POST, gw.url(loginPath), headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("user=bob&password=secret".utf8))
+            .POST, gw.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data("user=bob&password=secret".utf8))
         #expect(posted.status == 302)
         #expect(posted.location == "/v1/pages/\(id)/0/welcome")
         #expect(setCookies(posted).isEmpty, "provider cookies stay in the gateway's jar")
-        let welcome = try await gw.http.send(.GET, gw.url(try #require(posted.location)))
+        let welcome = try await gw.http.send(.GET, gw.url(try #require(posted.location)), headers: bound)
         return (id, welcome)
     }
 
@@ -129,18 +131,19 @@ struct LoginPageTests {
             let start = try await gw.http.send(.GET, gw.url("/v1/auth/azure/pages?return_to=/"))
             let loginPath = try #require(start.location)
             let id = String(loginPath.split(separator: "/")[2])
+            let bound = start.bindingHeaders
             let posted = try await gw.http.send(
-                .POST, gw.url(loginPath), headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("email=carol%40acs.demo.test".utf8))
+                .POST, gw.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data("email=carol%40acs.demo.test".utf8))
             #expect(posted.location == "/v1/pages/\(id)/0/result")
             #expect(setCookies(posted).isEmpty)
-            let result = try await gw.http.send(.GET, gw.url(try #require(posted.location)))
+            let result = try await gw.http.send(.GET, gw.url(try #require(posted.location)), headers: bound)
             #expect(result.status == 200)
             #expect(result.headers.first(name: "content-security-policy")?.hasPrefix("sandbox") == true)
             let shim = try #require(result.text.range(of: "/v1/pages/\(id)/notify"))
             let pageScript = try #require(result.text.range(of: "window.external.Notify('"))
             #expect(shim.lowerBound < pageScript.lowerBound)
             let notified = try await gw.http.send(
-                .POST, gw.url("/v1/pages/\(id)/notify"), headers: [("Content-Type", "text/plain")], body: Data(acs.notifyJSON(email: "carol@acs.demo.test").utf8))
+                .POST, gw.url("/v1/pages/\(id)/notify"), headers: bound + [("Content-Type", "text/plain")], body: Data(acs.notifyJSON(email: "carol@acs.demo.test").utf8))
             #expect(notified.status == 200)
             #expect(notified.json?["location"]?.stringValue == "/")
             let sessionCookie = try #require(setCookies(notified).first?.split(separator: ";").first.map(String.init))
@@ -154,14 +157,15 @@ struct LoginPageTests {
         try await withPages { gw, acs, _ in
             let start = try await gw.http.send(.GET, gw.url("/v1/auth/azure/pages?return_to=/done"))
             let id = String(try #require(start.location).split(separator: "/")[2])
+            let bound = start.bindingHeaders
             let body = FormEncoding.encode([("payload", acs.notifyJSON(email: "frank@acs.demo.test"))])
             let finished = try await gw.http.send(
-                .POST, gw.url("/v1/pages/\(id)/notify"), headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
+                .POST, gw.url("/v1/pages/\(id)/notify"), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
             #expect(finished.status == 303)
             #expect(finished.location == "/done")
             #expect(setCookies(finished).count == 1)
             let replay = try await gw.http.send(
-                .POST, gw.url("/v1/pages/\(id)/notify"), headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
+                .POST, gw.url("/v1/pages/\(id)/notify"), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
             #expect(replay.problemCode == "unknown_login")
         }
     }
@@ -174,16 +178,18 @@ struct LoginPageTests {
             #expect(unknown.problemCode == "unknown_login")
             let start = try await gw.http.send(.GET, gw.url("/v1/auth/azure/pages?return_to=/"))
             let id = String(try #require(start.location).split(separator: "/")[2])
-            let other = try await gw.http.send(.GET, gw.url("/v1/pages/\(id)/1/login"))
+            let binding = try #require(start.loginBinding)
+            let bound = [("Cookie", binding)]
+            let other = try await gw.http.send(.GET, gw.url("/v1/pages/\(id)/1/login"), headers: bound)
             #expect(other.status == 403)
             #expect(other.problemCode == "origin_not_allowed")
             // The browser's own cookies never reach the provider: only the gateway's jar is sent.
-            let forged = try await gw.http.send(.GET, gw.url("/v1/pages/\(id)/0/result"), headers: [("Cookie", "acs_session=mallory%40evil.test")])
+            let forged = try await gw.http.send(.GET, gw.url("/v1/pages/\(id)/0/result"), headers: [("Cookie", "acs_session=mallory%40evil.test; \(binding)")])
             #expect(forged.status == 401)
             #expect(!forged.text.contains("Notify('"))
-            let escape = try await gw.http.send(.GET, gw.url("/v1/pages/\(id)/0/..%2F..%2Fetc"))
+            let escape = try await gw.http.send(.GET, gw.url("/v1/pages/\(id)/0/..%2F..%2Fetc"), headers: bound)
             #expect(escape.status == 400)
-            let bad = try await gw.http.send(.POST, gw.url("/v1/pages/\(id)/notify"), headers: [("Content-Type", "text/plain")], body: Data("{\"securityToken\":\"a=b\"}".utf8))
+            let bad = try await gw.http.send(.POST, gw.url("/v1/pages/\(id)/notify"), headers: bound + [("Content-Type", "text/plain")], body: Data("{\"securityToken\":\"a=b\"}".utf8))
             #expect(bad.status == 401)
             #expect(bad.problemCode == "missing_signature")
             let redirectKind = try await gw.http.send(.GET, gw.url("/v1/auth/demo/pages?return_to=/"))

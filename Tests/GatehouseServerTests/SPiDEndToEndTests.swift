@@ -185,7 +185,7 @@ struct SPiDEndToEndTests {
             let login = try await gw.http.send(.GET, gw.url("/v1/auth/spid/login?return_to=/"))
             let location = try #require(login.location)
             let callbackURL = try await gw.signIn(at: location, fields: Self.alice)
-            let callback = try await gw.http.send(.GET, callbackURL)
+            let callback = try await gw.http.send(.GET, callbackURL, headers: login.bindingHeaders)
             let cookie = try #require(callback.headers.first(name: "set-cookie")?.split(separator: ";").first.map(String.init))
             let logout = try await gw.http.send(.DELETE, gw.url("/v1/session"), headers: [("Cookie", cookie), ("X-CSRF", "1")])
             #expect(logout.status == 200)

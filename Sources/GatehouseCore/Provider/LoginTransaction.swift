@@ -18,6 +18,8 @@ public struct LoginTransaction: Sendable, Codable, Equatable {
     public var clientCodeChallenge: String?
     /// Browser flow: same-origin path to return to.
     public var returnTo: String?
+    /// Browser flow: SHA-256 (hex) of the login-binding secret held in the starting browser's cookie.
+    public var browserBinding: String?
     public var createdAt: Date
 
     public init(

@@ -50,7 +50,7 @@ struct LoginPageController: Sendable {
     private func start(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let providerID = try context.parameters.require("provider")
         let provider = try pageProvider(providerID)
-        let transaction = try AuthController(gateway: gateway).newTransaction(request, providerID: providerID, provider: provider)
+        let (transaction, bindingSecret) = try AuthController(gateway: gateway).newTransaction(request, providerID: providerID, provider: provider)
         let startURL: String
         do {
             startURL = try await provider.loginStartURL()
@@ -65,7 +65,30 @@ struct LoginPageController: Sendable {
         guard let location = rewriter(id: id, provider: provider).location(startURL, base: startURL) else {
             throw GatehouseError.invalidRequest("The login page is not on an allowed origin.")
         }
-        return JSONResponse.redirect(to: location, status: .seeOther, headers: [.cacheControl: "no-store"])
+        var headers: HTTPFields = [.cacheControl: "no-store"]
+        if let bindingSecret { headers[.setCookie] = binding.setting(bindingSecret, loginID: id, scope: .pages(login: id)) }
+        return JSONResponse.redirect(to: location, status: .seeOther, headers: headers)
+    }
+
+    private var binding: LoginBinding { LoginBinding(settings: gateway.settings) }
+
+    /// The page login `id`, if it is in progress and, for a browser login, this is the browser that
+    /// started it (``LoginBinding``); otherwise the answer to give instead. Every proxied page and every
+    /// capture goes through here, so a page-login URL opened elsewhere neither shows the provider's
+    /// pages (with the starter's cookie jar) nor ends in a session.
+    private func boundEntry(_ id: String, _ request: Request, _ context: GatehouseRequestContext) async throws -> Lookup {
+        guard let entry = await jars.entry(id, now: gateway.clock.now()) else { throw Self.unknownLogin() }
+        if entry.transaction.clientRedirectURI == nil, !binding.isBound(request, loginID: id, digest: entry.transaction.browserBinding) {
+            gateway.metrics.loginFailures.increment()
+            context.logger.notice("page login refused: not bound to this browser", metadata: ["provider": "\(entry.transaction.provider)"])
+            return .refused(binding.refusal(loginID: id, scope: .pages(login: id)))
+        }
+        return .found(entry)
+    }
+
+    private enum Lookup {
+        case found(LoginPageJars.Entry)
+        case refused(Response)
     }
 
     private func rewriter(id: String, provider: any LoginPageProvider) -> LoginPageRewriter {
@@ -76,16 +99,19 @@ struct LoginPageController: Sendable {
 
     private func proxy(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let id = try context.parameters.require("login")
-        let now = gateway.clock.now()
-        guard let entry = await jars.entry(id, now: now) else { throw Self.unknownLogin() }
+        let entry: LoginPageJars.Entry
+        switch try await boundEntry(id, request, context) {
+        case .found(let found): entry = found
+        case .refused(let refusal): return refusal
+        }
         let providerID = entry.transaction.provider
         let provider = try pageProvider(providerID)
         guard let index = Int(try context.parameters.require("origin")), provider.allowedOrigins.indices.contains(index) else {
             throw GatehouseError(code: "origin_not_allowed", status: 403, detail: "The login-page proxy only fetches the provider's configured origins.")
         }
         let origin = provider.allowedOrigins[index]
-        let prefix = "/v1/pages/\(id)/\(index)"
-        let target = try UpstreamPath.join(base: origin, rawPath: String(request.uri.path.dropFirst(prefix.count)), query: request.uri.query)
+        // `/v1/pages/{login}/{origin}`: four segments.
+        let target = try UpstreamPath.join(base: origin, rawPath: Substring(request.uri.path), droppingSegments: 4, query: request.uri.query.map { Substring($0) })
         guard WebOrigin.of(target) == origin else { throw GatehouseError.invalidRequest("The path leaves the provider's origin.") }
 
         var headers: [(name: String, value: String)] = [("Accept", request.headers[.accept] ?? "text/html,*/*"), ("User-Agent", request.headers[.userAgent] ?? "Gatehouse")]
@@ -156,7 +182,11 @@ struct LoginPageController: Sendable {
 
     private func notify(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let id = try context.parameters.require("login")
-        guard let entry = await jars.entry(id, now: gateway.clock.now()) else { throw Self.unknownLogin() }
+        let entry: LoginPageJars.Entry
+        switch try await boundEntry(id, request, context) {
+        case .found(let found): entry = found
+        case .refused(let refusal): return refusal
+        }
         let provider = try pageProvider(entry.transaction.provider)
         guard provider.injectsNotifyShim else { throw GatehouseError.unsupported("This provider does not use Notify.") }
         var request = request
@@ -178,7 +208,7 @@ struct LoginPageController: Sendable {
         let finished = try await complete(id: id, token: text, provider: provider, context)
         // A script that posted the string itself: hand it the redirect target, keep the session cookie.
         var headers = HTTPFields()
-        if let cookie = finished.headers[.setCookie] { headers[.setCookie] = cookie }
+        for cookie in finished.headers[values: .setCookie] { headers.append(HTTPField(name: .setCookie, value: cookie)) }
         return try JSONResponse.make(["location": finished.headers[.location] ?? "/"], headers: headers)
     }
 
@@ -210,6 +240,10 @@ struct LoginPageController: Sendable {
             case .invalidGrant(let reason), .invalidResponse(let reason): throw GatehouseError(code: "invalid_credential", status: 401, detail: reason)
             }
         }
-        return try await AuthController(gateway: gateway).finishLogin(providerID: providerID, result: result, transaction: entry.transaction)
+        var response = try await AuthController(gateway: gateway).finishLogin(providerID: providerID, result: result, transaction: entry.transaction)
+        if entry.transaction.browserBinding != nil {
+            response.headers.append(HTTPField(name: .setCookie, value: binding.clearing(loginID: id, scope: .pages(login: id))))
+        }
+        return response
     }
 }

@@ -29,7 +29,8 @@ struct ProxyController: Sendable {
     private func backend(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let session = try await authenticated(request)
         let backend = gateway.settings.backend
-        let url = try UpstreamPath.join(base: backend.url, rawPath: String(request.uri.path.dropFirst("/v1/api".count)), query: request.uri.query)
+        // `/v1/api` is the route's own prefix: two segments.
+        let url = try UpstreamPath.join(base: backend.url, rawPath: Substring(request.uri.path), droppingSegments: 2, query: request.uri.query.map { Substring($0) })
         // The backend only needs a fresh provider token when it receives one.
         let refresher = backend.forwardAccessToken ? refreshingProvider(for: session) : nil
         let response = try await exchange(request, context, session: session, url: url, refresher: refresher, attachment: backendHeaders)
@@ -47,8 +48,8 @@ struct ProxyController: Sendable {
         guard let api = provider.descriptor.api else {
             throw GatehouseError.notFound("Provider '\(providerID)' has no api configured.")
         }
-        let prefix = "/v1/proxy/\(providerID)"
-        let url = try UpstreamPath.join(base: api.url, rawPath: String(request.uri.path.dropFirst(prefix.count)), query: request.uri.query)
+        // `/v1/proxy/{provider}`: three segments.
+        let url = try UpstreamPath.join(base: api.url, rawPath: Substring(request.uri.path), droppingSegments: 3, query: request.uri.query.map { Substring($0) })
         let response = try await exchange(
             request, context, session: session, url: url, refresher: refreshingProvider(for: session),
             attachment: { session in providerAttachment(provider, session) })

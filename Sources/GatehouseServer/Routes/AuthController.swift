@@ -31,18 +31,24 @@ struct AuthController: Sendable {
         if let reporting = provider as? any ReadinessReporting, case .notReady(let reason) = await reporting.readiness {
             throw GatehouseError(code: "provider_unavailable", status: 503, detail: "Provider '\(providerID)' is not ready: \(reason)", retryAfter: 5)
         }
-        let transaction = try newTransaction(request, providerID: providerID, provider: provider)
+        let (transaction, bindingSecret) = try newTransaction(request, providerID: providerID, provider: provider)
         let record = PendingRecord(
             keyHash: RandomToken.hash(transaction.state), purpose: .loginTransaction, provider: providerID,
             payload: try gateway.sessions.sealer.seal(json: transaction),
             expiresAt: transaction.createdAt.addingTimeInterval(gateway.settings.loginTransactionLifetime))
         try await gateway.store.insertPending(record)
-        return JSONResponse.redirect(to: try redirectProvider.authorizationURL(for: transaction))
+        var headers = HTTPFields()
+        if let bindingSecret {
+            headers[.setCookie] = binding.setting(bindingSecret, loginID: transaction.state, scope: .callback(provider: providerID))
+        }
+        return JSONResponse.redirect(to: try redirectProvider.authorizationURL(for: transaction), headers: headers)
     }
 
+    private var binding: LoginBinding { LoginBinding(settings: gateway.settings) }
+
     /// A login transaction from the client's query: native (`redirect_uri`, PKCE) or browser (`return_to`).
-    /// Shared with the login-page proxy.
-    func newTransaction(_ request: Request, providerID: String, provider: any AuthProvider) throws -> LoginTransaction {
+    /// A browser login also gets the secret of its ``LoginBinding`` cookie. Shared with the login-page proxy.
+    func newTransaction(_ request: Request, providerID: String, provider: any AuthProvider) throws -> (LoginTransaction, bindingSecret: String?) {
         let query = request.uri.queryParameters
         let now = gateway.clock.now()
         var transaction = LoginTransaction(
@@ -74,8 +80,11 @@ struct AuthController: Sendable {
                 throw GatehouseError.invalidRequest("return_to must be a path on this gateway.")
             }
             transaction.returnTo = returnTo
+            let (secret, digest) = LoginBinding.make()
+            transaction.browserBinding = digest
+            return (transaction, secret)
         }
-        return transaction
+        return (transaction, nil)
     }
 
     // MARK: Callback
@@ -102,6 +111,14 @@ struct AuthController: Sendable {
             gateway.metrics.loginFailures.increment()
             throw GatehouseError.invalidRequest("This state belongs to a login at another provider.")
         }
+        // Login CSRF (RFC 9700 §4.7): a browser login ends only in the browser that started it, checked
+        // before the code is redeemed. The transaction is spent either way.
+        let scope = LoginBinding.Scope.callback(provider: providerID)
+        if transaction.clientRedirectURI == nil, !binding.isBound(request, loginID: transaction.state, digest: transaction.browserBinding) {
+            gateway.metrics.loginFailures.increment()
+            context.logger.notice("login refused: not bound to this browser", metadata: ["provider": "\(providerID)"])
+            return binding.refusal(loginID: transaction.state, scope: scope)
+        }
 
         let result: LoginResult
         do {
@@ -112,7 +129,11 @@ struct AuthController: Sendable {
             return try failure(error, transaction: transaction)
         }
 
-        return try await finishLogin(providerID: providerID, result: result, transaction: transaction)
+        var response = try await finishLogin(providerID: providerID, result: result, transaction: transaction)
+        if transaction.browserBinding != nil {
+            response.headers.append(HTTPField(name: .setCookie, value: binding.clearing(loginID: transaction.state, scope: scope)))
+        }
+        return response
     }
 
     /// The end of every interactive login (redirect callbacks, gateway-served login pages): a one-time

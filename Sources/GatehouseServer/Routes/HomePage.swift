@@ -49,8 +49,5 @@ struct HomePage: Sendable {
             body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
-    private func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
+    private func escape(_ text: String) -> String { HTMLText.escape(text) }
 }

@@ -14,6 +14,15 @@ struct HTTPResult: Sendable {
     /// The problem+json `code`.
     var problemCode: String? { json?["code"]?.stringValue }
 
+    /// The login-binding cookie this response sets (`name=value`), as the browser would send it back.
+    var loginBinding: String? {
+        headers["set-cookie"].lazy.compactMap { $0.split(separator: ";").first.map(String.init) }
+            .first { $0.contains("gatehouse_login_") && !$0.hasSuffix("=") }
+    }
+
+    /// The `Cookie` header carrying this response's login binding (none when it sets none).
+    var bindingHeaders: [(String, String)] { loginBinding.map { [("Cookie", $0)] } ?? [] }
+
     /// The query parameters of the `Location` header.
     var locationQuery: [String: String] {
         guard let location, let query = location.split(separator: "?", maxSplits: 1).dropFirst().first else { return [:] }

@@ -1,0 +1,149 @@
+import GatehouseCore
+
+/// A request path after the one normalization the gateway applies before it judges or forwards a
+/// path: every segment percent-decoded, empty segments (`//`) collapsed, `.` and `..` resolved.
+///
+/// What cannot be normalized is refused rather than guessed at: a malformed escape, bytes that are
+/// not UTF-8 once decoded (overlong forms included), an encoded slash or backslash (a backend would
+/// split the segment where the gateway did not), a raw backslash (some servers treat it as `/`),
+/// NUL or another control character, a `..` that climbs above the root, and `..;x` (a dot segment to
+/// servers that cut path parameters at `;`).
+struct NormalizedPath: Sendable, Equatable {
+    /// Decoded segments, none empty, none `.` or `..`.
+    var segments: [String]
+    /// Whether the path ended in `/` (kept, because `/a/` and `/a` are different resources to many servers).
+    var trailingSlash: Bool
+
+    /// Why a path could not be normalized.
+    enum Failure: Error, Equatable {
+        case malformedEscape
+        case notUTF8
+        case encodedSeparator
+        case controlCharacter
+        case aboveRoot
+        case dotSegmentWithParameter
+    }
+
+    /// Normalizes a raw (still percent-encoded) absolute path, e.g. `request.uri.path`.
+    init(raw: Substring) throws(Failure) {
+        var segments: [String] = []
+        let rawSegments = raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
+        for rawSegment in rawSegments {
+            let decoded = try Self.decode(rawSegment)
+            switch decoded {
+            case ".": continue
+            case "..":
+                guard !segments.isEmpty else { throw .aboveRoot }
+                segments.removeLast()
+            default:
+                // `..;x` is `..` to Tomcat and other servers that cut path parameters at `;`.
+                if let semicolon = decoded.firstIndex(of: ";"), [".", ".."].contains(decoded[..<semicolon]) {
+                    throw .dotSegmentWithParameter
+                }
+                segments.append(decoded)
+            }
+        }
+        self.segments = segments
+        // `/a/.` and `/a/..` name a directory, as in RFC 3986 §5.2.4.
+        let last = rawSegments.last.map { (try? Self.decode($0)) ?? "" }
+        self.trailingSlash = !segments.isEmpty && (raw.utf8.last == UInt8(ascii: "/") || last == "." || last == "..")
+    }
+
+    init(segments: [String], trailingSlash: Bool) {
+        self.segments = segments
+        self.trailingSlash = trailingSlash
+    }
+
+    /// `/a/b%20c/`: every segment re-encoded by the gateway; `/` for the root.
+    var encoded: String {
+        guard !segments.isEmpty else { return "/" }
+        var out = ""
+        for segment in segments {
+            out += "/"
+            out += Self.encode(segment)
+        }
+        return trailingSlash ? out + "/" : out
+    }
+
+    // MARK: Decoding and encoding
+
+    private static func decode(_ raw: Substring.UTF8View.SubSequence) throws(Failure) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(raw.count)
+        var index = raw.startIndex
+        while index != raw.endIndex {
+            let byte = raw[index]
+            if byte == UInt8(ascii: "%") {
+                let high = raw.index(after: index)
+                guard high != raw.endIndex, let h = hexValue(raw[high]) else { throw .malformedEscape }
+                let low = raw.index(after: high)
+                guard low != raw.endIndex, let l = hexValue(raw[low]) else { throw .malformedEscape }
+                let value = h << 4 | l
+                if value == UInt8(ascii: "/") || value == UInt8(ascii: "\\") { throw .encodedSeparator }
+                bytes.append(value)
+                index = raw.index(after: low)
+            } else {
+                if byte == UInt8(ascii: "\\") { throw .encodedSeparator }
+                bytes.append(byte)
+                index = raw.index(after: index)
+            }
+        }
+        if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) { throw .controlCharacter }
+        // Strict UTF-8: overlong forms, surrogates and truncated sequences are refused.
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
+        if text.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) { throw .controlCharacter }
+        return text
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// RFC 3986 `pchar` minus nothing: unreserved, sub-delims, `:` and `@` stay; every other byte is `%XX`.
+    static func encode(_ segment: String) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(segment.utf8.count)
+        let digits = Array("0123456789ABCDEF".utf8)
+        for byte in segment.utf8 {
+            if isPathCharacter(byte) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(digits[Int(byte >> 4)])
+                out.append(digits[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func isPathCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="): true
+        case UInt8(ascii: ":"), UInt8(ascii: "@"): true
+        default: false
+        }
+    }
+}
+
+extension NormalizedPath.Failure {
+    /// The client's answer: 400 `invalid_path`, before anything is sent upstream.
+    var problem: GatehouseError {
+        let reason = switch self {
+        case .malformedEscape: "a percent-escape is malformed"
+        case .notUTF8: "a percent-decoded segment is not UTF-8"
+        case .encodedSeparator: "it contains an encoded slash or a backslash"
+        case .controlCharacter: "it contains NUL or another control character"
+        case .aboveRoot: "a '..' segment climbs above the base path"
+        case .dotSegmentWithParameter: "a '.' or '..' segment carries a ';' parameter"
+        }
+        return GatehouseError(code: "invalid_path", status: 400, detail: "The path cannot be forwarded: \(reason).")
+    }
+}

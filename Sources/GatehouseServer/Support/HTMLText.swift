@@ -1,0 +1,19 @@
+/// Text placed into the gateway's own HTML pages.
+enum HTMLText {
+    /// Escapes `&`, `<`, `>`, `"` and `'`, enough for element content and quoted attribute values.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}
