@@ -11,7 +11,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         router.add(middleware: CORSPolicyMiddleware(allowedOrigins: gateway.settings.corsAllowedOrigins))
     }
     router.add(middleware: ProblemMiddleware())
-    router.add(middleware: HeaderLimitMiddleware(maxHeaderBytes: gateway.settings.maxHeaderBytes))
+    router.add(middleware: RequestHeadMiddleware(maxHeaderBytes: gateway.settings.maxHeaderBytes, maxURLBytes: gateway.settings.maxURLBytes))
     HealthController(gateway: gateway).addRoutes(to: router)
     ProvidersController(gateway: gateway).addRoutes(to: router)
     AuthController(gateway: gateway).addRoutes(to: router)

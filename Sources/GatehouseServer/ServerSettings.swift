@@ -17,6 +17,8 @@ public struct ServerSettings: Sendable {
     public var corsAllowedOrigins: [String] = []
     public var maxBodyBytes = 10_485_760
     public var maxHeaderBytes = 16_384
+    /// Longest request target (path and query); longer ones get 414, as nginx's default 8 KiB buffer.
+    public var maxURLBytes = 8_192
     public var upstreamTimeout: TimeInterval = 30
     /// Lifetime of a handoff code (single use).
     public var handoffLifetime: TimeInterval = 60
@@ -25,6 +27,13 @@ public struct ServerSettings: Sendable {
 
     public init(publicURL: String) {
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+    }
+
+    /// `host[:port]` of ``publicURL``: what the backend hears as `X-Forwarded-Host`.
+    public var publicAuthority: String {
+        var rest = Substring(publicURL)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        return String(rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" })
     }
 
     /// The session cookie.

@@ -29,6 +29,7 @@ class Echo:
 
     def __init__(self):
         self.targets: list[str] = []
+        self.headers: list[dict[str, list[str]]] = []
         self.lock = threading.Lock()
         echo = self
 
@@ -38,6 +39,10 @@ class Echo:
             def handle_one(self):
                 with echo.lock:
                     echo.targets.append(self.path)
+                    seen: dict[str, list[str]] = {}
+                    for name, value in self.headers.items():
+                        seen.setdefault(name.lower(), []).append(value)
+                    echo.headers.append(seen)
                 if self.path.startswith("/probe"):
                     body = json.dumps({"id": "user-1", "email": "user1@example.test"}).encode()
                 else:
@@ -72,6 +77,7 @@ def setup(serve, tmp_path):
     base = f"http://127.0.0.1:{echo.port}"
     config = write_config(tmp_path, "\n".join([
         'store: {kind: "memory"}',
+        'public_url: "https://gate.example.test"',
         "backend:",
         f"  url: {q(base + '/base')}",
         "",

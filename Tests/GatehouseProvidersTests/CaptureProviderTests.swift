@@ -32,19 +32,33 @@ import Testing
     func cookie() throws {
         let provider = try Self.make()
         let cookies = ["sid=1; Path=/", "oauth_token=abc%2Fdef; Path=/; HttpOnly"]
-        #expect(provider.capture(url: "http://legacy.example.test/welcome?x=1", status: 200, setCookies: cookies, body: nil) == "abc/def")
+        #expect(provider.capture(url: "http://legacy.example.test/welcome?x=1", status: 200, setCookies: cookies, body: nil) == .token("abc/def"))
         #expect(provider.capture(url: "http://legacy.example.test/other", status: 200, setCookies: cookies, body: nil) == nil)
         #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 302, setCookies: cookies, body: nil) == nil)
         #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: ["sid=1"], body: nil) == nil)
     }
 
-    @Test("title: `Success oauth_token=…`, case-insensitive prefix; `Denied` gives nothing")
+    @Test("a success_url without `*` names the page, whatever its query; with `*` it is a pattern")
+    func successPage() {
+        #expect(CaptureProvider.matches("http://legacy.example.test/welcome?lang=nb", pattern: "http://legacy.example.test/welcome"))
+        #expect(CaptureProvider.matches("http://legacy.example.test/welcome", pattern: "http://legacy.example.test/welcome"))
+        #expect(!CaptureProvider.matches("http://legacy.example.test/welcome/x", pattern: "http://legacy.example.test/welcome"))
+        #expect(!CaptureProvider.matches("http://legacy.example.test/welcomes?lang=nb", pattern: "http://legacy.example.test/welcome"))
+        #expect(!CaptureProvider.matches("http://legacy.example.test/welcome?lang=nb", pattern: "http://legacy.example.test/welcome?lang=en"))
+        #expect(CaptureProvider.matches("http://legacy.example.test/welcome/x", pattern: "http://legacy.example.test/welcome*"))
+    }
+
+    @Test("title: `Success oauth_token=…`, case-insensitive prefix; `Denied error=…` ends the login with that error")
     func title() throws {
         let provider = try Self.make(from: "title")
         func page(_ title: String) -> String { "<html><head><title>\(title)</title></head><body></body></html>" }
-        #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page("Success oauth_token=t-1&amp;state=s")) == "t-1")
-        #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page(" SUCCESS oauth_token=t-2 ")) == "t-2")
-        #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page("Denied error=access_denied")) == nil)
+        #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page("Success oauth_token=t-1&amp;state=s")) == .token("t-1"))
+        #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page(" SUCCESS oauth_token=t-2 ")) == .token("t-2"))
+        #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page("Denied error=access_denied")) == .denied(code: "access_denied"))
+        // A refusal ends the login wherever the site shows it, whatever the status.
+        #expect(provider.capture(url: "http://legacy.example.test/login", status: 401, setCookies: [], body: page("Denied error=temporarily_unavailable")) == .denied(code: "temporarily_unavailable"))
+        #expect(provider.capture(url: "http://legacy.example.test/login", status: 200, setCookies: [], body: page("Denied error=<script>")) == .denied(code: "access_denied"))
+        #expect(provider.capture(url: "http://legacy.example.test/login", status: 200, setCookies: [], body: page("Deniedly yours")) == nil)
         #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: ["oauth_token=x"], body: page("Welcome")) == nil)
     }
 

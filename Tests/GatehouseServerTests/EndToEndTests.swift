@@ -65,6 +65,10 @@ struct EndToEndTests {
                 #expect(claims.provider == "demo")
                 #expect(claims.sid == session["id"]?.stringValue)
                 #expect(claims.exp.value.timeIntervalSince(claims.iat.value) <= 60)
+                // NumericDates in whole seconds, as JWT libraries expect.
+                let payloadJSON = String(decoding: try #require(Base64URL.decode(String(jwt.split(separator: ".")[1]))), as: UTF8.self)
+                #expect(payloadJSON.range(of: #""iat":\d+[,}]"#, options: .regularExpression) != nil, "\(payloadJSON)")
+                #expect(payloadJSON.range(of: #""exp":\d+[,}]"#, options: .regularExpression) != nil, "\(payloadJSON)")
                 // A tampered assertion does not verify.
                 var tampered = Array(jwt)
                 tampered[tampered.count - 5] = tampered[tampered.count - 5] == "A" ? "B" : "A"

@@ -108,6 +108,32 @@ struct LoginPageTests {
         }
     }
 
+    @Test("a `Denied error=…` title ends the page login at once: an error page for a browser, the error at a native client's redirect URI")
+    func denied() async throws {
+        try await withPages { gw, _, _ in
+            let start = try await gw.http.send(.GET, gw.url("/v1/auth/legacy/pages?return_to=/"))
+            let loginPath = try #require(start.location)
+            let bound = start.bindingHeaders
+            let wrong = try await gw.http.send(
+                .POST, gw.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data("user=bob&password=nope".utf8))
+            #expect(wrong.status == 403)
+            #expect(wrong.text.contains("access_denied"))
+            #expect(!wrong.headers["set-cookie"].contains { $0.hasPrefix(gw.gateway.settings.cookie.name + "=") })
+            let after = try await gw.http.send(.GET, gw.url(loginPath), headers: bound)
+            #expect(after.problemCode == "unknown_login")
+
+            let query = FormEncoding.encode([
+                ("redirect_uri", GatewayInstance.clientRedirectURI), ("state", "cs"), ("code_challenge", PKCE.challenge(for: PKCE.makeVerifier())), ("code_challenge_method", "S256"),
+            ])
+            let native = try await gw.http.send(.GET, gw.url("/v1/auth/legacytitle/pages?\(query)"))
+            let nativeWrong = try await gw.http.send(
+                .POST, gw.url(try #require(native.location)), headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("user=bob&password=nope".utf8))
+            #expect(nativeWrong.status == 302)
+            #expect(nativeWrong.location?.hasPrefix(GatewayInstance.clientRedirectURI + "?error=access_denied") == true)
+            #expect(nativeWrong.locationQuery["state"] == "cs")
+        }
+    }
+
     @Test("legacy site by title, native client: a handoff code at its redirect URI, exchanged for a session")
     func legacyTitle() async throws {
         try await withPages { gw, _, _ in

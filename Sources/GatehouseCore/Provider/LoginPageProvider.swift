@@ -14,13 +14,13 @@ public protocol LoginPageProvider: TokenLoginProvider {
     /// Whether HTML pages get the `window.external.Notify` shim, injected before the page's own
     /// scripts; the shim posts the Notify string to the capture endpoint, which calls `validateToken`.
     var injectsNotifyShim: Bool { get }
-    /// Looks for the token in a proxied response: its final URL, status, `Set-Cookie` values and
-    /// (HTML) body. Nil when this response does not carry it.
-    func capture(url: String, status: Int, setCookies: [String], body: String?) -> String?
+    /// Looks for the token (or a refusal) in a proxied response: its final URL, status, `Set-Cookie`
+    /// values and (HTML) body. Nil when this response carries neither.
+    func capture(url: String, status: Int, setCookies: [String], body: String?) -> CaptureOutcome?
 }
 
 extension LoginPageProvider {
     public func loginStartURL() async throws -> String { loginURL }
     public var injectsNotifyShim: Bool { false }
-    public func capture(url: String, status: Int, setCookies: [String], body: String?) -> String? { nil }
+    public func capture(url: String, status: Int, setCookies: [String], body: String?) -> CaptureOutcome? { nil }
 }

@@ -21,7 +21,11 @@ public struct CaptureProvider: LoginPageProvider {
 
     // MARK: Capture
 
-    public func capture(url: String, status: Int, setCookies: [String], body: String?) -> String? {
+    public func capture(url: String, status: Int, setCookies: [String], body: String?) -> CaptureOutcome? {
+        // A refusal in the title ends the login wherever the site shows it (PROTOCOLS.md §5).
+        if let body, let title = Self.title(of: body), let code = Self.deniedCode(fromTitle: title) {
+            return .denied(code: code)
+        }
         guard (200..<300).contains(status), Self.matches(url, pattern: configuration.successURL) else { return nil }
         switch configuration.source {
         case .cookie(let name):
@@ -31,19 +35,23 @@ public struct CaptureProvider: LoginPageProvider {
                 guard pair[..<equals].trimmingCharacters(in: .whitespaces) == name else { continue }
                 let raw = pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
                 let value = raw.removingPercentEncoding ?? raw
-                if !value.isEmpty { return value }
+                if !value.isEmpty { return .token(value) }
             }
             return nil
         case .title(let prefix, let parameter):
             guard let body, let title = Self.title(of: body) else { return nil }
-            return Self.token(fromTitle: title, prefix: prefix, parameter: parameter)
+            return Self.token(fromTitle: title, prefix: prefix, parameter: parameter).map(CaptureOutcome.token)
         }
     }
 
-    /// `*` matches any run of characters; everything else literally.
+    /// `*` matches any run of characters; everything else literally. A pattern without `*` names a
+    /// page: it matches that page whatever its query (a legacy site adds `?lang=…`).
     static func matches(_ url: String, pattern: String) -> Bool {
         let pieces = pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
-        guard pieces.count > 1 else { return url == pattern }
+        guard pieces.count > 1 else {
+            let page = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            return url == pattern || (!pattern.contains("?") && page == pattern)
+        }
         guard url.hasPrefix(pieces[0]) else { return false }
         var rest = Substring(url.dropFirst(pieces[0].count))
         for (index, piece) in pieces.dropFirst().enumerated() {
@@ -68,6 +76,16 @@ public struct CaptureProvider: LoginPageProvider {
         text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
             .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
             .replacingOccurrences(of: "&apos;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    /// `Denied error=access_denied` → `access_denied` (a code of OAuth's characters; anything else is `access_denied`).
+    static func deniedCode(fromTitle title: String) -> String? {
+        let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.lowercased().hasPrefix("denied ") || trimmed.lowercased() == "denied" else { return nil }
+        let rest = trimmed.dropFirst("denied".count).trimmingCharacters(in: .whitespaces)
+        let error = FormEncoding.decode(rest).first { $0.0 == "error" }?.1 ?? ""
+        let isCode = !error.isEmpty && error.count <= 64 && error.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+        return isCode ? error : "access_denied"
     }
 
     /// `Success oauth_token=…&state=…` → the parameter's value; `Denied …` or anything else → nil.

@@ -147,8 +147,10 @@ struct LoginPageController: Sendable {
         let isHTML = contentType.lowercased().contains("text/html")
         let text = isHTML ? String(decoding: response.body, as: UTF8.self) : nil
         let known = setCookies + updatedJar.map { "\($0.key)=\($0.value)" }
-        if let token = provider.capture(url: target, status: response.status, setCookies: known, body: text) {
-            return try await complete(id: id, token: token, provider: provider, context)
+        switch provider.capture(url: target, status: response.status, setCookies: known, body: text) {
+        case .token(let token): return try await complete(id: id, token: token, provider: provider, context)
+        case .denied(let code): return try await denied(id: id, code: code, context)
+        case nil: break
         }
 
         var out = HTTPFields()
@@ -210,6 +212,22 @@ struct LoginPageController: Sendable {
         var headers = HTTPFields()
         for cookie in finished.headers[values: .setCookie] { headers.append(HTTPField(name: .setCookie, value: cookie)) }
         return try JSONResponse.make(["location": finished.headers[.location] ?? "/"], headers: headers)
+    }
+
+    /// The site refused the sign-in: the login ends now, with that error, and no session.
+    private func denied(id: String, code: String, _ context: GatehouseRequestContext) async throws -> Response {
+        guard let entry = await jars.take(id, now: gateway.clock.now()) else { throw Self.unknownLogin() }
+        gateway.metrics.loginFailures.increment()
+        context.logger.info("page login denied by the site", metadata: ["provider": "\(entry.transaction.provider)", "error": "\(code)"])
+        let description = "The site refused the sign-in (\(code))."
+        if let clientRedirectURI = entry.transaction.clientRedirectURI {
+            var fields = [("error", code), ("error_description", description)]
+            if let clientState = entry.transaction.clientState { fields.append(("state", clientState)) }
+            return JSONResponse.redirect(to: FormEncoding.appending(fields, to: clientRedirectURI))
+        }
+        var headers = HTTPFields()
+        headers[.setCookie] = binding.clearing(loginID: id, scope: .pages(login: id))
+        return ErrorPage.response(GatehouseError(code: code, status: 403, detail: description), headers: headers)
     }
 
     /// Validates a captured token and ends the login (single use) like a redirect login.

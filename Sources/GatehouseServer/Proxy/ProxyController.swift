@@ -169,6 +169,9 @@ struct ProxyController: Sendable {
         for field in request.headers {
             let name = field.name.canonicalName
             if dropped.contains(name) || name.hasPrefix("x-gatehouse-") || name.hasPrefix("x-forwarded-") { continue }
+            // CGI and WSGI servers fold `_` into `-` (`X_Gatehouse_Subject` is `X-Gatehouse-Subject` to
+            // them): like nginx and Apache by default, no client header with an underscore passes.
+            if name.utf8.contains(UInt8(ascii: "_")) { continue }
             switch name {
             case "host", "content-length", "authorization", "forwarded":
                 continue
@@ -183,7 +186,8 @@ struct ProxyController: Sendable {
         }
         if let remote = context.remoteAddress { headers.append(("X-Forwarded-For", remote)) }
         headers.append(("X-Forwarded-Proto", gateway.settings.publicURL.hasPrefix("https") ? "https" : "http"))
-        if let host = request.head.authority { headers.append(("X-Forwarded-Host", host)) }
+        // The host the client reached is the gateway's public one, whatever `Host` the client sent.
+        headers.append(("X-Forwarded-Host", gateway.settings.publicAuthority))
         return headers
     }
 

@@ -48,6 +48,8 @@ final class AssertionSigner: Sendable {
         if let cached, cached.version == session.record.credentialVersion, now.timeIntervalSince(cached.issuedAt) < lifetime / 2 {
             return cached.token
         }
+        // Whole seconds: JWT libraries expect integer NumericDates (RFC 7519 allows fractions; many reject them).
+        let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let payload = IdentityAssertionPayload(
             iss: IssuerClaim(value: issuer),
             aud: AudienceClaim(value: audience),
@@ -55,8 +57,8 @@ final class AssertionSigner: Sendable {
             email: session.identity.email,
             provider: session.provider,
             sid: session.id,
-            iat: IssuedAtClaim(value: now),
-            exp: ExpirationClaim(value: now.addingTimeInterval(lifetime)),
+            iat: IssuedAtClaim(value: issuedAt),
+            exp: ExpirationClaim(value: issuedAt.addingTimeInterval(lifetime.rounded(.down))),
             jti: IDClaim(value: RandomToken.make(byteCount: 12))
         )
         let token = try await keys.sign(payload, kid: JWKIdentifier(string: currentKeyID))

@@ -1,0 +1,72 @@
+"""Hostile request heads, sent byte for byte over loopback: Host rules (RFC 9112 §3.2), the URL
+limit (414), and the headers a client may not smuggle to the backend."""
+from __future__ import annotations
+
+import json
+import socket
+
+from test_upstream_paths import Echo, setup  # noqa: F401  (the gateway + echo backend fixture)
+
+
+def send(port: int, head: bytes) -> tuple[int, dict[str, str], bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(head)
+        chunks = []
+        while True:
+            data = s.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+    response = b"".join(chunks)
+    head_bytes, _, body = response.partition(b"\r\n\r\n")
+    lines = head_bytes.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(lines[0].split(" ", 2)[1]), headers, body
+
+
+def request(target: str, token: str, *fields: str) -> bytes:
+    lines = [f"GET {target} HTTP/1.1", f"Authorization: Bearer {token}", "Connection: close", *fields]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def test_a_request_without_host_or_with_two_hosts_is_refused(setup):
+    gw, echo, token = setup
+    for fields in [(), ("Host: 127.0.0.1", "Host: evil.example")]:
+        before = echo.count()
+        status, headers, body = send(gw.port, request("/v1/api/x", token, *fields))
+        assert status == 400, (fields, status, body)
+        assert headers["content-type"] == "application/problem+json"
+        assert json.loads(body)["code"] == "invalid_request"
+        assert echo.count() == before
+    status, _, _ = send(gw.port, request("/v1/api/x", token, "Host: 127.0.0.1"))
+    assert status == 200
+
+
+def test_a_long_url_gets_414_with_a_problem(setup):
+    gw, echo, token = setup
+    before = echo.count()
+    status, headers, body = send(gw.port, request("/v1/api/" + "a" * 9000, token, "Host: 127.0.0.1"))
+    assert status == 414, (status, body[:200])
+    assert json.loads(body)["code"] == "uri_too_long"
+    status, _, body = send(gw.port, request("/v1/api/x?" + "q=1&" * 2500, token, "Host: 127.0.0.1"))
+    assert status == 414
+    assert echo.count() == before
+
+
+def test_underscore_spellings_of_the_gateways_headers_never_reach_the_backend(setup):
+    gw, echo, token = setup
+    smuggled = [
+        "X_Gatehouse_Subject: mallory", "X-Gatehouse_Email: mallory@evil.example", "x_forwarded_for: 10.0.0.1",
+        "X_Forwarded_Host: evil.example", "Forwarded_: for=10.0.0.1", "X_Real_IP: 10.0.0.1", "Auth_orization: Bearer x",
+    ]
+    status, _, body = send(gw.port, request("/v1/api/x", token, "Host: evil.example", "X-Kept: yes", *smuggled))
+    assert status == 200, body
+    seen = echo.headers[-1]
+    assert not [name for name in seen if "_" in name], seen
+    assert seen["x-gatehouse-subject"] == ["user-1"]
+    assert seen["x-kept"] == ["yes"]
+    # The host the client reached is the gateway's public one, not the Host it sent.
+    assert seen["x-forwarded-host"] == ["gate.example.test"]
