@@ -1,3 +1,5 @@
+import GatehouseCore
+
 /// The sign-in form the OAuth and SPiD stand-ins show, and the page they show instead of redirecting.
 ///
 /// The form posts the credentials together with the original request (as hidden fields) back to `action`.

@@ -1,3 +1,5 @@
+import GatehouseCore
+
 extension StandInOAuthServer {
     /// The login form; it posts the credentials together with the original request back to `/authorize`.
     func loginPage(for request: AuthorizationRequest, error: String? = nil) -> String {

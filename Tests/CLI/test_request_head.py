@@ -3,28 +3,8 @@ limit (414), and the headers a client may not smuggle to the backend."""
 from __future__ import annotations
 
 import json
-import socket
 
-from test_upstream_paths import Echo, setup  # noqa: F401  (the gateway + echo backend fixture)
-
-
-def send(port: int, head: bytes) -> tuple[int, dict[str, str], bytes]:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(head)
-        chunks = []
-        while True:
-            data = s.recv(65536)
-            if not data:
-                break
-            chunks.append(data)
-    response = b"".join(chunks)
-    head_bytes, _, body = response.partition(b"\r\n\r\n")
-    lines = head_bytes.decode("latin-1").split("\r\n")
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return int(lines[0].split(" ", 2)[1]), headers, body
+from test_upstream_paths import send_raw as send, setup  # noqa: F401  (the gateway + echo backend fixture)
 
 
 def request(target: str, token: str, *fields: str) -> bytes:

@@ -100,9 +100,9 @@ def setup(serve, tmp_path):
     echo.server.shutdown()
 
 
-def raw_request(port: int, target: bytes, token: str) -> tuple[int, bytes]:
-    """Sends the target byte for byte (no client-side normalization); returns status and body."""
-    request = b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token.encode() + b"\r\nConnection: close\r\n\r\n"
+def send_raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Sends a request byte for byte (no client-side normalization) and reads to the end of the
+    connection; returns status, headers (lowercase names) and the body."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(request)
         chunks = []
@@ -111,11 +111,21 @@ def raw_request(port: int, target: bytes, token: str) -> tuple[int, bytes]:
             if not data:
                 break
             chunks.append(data)
-    response = b"".join(chunks)
-    head, _, body = response.partition(b"\r\n\r\n")
-    status = int(head.split(b" ", 2)[1])
-    if b"transfer-encoding: chunked" in head.lower():
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding", "").lower() == "chunked":
         body = dechunk(body)
+    return int(lines[0].split(" ", 2)[1]), headers, body
+
+
+def raw_request(port: int, target: bytes, token: str) -> tuple[int, bytes]:
+    """GET of a raw target with the session token; returns status and body."""
+    request = b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token.encode() + b"\r\nConnection: close\r\n\r\n"
+    status, _, body = send_raw(port, request)
     return status, body
 
 

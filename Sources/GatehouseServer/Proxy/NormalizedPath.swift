@@ -27,9 +27,10 @@ struct NormalizedPath: Sendable, Equatable {
     /// Normalizes a raw (still percent-encoded) absolute path, e.g. `request.uri.path`.
     init(raw: Substring) throws(Failure) {
         var segments: [String] = []
-        let rawSegments = raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
-        for rawSegment in rawSegments {
+        var last = ""
+        for rawSegment in raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
             let decoded = try Self.decode(rawSegment)
+            last = decoded
             switch decoded {
             case ".": continue
             case "..":
@@ -45,7 +46,6 @@ struct NormalizedPath: Sendable, Equatable {
         }
         self.segments = segments
         // `/a/.` and `/a/..` name a directory, as in RFC 3986 §5.2.4.
-        let last = rawSegments.last.map { (try? Self.decode($0)) ?? "" }
         self.trailingSlash = !segments.isEmpty && (raw.utf8.last == UInt8(ascii: "/") || last == "." || last == "..")
     }
 
@@ -60,7 +60,7 @@ struct NormalizedPath: Sendable, Equatable {
         var out = ""
         for segment in segments {
             out += "/"
-            out += Self.encode(segment)
+            out += PercentEncoding.encode(segment.utf8, keeping: PercentEncoding.isPathCharacter)
         }
         return trailingSlash ? out + "/" : out
     }
@@ -75,9 +75,9 @@ struct NormalizedPath: Sendable, Equatable {
             let byte = raw[index]
             if byte == UInt8(ascii: "%") {
                 let high = raw.index(after: index)
-                guard high != raw.endIndex, let h = hexValue(raw[high]) else { throw .malformedEscape }
+                guard high != raw.endIndex, let h = PercentEncoding.hexValue(raw[high]) else { throw .malformedEscape }
                 let low = raw.index(after: high)
-                guard low != raw.endIndex, let l = hexValue(raw[low]) else { throw .malformedEscape }
+                guard low != raw.endIndex, let l = PercentEncoding.hexValue(raw[low]) else { throw .malformedEscape }
                 let value = h << 4 | l
                 if value == UInt8(ascii: "/") || value == UInt8(ascii: "\\") { throw .encodedSeparator }
                 bytes.append(value)
@@ -93,43 +93,6 @@ struct NormalizedPath: Sendable, Equatable {
         guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
         if text.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) { throw .controlCharacter }
         return text
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-
-    /// RFC 3986 `pchar` minus nothing: unreserved, sub-delims, `:` and `@` stay; every other byte is `%XX`.
-    static func encode(_ segment: String) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(segment.utf8.count)
-        let digits = Array("0123456789ABCDEF".utf8)
-        for byte in segment.utf8 {
-            if isPathCharacter(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(digits[Int(byte >> 4)])
-                out.append(digits[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func isPathCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
-        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
-            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="): true
-        case UInt8(ascii: ":"), UInt8(ascii: "@"): true
-        default: false
-        }
     }
 }
 

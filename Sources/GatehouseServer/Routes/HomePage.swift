@@ -49,5 +49,5 @@ struct HomePage: Sendable {
             body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
-    private func escape(_ text: String) -> String { HTMLText.escape(text) }
+    private func escape(_ text: String) -> String { HTMLEscaping.escape(text) }
 }

@@ -1,6 +1,7 @@
-/// Escapes text for HTML element content and double-quoted attribute values.
-enum HTMLEscaping {
-    static func escape(_ text: String) -> String {
+/// Text placed into HTML the gateway or its stand-ins write themselves.
+public enum HTMLEscaping {
+    /// Escapes `&`, `<`, `>`, `"` and `'`: enough for element content and quoted attribute values.
+    public static func escape(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
         for character in text {
