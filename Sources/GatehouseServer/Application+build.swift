@@ -14,10 +14,20 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     router.add(middleware: RequestHeadMiddleware(maxHeaderBytes: gateway.settings.maxHeaderBytes, maxURLBytes: gateway.settings.maxURLBytes))
     HealthController(gateway: gateway).addRoutes(to: router)
     ProvidersController(gateway: gateway).addRoutes(to: router)
-    AuthController(gateway: gateway).addRoutes(to: router)
-    SessionController(gateway: gateway).addRoutes(to: router)
-    ProxyController(gateway: gateway).addRoutes(to: router)
-    LoginPageController(gateway: gateway).addRoutes(to: router)
+    AuthController(providers: gateway.providers, flow: gateway.loginFlow, maxBodyBytes: gateway.settings.maxBodyBytes).addRoutes(to: router)
+    SessionController(
+        flow: gateway.loginFlow, sessions: gateway.sessions, providers: gateway.providers, refresher: gateway.refresher,
+        resolver: gateway.resolver, metrics: gateway.metrics, settings: gateway.settings
+    ).addRoutes(to: router)
+    ProxyController(
+        providers: gateway.providers, backend: gateway.settings.backend, resolver: gateway.resolver, refresher: gateway.refresher,
+        refreshPolicy: gateway.refreshPolicy, signer: gateway.signer, clock: gateway.clock, upstream: gateway.upstream
+    ).addRoutes(to: router)
+    LoginPageController(
+        providers: gateway.providers, flow: gateway.loginFlow,
+        transport: Gateway.providerTransport(client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout),
+        clock: gateway.clock, loginLifetime: gateway.settings.loginTransactionLifetime
+    ).addRoutes(to: router)
     HomePage(gateway: gateway).addRoutes(to: router)
     return router
 }

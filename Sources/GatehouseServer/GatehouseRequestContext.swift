@@ -1,14 +1,24 @@
 public import Hummingbird
+import GatehouseCore
 import NIOCore
 
-/// Per-request state: Hummingbird's core context plus the peer address for `X-Forwarded-For`.
+/// Per-request state: Hummingbird's core context, the peer address for `X-Forwarded-For`, and the
+/// session once ``SessionMiddleware`` has resolved it.
 public struct GatehouseRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The client's IP address, when known.
     public var remoteAddress: String?
+    /// Set by ``SessionMiddleware`` on the routes that need a session.
+    var session: ResolvedSession?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress?.ipAddress
+    }
+
+    /// The resolved session; only routes behind ``SessionMiddleware`` ask for it.
+    func requireSession() throws -> ActiveSession {
+        guard let session else { throw GatehouseError.invalidSession() }
+        return session.session
     }
 }

@@ -5,6 +5,7 @@ public import Foundation
 import JWTKit
 
 /// Everything a running gateway shares across requests: settings, providers, store, keys, clients.
+/// It wires the parts once; each route gets only the parts it uses.
 public struct Gateway: Sendable {
     public let settings: ServerSettings
     public let providers: ProviderSet
@@ -17,6 +18,9 @@ public struct Gateway: Sendable {
     let metrics: GatewayMetrics
     let httpClient: HTTPClient
     let refreshPolicy: RefreshPolicy
+    let loginFlow: LoginFlow
+    let resolver: SessionResolver
+    let upstream: UpstreamClient
 
     /// - Parameters:
     ///   - sealingKeys: 32-byte AES keys with ids; the first seals.
@@ -34,21 +38,18 @@ public struct Gateway: Sendable {
         self.logger = logger
         self.httpClient = httpClient
         let sealer = try CredentialSealer(keys: sealingKeys)
-        sessions = SessionManager(store: store, sealer: sealer, clock: clock, settings: settings)
-        signer = try await AssertionSigner(
+        let signer = try await AssertionSigner(
             signingKeys: signingKeysPEM.map { .init(id: $0.id, key: try .init(pem: $0.pem)) },
             issuer: settings.publicURL, audience: settings.backend.audience)
+        self.signer = signer
+        sessions = SessionManager(store: store, sealer: sealer, clock: clock, settings: settings, onEnd: { signer.forget(sessionID: $0) })
         let metrics = GatewayMetrics()
         self.metrics = metrics
         refresher = RefreshCoordinator(sessions: sessions, upstreamTimeout: settings.upstreamTimeout, metrics: metrics, logger: logger)
         refreshPolicy = RefreshPolicy(skew: settings.refreshSkew)
-    }
-
-
-    /// Looks up a provider or throws `unknown_provider`.
-    func provider(_ id: String) throws -> any AuthProvider {
-        guard let provider = providers.provider(id) else { throw GatehouseError.unknownProvider(id) }
-        return provider
+        loginFlow = LoginFlow(settings: settings, sessions: sessions, metrics: metrics)
+        resolver = SessionResolver(cookieName: settings.cookie.name, sessions: sessions)
+        upstream = UpstreamClient(httpClient: httpClient, settings: settings, metrics: metrics)
     }
 }
 

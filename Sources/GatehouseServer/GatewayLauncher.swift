@@ -43,7 +43,7 @@ public enum GatewayLauncher {
         case .sqlite: return try SQLiteSessionStore(path: configuration.store.path)
         case .postgres:
             guard let url = configuration.store.url else {
-                throw GatehouseError(code: "invalid_configuration", status: 500, detail: "store.url is required when store.kind is postgres.")
+                throw GatehouseError(code: .invalidConfiguration, status: 500, detail: "store.url is required when store.kind is postgres.")
             }
             return try PostgresSessionStore(url: url, poolSize: configuration.store.poolSize, logger: logger)
         }

@@ -1,10 +1,9 @@
-/// An error meant for the client, rendered as `application/problem+json` with a stable `code`.
+/// An error meant for the client, rendered as `application/problem+json` with a stable ``ProblemCode``.
 ///
-/// A struct around a code string with static values, so new codes do not break callers. Provider text
-/// never goes into ``detail`` unless it is safe to show.
+/// Provider text never goes into ``detail`` unless it is safe to show.
 public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The stable `code` member.
-    public var code: String
+    public var code: ProblemCode
     /// HTTP status.
     public var status: Int
     /// Human-readable explanation.
@@ -12,7 +11,7 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
     /// Seconds for a `Retry-After` header.
     public var retryAfter: Int?
 
-    public init(code: String, status: Int, detail: String, retryAfter: Int? = nil) {
+    public init(code: ProblemCode, status: Int, detail: String, retryAfter: Int? = nil) {
         self.code = code
         self.status = status
         self.detail = detail
@@ -21,24 +20,27 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
 
     public var description: String { "\(code) (\(status)): \(detail)" }
 
-    public static func invalidRequest(_ detail: String) -> Self { .init(code: "invalid_request", status: 400, detail: detail) }
-    public static func invalidGrant(_ detail: String) -> Self { .init(code: "invalid_grant", status: 400, detail: detail) }
+    public static func invalidRequest(_ detail: String) -> Self { .init(code: .invalidRequest, status: 400, detail: detail) }
+    public static func invalidGrant(_ detail: String) -> Self { .init(code: .invalidGrant, status: 400, detail: detail) }
     public static func invalidSession(_ detail: String = "The session token is missing, unknown or expired.") -> Self {
-        .init(code: "invalid_session", status: 401, detail: detail)
+        .init(code: .invalidSession, status: 401, detail: detail)
     }
     public static func reauthenticationRequired(_ detail: String = "The provider no longer accepts this session; sign in again.") -> Self {
-        .init(code: "reauthentication_required", status: 401, detail: detail)
+        .init(code: .reauthenticationRequired, status: 401, detail: detail)
     }
     public static func unknownProvider(_ id: String) -> Self {
-        .init(code: "unknown_provider", status: 404, detail: "No provider '\(id)' is configured.")
+        .init(code: .unknownProvider, status: 404, detail: "No provider '\(id)' is configured.")
     }
-    public static func unsupported(_ detail: String) -> Self { .init(code: "unsupported_operation", status: 400, detail: detail) }
-    public static func forbidden(_ code: String, _ detail: String) -> Self { .init(code: code, status: 403, detail: detail) }
+    public static func unsupported(_ detail: String) -> Self { .init(code: .unsupportedOperation, status: 400, detail: detail) }
+    public static func forbidden(_ code: ProblemCode, _ detail: String) -> Self { .init(code: code, status: 403, detail: detail) }
     public static func upstreamUnavailable(_ detail: String, retryAfter: Int = 5) -> Self {
-        .init(code: "upstream_unavailable", status: 503, detail: detail, retryAfter: retryAfter)
+        .init(code: .upstreamUnavailable, status: 503, detail: detail, retryAfter: retryAfter)
     }
-    public static func badGateway(_ detail: String) -> Self { .init(code: "bad_gateway", status: 502, detail: detail) }
-    public static func gatewayTimeout(_ detail: String) -> Self { .init(code: "upstream_timeout", status: 504, detail: detail) }
-    public static func payloadTooLarge(_ detail: String) -> Self { .init(code: "payload_too_large", status: 413, detail: detail) }
-    public static func notFound(_ detail: String) -> Self { .init(code: "not_found", status: 404, detail: detail) }
+    public static func badGateway(_ detail: String) -> Self { .init(code: .badGateway, status: 502, detail: detail) }
+    public static func gatewayTimeout(_ detail: String) -> Self { .init(code: .upstreamTimeout, status: 504, detail: detail) }
+    public static func payloadTooLarge(_ detail: String) -> Self { .init(code: .payloadTooLarge, status: 413, detail: detail) }
+    public static func notFound(_ detail: String) -> Self { .init(code: .notFound, status: 404, detail: detail) }
+    public static func storeUnavailable(_ detail: String = "The session store cannot be reached. Try again shortly.") -> Self {
+        .init(code: .storeUnavailable, status: 503, detail: detail, retryAfter: 5)
+    }
 }

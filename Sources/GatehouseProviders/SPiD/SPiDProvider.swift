@@ -82,11 +82,11 @@ public struct SPiDProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
 
     public func problem(forAPIStatus status: Int, body: Data) -> GatehouseError? {
         guard let failure = SPPContainer(body)?.failure else { return nil }
-        let code: String
+        let code: ProblemCode
         switch failure.code {
-        case "invalid_token", "expired_token": code = "provider_token_rejected"
-        case "insufficient_scope": code = "provider_insufficient_scope"
-        default: code = "provider_error"
+        case "invalid_token", "expired_token": code = .providerTokenRejected
+        case "insufficient_scope": code = .providerInsufficientScope
+        default: code = .providerError
         }
         let gatewayStatus = status == 420 || status == 429 ? 429 : (status >= 500 ? 502 : status)
         return GatehouseError(code: code, status: gatewayStatus, detail: "SPiD answered \(status) (\(failure.code)).")

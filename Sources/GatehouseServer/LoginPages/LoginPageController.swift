@@ -16,7 +16,11 @@ import NIOCore
 /// - `POST /v1/pages/{login}/notify` receives the Notify string from the shim.
 /// Either capture ends the login like a redirect login: handoff code or cookie session.
 struct LoginPageController: Sendable {
-    let gateway: Gateway
+    let providers: ProviderSet
+    let flow: LoginFlow
+    let transport: any HTTPTransport
+    let clock: TimeSource
+    let loginLifetime: TimeInterval
     let jars = LoginPageJars()
     /// Bodies of login forms and of provider pages.
     static let maxBodyBytes = 1 << 20
@@ -30,19 +34,15 @@ struct LoginPageController: Sendable {
         }
     }
 
-    private var transport: any HTTPTransport {
-        Gateway.providerTransport(client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout)
-    }
-
     private func pageProvider(_ id: String) throws -> any LoginPageProvider {
-        guard let provider = try gateway.provider(id) as? any LoginPageProvider else {
+        guard let provider = try providers.require(id) as? any LoginPageProvider else {
             throw GatehouseError.unsupported("Provider '\(id)' has no gateway-served login pages.")
         }
         return provider
     }
 
     private static func unknownLogin() -> GatehouseError {
-        GatehouseError(code: "unknown_login", status: 404, detail: "No page login in progress under this address (unknown, finished or expired).")
+        GatehouseError(code: .unknownLogin, status: 404, detail: "No page login in progress under this address (unknown, finished or expired).")
     }
 
     // MARK: Start
@@ -50,39 +50,33 @@ struct LoginPageController: Sendable {
     private func start(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let providerID = try context.parameters.require("provider")
         let provider = try pageProvider(providerID)
-        let (transaction, bindingSecret) = try AuthController(gateway: gateway).newTransaction(request, providerID: providerID, provider: provider)
+        let started = try flow.start(query: request.uri.queryDictionary, providerID: providerID, provider: provider, channel: .pages)
         let startURL: String
         do {
             startURL = try await provider.loginStartURL()
         } catch {
             throw GatehouseError.upstreamUnavailable("The provider's login page could not be found.")
         }
-        let id = transaction.state
-        let entry = LoginPageJars.Entry(transaction: transaction, expiresAt: transaction.createdAt.addingTimeInterval(gateway.settings.loginTransactionLifetime))
-        guard await jars.insert(entry, id: id, now: gateway.clock.now()) else {
-            throw GatehouseError(code: "too_many_logins", status: 503, detail: "Too many page logins in progress.", retryAfter: 5)
+        let id = started.transaction.state
+        let entry = LoginPageJars.Entry(transaction: started.transaction, expiresAt: started.transaction.createdAt.addingTimeInterval(loginLifetime))
+        guard await jars.insert(entry, id: id, now: clock.now()) else {
+            throw GatehouseError(code: .tooManyLogins, status: 503, detail: "Too many page logins in progress.", retryAfter: 5)
         }
         guard let location = rewriter(id: id, provider: provider).location(startURL, base: startURL) else {
             throw GatehouseError.invalidRequest("The login page is not on an allowed origin.")
         }
-        var headers: HTTPFields = [.cacheControl: "no-store"]
-        if let bindingSecret { headers[.setCookie] = binding.setting(bindingSecret, loginID: id, scope: .pages(login: id)) }
+        var headers = started.headers
+        headers[.cacheControl] = "no-store"
         return JSONResponse.redirect(to: location, status: .seeOther, headers: headers)
     }
-
-    private var binding: LoginBinding { LoginBinding(settings: gateway.settings) }
 
     /// The page login `id`, if it is in progress and, for a browser login, this is the browser that
     /// started it (``LoginBinding``); otherwise the answer to give instead. Every proxied page and every
     /// capture goes through here, so a page-login URL opened elsewhere neither shows the provider's
     /// pages (with the starter's cookie jar) nor ends in a session.
     private func boundEntry(_ id: String, _ request: Request, _ context: GatehouseRequestContext) async throws -> Lookup {
-        guard let entry = await jars.entry(id, now: gateway.clock.now()) else { throw Self.unknownLogin() }
-        if entry.transaction.clientRedirectURI == nil, !binding.isBound(request, loginID: id, digest: entry.transaction.browserBinding) {
-            gateway.metrics.loginFailures.increment()
-            context.logger.notice("page login refused: not bound to this browser", metadata: ["provider": "\(entry.transaction.provider)"])
-            return .refused(binding.refusal(loginID: id, scope: .pages(login: id)))
-        }
+        guard let entry = await jars.entry(id, now: clock.now()) else { throw Self.unknownLogin() }
+        if let refusal = flow.refusal(request, for: entry.transaction, .pages, logger: context.logger) { return .refused(refusal) }
         return .found(entry)
     }
 
@@ -107,7 +101,7 @@ struct LoginPageController: Sendable {
         let providerID = entry.transaction.provider
         let provider = try pageProvider(providerID)
         guard let index = Int(try context.parameters.require("origin")), provider.allowedOrigins.indices.contains(index) else {
-            throw GatehouseError(code: "origin_not_allowed", status: 403, detail: "The login-page proxy only fetches the provider's configured origins.")
+            throw GatehouseError(code: .originNotAllowed, status: 403, detail: "The login-page proxy only fetches the provider's configured origins.")
         }
         let origin = provider.allowedOrigins[index]
         // `/v1/pages/{login}/{origin}`: four segments.
@@ -139,7 +133,7 @@ struct LoginPageController: Sendable {
         } catch {
             throw GatehouseError.upstreamUnavailable("The provider's login page could not be reached.")
         }
-        guard response.body.count <= Self.maxBodyBytes else { throw GatehouseError(code: "upstream_too_large", status: 502, detail: "The provider's page is too large.") }
+        guard response.body.count <= Self.maxBodyBytes else { throw GatehouseError(code: .upstreamTooLarge, status: 502, detail: "The provider's page is too large.") }
         let setCookies = response.headers.filter { $0.name.lowercased() == "set-cookie" }.map(\.value)
         let updatedJar = await jars.store(setCookies: setCookies, origin: origin, id: id)
 
@@ -149,7 +143,7 @@ struct LoginPageController: Sendable {
         let known = setCookies + updatedJar.map { "\($0.key)=\($0.value)" }
         switch provider.capture(url: target, status: response.status, setCookies: known, body: text) {
         case .token(let token): return try await complete(id: id, token: token, provider: provider, context)
-        case .denied(let code): return try await denied(id: id, code: code, context)
+        case .denied(let code): return try await end(id: id, with: ErrorMapping.siteDenied(code), context)
         case nil: break
         }
 
@@ -164,7 +158,7 @@ struct LoginPageController: Sendable {
         let rewriter = rewriter(id: id, provider: provider)
         if let location = response.header("Location") {
             guard let rewritten = rewriter.location(location, base: target) else {
-                throw GatehouseError(code: "origin_not_allowed", status: 502, detail: "The provider redirected outside its configured origins.")
+                throw GatehouseError(code: .originNotAllowed, status: 502, detail: "The provider redirected outside its configured origins.")
             }
             out[.location] = rewritten
         }
@@ -207,7 +201,7 @@ struct LoginPageController: Sendable {
             }
             return try await complete(id: id, token: payload, provider: provider, context)
         }
-        let finished = try await complete(id: id, token: text, provider: provider, context)
+        let finished = try await complete(id: id, token: text, provider: provider, asPage: false, context)
         // A script that posted the string itself: hand it the redirect target, keep the session cookie.
         var headers = HTTPFields()
         for cookie in finished.headers[values: .setCookie] { headers.append(HTTPField(name: .setCookie, value: cookie)) }
@@ -215,53 +209,23 @@ struct LoginPageController: Sendable {
     }
 
     /// The site refused the sign-in: the login ends now, with that error, and no session.
-    private func denied(id: String, code: String, _ context: GatehouseRequestContext) async throws -> Response {
-        guard let entry = await jars.take(id, now: gateway.clock.now()) else { throw Self.unknownLogin() }
-        gateway.metrics.loginFailures.increment()
-        context.logger.info("page login denied by the site", metadata: ["provider": "\(entry.transaction.provider)", "error": "\(code)"])
-        let description = "The site refused the sign-in (\(code))."
-        if let clientRedirectURI = entry.transaction.clientRedirectURI {
-            var fields = [("error", code), ("error_description", description)]
-            if let clientState = entry.transaction.clientState { fields.append(("state", clientState)) }
-            return JSONResponse.redirect(to: FormEncoding.appending(fields, to: clientRedirectURI))
-        }
-        var headers = HTTPFields()
-        headers[.setCookie] = binding.clearing(loginID: id, scope: .pages(login: id))
-        return ErrorPage.response(GatehouseError(code: code, status: 403, detail: description), headers: headers)
+    private func end(id: String, with failure: LoginFailure, _ context: GatehouseRequestContext) async throws -> Response {
+        guard let entry = await jars.take(id, now: clock.now()) else { throw Self.unknownLogin() }
+        return try flow.fail(failure, transaction: entry.transaction, .pages, logger: context.logger)
     }
 
-    /// Validates a captured token and ends the login (single use) like a redirect login.
-    private func complete(id: String, token: String, provider: any LoginPageProvider, _ context: GatehouseRequestContext) async throws -> Response {
-        guard let entry = await jars.take(id, now: gateway.clock.now()) else { throw Self.unknownLogin() }
-        let providerID = entry.transaction.provider
+    /// Validates a captured token and ends the login (single use) like a redirect login. `asPage`: the
+    /// browser navigated here (a failure is an error page), rather than a script that posted (a problem).
+    private func complete(
+        id: String, token: String, provider: any LoginPageProvider, asPage: Bool = true, _ context: GatehouseRequestContext
+    ) async throws -> Response {
+        guard let entry = await jars.take(id, now: clock.now()) else { throw Self.unknownLogin() }
         let result: LoginResult
         do {
             result = try await provider.validateToken(token)
         } catch let error as ProviderError {
-            gateway.metrics.loginFailures.increment()
-            context.logger.info("page login refused", metadata: ["provider": "\(providerID)"])
-            // A native client waits at its redirect URI: tell it there, as after a redirect login's callback.
-            if let clientRedirectURI = entry.transaction.clientRedirectURI {
-                let (code, description): (String, String) = switch error {
-                case .unavailable: ("temporarily_unavailable", "The provider could not be reached; try again.")
-                case .rejected(let code, let reason), .identityVoid(let code, let reason):
-                    ("access_denied", "The captured token was refused (\(code)): \(reason)")
-                case .invalidGrant(let reason), .invalidResponse(let reason): ("server_error", reason)
-                }
-                var fields = [("error", code), ("error_description", description)]
-                if let clientState = entry.transaction.clientState { fields.append(("state", clientState)) }
-                return JSONResponse.redirect(to: FormEncoding.appending(fields, to: clientRedirectURI))
-            }
-            switch error {
-            case .unavailable: throw GatehouseError.upstreamUnavailable("The provider could not be reached.")
-            case .rejected(let code, let reason), .identityVoid(let code, let reason): throw GatehouseError(code: code, status: 401, detail: reason)
-            case .invalidGrant(let reason), .invalidResponse(let reason): throw GatehouseError(code: "invalid_credential", status: 401, detail: reason)
-            }
+            return try flow.fail(ErrorMapping.loginFailure(error, at: .pageCapture), transaction: entry.transaction, .pages, asPage: asPage, logger: context.logger)
         }
-        var response = try await AuthController(gateway: gateway).finishLogin(providerID: providerID, result: result, transaction: entry.transaction)
-        if entry.transaction.browserBinding != nil {
-            response.headers.append(HTTPField(name: .setCookie, value: binding.clearing(loginID: id, scope: .pages(login: id))))
-        }
-        return response
+        return try await flow.finish(result, transaction: entry.transaction, .pages)
     }
 }

@@ -107,6 +107,6 @@ extension NormalizedPath.Failure {
         case .aboveRoot: "a '..' segment climbs above the base path"
         case .dotSegmentWithParameter: "a '.' or '..' segment carries a ';' parameter"
         }
-        return GatehouseError(code: "invalid_path", status: 400, detail: "The path cannot be forwarded: \(reason).")
+        return GatehouseError(code: .invalidPath, status: 400, detail: "The path cannot be forwarded: \(reason).")
     }
 }

@@ -89,23 +89,10 @@ actor RefreshCoordinator {
             metrics.refreshes.increment()
         } catch let error as ProviderError {
             metrics.refreshFailures.increment()
-            switch error {
-            case .invalidGrant:
-                logger.info("refresh refused with invalid_grant; ending session", metadata: ["session": "\(seen.id)", "provider": "\(seen.provider)"])
-                try? await sessions.end(seen.id)
-                throw GatehouseError.reauthenticationRequired()
-            case .unavailable(let reason):
-                logger.warning("refresh failed: provider unavailable", metadata: ["provider": "\(seen.provider)", "reason": "\(reason)"])
-                throw GatehouseError.upstreamUnavailable("The provider is unavailable; the session is kept. Try again later.")
-            case .identityVoid(let code, _):
-                logger.warning("refresh voided the session's identity; ending session", metadata: ["provider": "\(seen.provider)", "code": "\(code)"])
-                try? await sessions.end(seen.id)
-                throw GatehouseError(code: code, status: 401, detail: "The provider's refreshed identity is another user; sign in again.")
-            case .rejected(let code, _):
-                throw GatehouseError(code: code, status: 502, detail: "The provider refused to refresh the credential (\(code)).")
-            case .invalidResponse(let reason):
-                throw GatehouseError.badGateway("The provider's refresh answer was not understood: \(reason)")
-            }
+            let (problem, endsSession) = ErrorMapping.refreshFailure(error)
+            logger.notice("refresh failed", metadata: ["provider": "\(seen.provider)", "code": "\(problem.code)", "session_ended": "\(endsSession)"])
+            if endsSession { try? await sessions.end(seen.id) }
+            throw problem
         }
         guard let updated = try await sessions.replaceCredential(of: latest, with: credential) else {
             throw GatehouseError.invalidSession()

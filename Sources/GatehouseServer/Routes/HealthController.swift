@@ -40,11 +40,11 @@ struct HealthController: Sendable {
         do {
             try await gateway.store.ping()
         } catch {
-            throw GatehouseError(code: "store_unavailable", status: 503, detail: "The session store cannot be reached.", retryAfter: 5)
+            throw GatehouseError(code: .storeUnavailable, status: 503, detail: "The session store cannot be reached.", retryAfter: 5)
         }
         let count = gateway.providers.all.count
         guard count > 0 else {
-            throw GatehouseError(code: "no_providers", status: 503, detail: "No provider is configured.", retryAfter: 5)
+            throw GatehouseError(code: .noProviders, status: 503, detail: "No provider is configured.", retryAfter: 5)
         }
         var notReady: [String] = []
         for case let provider as any ReadinessReporting in gateway.providers.all {

@@ -14,6 +14,12 @@ public final class ProviderSet: Sendable {
         providers.withLock { $0[id] }
     }
 
+    /// The provider with that id, or `unknown_provider` (404).
+    func require(_ id: String) throws -> any AuthProvider {
+        guard let provider = provider(id) else { throw GatehouseError.unknownProvider(id) }
+        return provider
+    }
+
     /// All providers, sorted by id.
     public var all: [any AuthProvider] {
         providers.withLock { $0.values.sorted { $0.descriptor.id < $1.descriptor.id } }

@@ -8,6 +8,8 @@ struct SessionManager: Sendable {
     let sealer: CredentialSealer
     let clock: TimeSource
     let settings: ServerSettings
+    /// Called with the id of every session that ends here (logout, replayed code, refused refresh).
+    let onEnd: @Sendable (String) -> Void
     let cache = OpenedSessionCache()
 
     /// Creates a session and returns its token (shown once, never stored).
@@ -67,6 +69,7 @@ struct SessionManager: Sendable {
 
     func end(_ sessionID: String) async throws {
         cache.remove(sessionID)
+        onEnd(sessionID)
         try await store.deleteSession(id: sessionID)
     }
 

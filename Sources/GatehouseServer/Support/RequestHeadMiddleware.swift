@@ -16,14 +16,14 @@ struct RequestHeadMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let target = request.head.path?.utf8.count ?? 0
         guard target <= maxURLBytes else {
-            throw GatehouseError(code: "uri_too_long", status: 414, detail: "The request target exceeds \(maxURLBytes) bytes.")
+            throw GatehouseError(code: .uriTooLong, status: 414, detail: "The request target exceeds \(maxURLBytes) bytes.")
         }
         var size = 0
         for field in request.headers {
             size += field.name.rawName.utf8.count + field.value.utf8.count + 4
         }
         guard size <= maxHeaderBytes else {
-            throw GatehouseError(code: "headers_too_large", status: 431, detail: "The request headers exceed \(maxHeaderBytes) bytes.")
+            throw GatehouseError(code: .headersTooLarge, status: 431, detail: "The request headers exceed \(maxHeaderBytes) bytes.")
         }
         return try await next(request, context)
     }

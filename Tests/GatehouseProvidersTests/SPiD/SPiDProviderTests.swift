@@ -143,11 +143,11 @@ struct SPiDProviderTests {
         let (provider, _) = try Self.provider([])
         let invalid = provider.problem(
             forAPIStatus: 401, body: Data(#"{"error":"invalid_token","error_code":401,"type":"OAuthException","error_description":"x"}"#.utf8))
-        #expect(invalid?.code == "provider_token_rejected")
+        #expect(invalid?.code == .providerTokenRejected)
         #expect(invalid?.status == 401)
         let limited = provider.problem(
             forAPIStatus: 420, body: Data(#"{"name":"SPP Container","code":420,"error":{"code":420,"type":"ApiException","description":"Request Ratelimit exceeded"},"data":null}"#.utf8))
-        #expect(limited?.code == "provider_error")
+        #expect(limited?.code == .providerError)
         #expect(limited?.status == 429)
         #expect(provider.problem(forAPIStatus: 404, body: Data("<html>".utf8)) == nil)
     }

@@ -14,7 +14,7 @@ enum Problem {
             "title": HTTPResponseStatus(statusCode: error.status).reasonPhrase,
             "status": error.status,
             "detail": error.detail,
-            "code": error.code,
+            "code": error.code.rawValue,
         ]
         if let retryAfter = error.retryAfter { body["retry_after"] = retryAfter }
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()

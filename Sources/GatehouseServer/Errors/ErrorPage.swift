@@ -11,9 +11,9 @@ enum ErrorPage {
         let title = HTTPResponseStatus(statusCode: error.status).reasonPhrase
         let html = """
             <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed</title>\
-            <meta name="gatehouse-error" content="\(HTMLEscaping.escape(error.code))"></head><body>\
+            <meta name="gatehouse-error" content="\(HTMLEscaping.escape(error.code.rawValue))"></head><body>\
             <h1>Sign-in failed</h1><p>\(HTMLEscaping.escape(error.detail))</p>\
-            <p><small>\(error.status) \(HTMLEscaping.escape(title)) · <code>\(HTMLEscaping.escape(error.code))</code></small></p>\
+            <p><small>\(error.status) \(HTMLEscaping.escape(title)) · <code>\(HTMLEscaping.escape(error.code.rawValue))</code></small></p>\
             <p><a href="/">Back to the start page</a></p></body></html>
             """
         var fields = headers

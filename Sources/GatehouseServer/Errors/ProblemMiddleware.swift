@@ -1,0 +1,13 @@
+import GatehouseCore
+import Hummingbird
+
+/// Turns every error into `application/problem+json` (RFC 9457) with a stable `code` (``ErrorMapping``).
+struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return Problem.response(ErrorMapping.problem(for: error, logger: context.logger))
+        }
+    }
+}

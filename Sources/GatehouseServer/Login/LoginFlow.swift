@@ -1,0 +1,226 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import Logging
+import Prometheus
+
+/// Owns every login from its start to its session: the login transaction (created, bound to its
+/// browser, sealed and stored, consumed once), the one-time handoff code of a native client (issued,
+/// redeemed once, replay revokes), and the session at the end. The only place that creates sessions.
+///
+/// Routes call it and return what it answers; no route seals, stores or consumes a login itself.
+///
+/// - Native clients (`redirect_uri` + PKCE, RFC 8252): the login ends with a redirect to the client's
+///   URI carrying a handoff code (or an OAuth error), redeemed at `POST /v1/session`.
+/// - Browsers (`return_to`): the login is bound to the starting browser (``LoginBinding``) and ends with
+///   the session cookie and a redirect (or an error page).
+/// - Posted credentials (assertion, token): no transaction; the session is created at once (201).
+struct LoginFlow: Sendable {
+    let settings: ServerSettings
+    let sessions: SessionManager
+    let metrics: GatewayMetrics
+
+    private var store: any SessionStore { sessions.store }
+    private var clock: TimeSource { sessions.clock }
+    private var binding: LoginBinding { LoginBinding(settings: settings) }
+
+    /// Where a browser login comes back to, which decides the scope of its binding cookie.
+    enum Channel: Sendable {
+        /// `/v1/auth/{provider}/callback` (redirect logins).
+        case callback
+        /// `/v1/pages/{login}/…` (gateway-served login pages).
+        case pages
+    }
+
+    /// A started login: its transaction, and the headers that bind a browser login to this browser.
+    struct Started: Sendable {
+        var transaction: LoginTransaction
+        var headers: HTTPFields
+    }
+
+    // MARK: Start
+
+    /// Starts a login from the client's query: native (`redirect_uri`, PKCE) or browser (`return_to`).
+    func start(query: [String: String], providerID: String, provider: any AuthProvider, channel: Channel) throws -> Started {
+        var transaction = LoginTransaction(
+            provider: providerID, state: RandomToken.make(), codeVerifier: PKCE.makeVerifier(), nonce: RandomToken.make(byteCount: 16),
+            callbackURL: "\(settings.publicURL)/v1/auth/\(providerID)/callback", createdAt: clock.now())
+        if let redirectURI = query["redirect_uri"] {
+            // Native app (RFC 8252): exact redirect URI, the client's own PKCE.
+            let policy = RedirectURIPolicy(allowed: settings.allowedRedirectURIs + provider.descriptor.redirectURIs)
+            guard policy.allows(redirectURI) else {
+                throw GatehouseError.invalidRequest("redirect_uri is not on the allow-list of provider '\(providerID)'.")
+            }
+            guard let challenge = query["code_challenge"], !challenge.isEmpty else {
+                throw GatehouseError.invalidRequest("code_challenge is required (PKCE, S256).")
+            }
+            guard query["code_challenge_method"] == "S256" else {
+                throw GatehouseError.invalidRequest("code_challenge_method must be S256.")
+            }
+            guard PKCE.isValidChallenge(challenge) else {
+                throw GatehouseError.invalidRequest("code_challenge is not an S256 challenge (43 base64url characters).")
+            }
+            transaction.clientRedirectURI = redirectURI
+            transaction.clientCodeChallenge = challenge
+            transaction.clientState = query["state"]
+            return Started(transaction: transaction, headers: [:])
+        }
+        // Browser: the session becomes a cookie; only a same-origin path to come back to.
+        let returnTo = query["return_to"] ?? "/"
+        guard ReturnToPolicy.isSafe(returnTo) else {
+            throw GatehouseError.invalidRequest("return_to must be a path on this gateway.")
+        }
+        transaction.returnTo = returnTo
+        let (secret, digest) = LoginBinding.make()
+        transaction.browserBinding = digest
+        var headers = HTTPFields()
+        headers[.setCookie] = binding.setting(secret, loginID: transaction.state, scope: scope(of: transaction, channel))
+        return Started(transaction: transaction, headers: headers)
+    }
+
+    /// Keeps a redirect login's transaction, sealed, until its callback (single use).
+    func persist(_ transaction: LoginTransaction) async throws {
+        try await store.insertPending(PendingRecord(
+            keyHash: RandomToken.hash(transaction.state), purpose: .loginTransaction, provider: transaction.provider,
+            payload: try sessions.sealer.seal(json: transaction),
+            expiresAt: transaction.createdAt.addingTimeInterval(settings.loginTransactionLifetime)))
+    }
+
+    // MARK: Resume
+
+    /// The transaction a callback's `state` names, consumed (a state works once), and checked to belong
+    /// to the provider whose callback was called (mix-up defence, RFC 9700 §4.4).
+    func resume(state: String?, providerID: String) async throws -> LoginTransaction {
+        guard let state, !state.isEmpty else { throw GatehouseError.invalidRequest("The callback has no state.") }
+        let consumption = try await store.consumePending(keyHash: RandomToken.hash(state), purpose: .loginTransaction, now: clock.now())
+        guard case .first(let record) = consumption else {
+            metrics.loginFailures.increment()
+            throw GatehouseError.invalidRequest("Unknown, expired or already used state.")
+        }
+        let transaction = try sessions.sealer.open(json: LoginTransaction.self, from: record.payload)
+        guard transaction.provider == providerID, record.provider == providerID else {
+            metrics.loginFailures.increment()
+            throw GatehouseError.invalidRequest("This state belongs to a login at another provider.")
+        }
+        return transaction
+    }
+
+    /// Nil when `request` may go on with this login: a native login, or the browser that started it
+    /// (login CSRF, RFC 9700 §4.7). Otherwise the refusal to answer with; nothing is signed in.
+    func refusal(_ request: Request, for transaction: LoginTransaction, _ channel: Channel, logger: Logger) -> Response? {
+        guard transaction.clientRedirectURI == nil else { return nil }
+        if binding.isBound(request, loginID: transaction.state, digest: transaction.browserBinding) { return nil }
+        metrics.loginFailures.increment()
+        logger.notice("login refused: not bound to this browser", metadata: ["provider": "\(transaction.provider)"])
+        return binding.refusal(loginID: transaction.state, scope: scope(of: transaction, channel))
+    }
+
+    // MARK: End
+
+    /// The end of an interactive login: a handoff code at the native client's redirect URI, or the
+    /// session cookie and a redirect to `return_to` for a browser.
+    func finish(_ result: LoginResult, transaction: LoginTransaction, _ channel: Channel) async throws -> Response {
+        if let clientRedirectURI = transaction.clientRedirectURI, let challenge = transaction.clientCodeChallenge {
+            let code = RandomToken.make()
+            let now = clock.now()
+            let payload = HandoffPayload(
+                provider: transaction.provider, clientRedirectURI: clientRedirectURI, clientCodeChallenge: challenge, result: result,
+                expiresAt: now.addingTimeInterval(settings.handoffLifetime))
+            // The record outlives the code's validity so that a late replay still revokes the session (RFC 6749 §4.1.2).
+            try await store.insertPending(PendingRecord(
+                keyHash: RandomToken.hash(code), purpose: .handoffCode, provider: transaction.provider,
+                payload: try sessions.sealer.seal(json: payload),
+                expiresAt: now.addingTimeInterval(max(settings.handoffLifetime, settings.loginTransactionLifetime))))
+            return clientRedirect(transaction, [("code", code)])
+        }
+        let (token, _) = try await createSession(provider: transaction.provider, result: result)
+        var headers = HTTPFields()
+        headers[.setCookie] = SessionCookie(settings: settings).setting(token)
+        headers.append(HTTPField(name: .setCookie, value: binding.clearing(loginID: transaction.state, scope: scope(of: transaction, channel))))
+        return JSONResponse.redirect(to: transaction.returnTo ?? "/", status: .seeOther, headers: headers)
+    }
+
+    /// The end of a login that failed after it started: the OAuth error at the native client's redirect
+    /// URI, or, for a browser, an error page (`asPage`) or the problem thrown to the caller's script.
+    func fail(_ failure: LoginFailure, transaction: LoginTransaction, _ channel: Channel, asPage: Bool = true, logger: Logger) throws -> Response {
+        metrics.loginFailures.increment()
+        logger.info("login failed", metadata: ["provider": "\(transaction.provider)", "error": "\(failure.problem.code)"])
+        if transaction.clientRedirectURI != nil {
+            return clientRedirect(transaction, [("error", failure.error.rawValue), ("error_description", failure.description)])
+        }
+        guard asPage else { throw failure.problem }
+        var headers = HTTPFields()
+        headers[.setCookie] = binding.clearing(loginID: transaction.state, scope: scope(of: transaction, channel))
+        return ErrorPage.response(failure.problem, headers: headers)
+    }
+
+    // MARK: Sessions
+
+    /// Creates the session of a finished login; returns its token (shown once).
+    private func createSession(provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16)) async throws -> (String, ActiveSession) {
+        let created = try await sessions.create(provider: provider, result: result, id: id)
+        metrics.logins.increment()
+        return created
+    }
+
+    /// A credential the client posted (an assertion, a token), verified by `verify`: 201 with a new
+    /// session, or the adapter's refusal as a problem.
+    func signIn(provider providerID: String, verify: () async throws -> LoginResult) async throws -> Response {
+        let result: LoginResult
+        do {
+            result = try await verify()
+        } catch let error as ProviderError {
+            metrics.loginFailures.increment()
+            throw ErrorMapping.credentialRefusal(error)
+        }
+        return try await created(provider: providerID, result: result)
+    }
+
+    /// Redeems a handoff code: single use, bound to the client's PKCE challenge and redirect URI; 201
+    /// with a new session. A second use revokes the session the first one created (RFC 6749 §4.1.2).
+    func redeem(code: String, verifier: String, redirectURI: String) async throws -> Response {
+        switch try await store.consumePending(keyHash: RandomToken.hash(code), purpose: .handoffCode, now: clock.now()) {
+        case .unknown:
+            throw GatehouseError.invalidGrant("The code is unknown or expired.")
+        case .replayed(let record):
+            if let sessionID = record.sessionID { try await sessions.end(sessionID) }
+            throw GatehouseError.invalidGrant("The code was already used; the session it created is revoked.")
+        case .first(let record):
+            let payload = try sessions.sealer.open(json: HandoffPayload.self, from: record.payload)
+            guard payload.expiresAt > clock.now() else { throw GatehouseError.invalidGrant("The code has expired.") }
+            guard payload.clientRedirectURI == redirectURI else {
+                throw GatehouseError.invalidGrant("redirect_uri does not match the one of the login.")
+            }
+            guard PKCE.verify(verifier, against: payload.clientCodeChallenge) else {
+                throw GatehouseError.invalidGrant("code_verifier does not match the code_challenge.")
+            }
+            let sessionID = RandomToken.make(byteCount: 16)
+            // Attach first, so a replay racing this request can always find the session to revoke.
+            try await store.attachSession(sessionID, toPending: record.keyHash)
+            return try await created(provider: payload.provider, result: payload.result, sessionID: sessionID)
+        }
+    }
+
+    private func created(provider: String, result: LoginResult, sessionID: String = RandomToken.make(byteCount: 16)) async throws -> Response {
+        let (token, session) = try await createSession(provider: provider, result: result, id: sessionID)
+        let expiresIn = Int(session.record.expiresAt.timeIntervalSince(session.record.createdAt))
+        return try JSONResponse.make(SessionGrant(sessionToken: token, expiresIn: expiresIn, session: SessionView(session)), status: .created)
+    }
+
+    // MARK: Helpers
+
+    private func scope(of transaction: LoginTransaction, _ channel: Channel) -> LoginBinding.Scope {
+        switch channel {
+        case .callback: .callback(provider: transaction.provider)
+        case .pages: .pages(login: transaction.state)
+        }
+    }
+
+    /// A redirect to the native client's URI with `fields` and its own `state`.
+    private func clientRedirect(_ transaction: LoginTransaction, _ fields: [(String, String)]) -> Response {
+        var fields = fields
+        if let clientState = transaction.clientState { fields.append(("state", clientState)) }
+        return JSONResponse.redirect(to: FormEncoding.appending(fields, to: transaction.clientRedirectURI ?? "/"))
+    }
+}

@@ -1,0 +1,108 @@
+import AsyncHTTPClient
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import Logging
+import Prometheus
+import NIOCore
+import NIOHTTP1
+
+/// The hop to an upstream (the backend or a provider's API): what of the client's request goes on
+/// (body limits, header hygiene, `X-Forwarded-*`), the call itself with its timeout and error mapping,
+/// and what of the answer comes back. The seam the hot path's own transport replaces.
+struct UpstreamClient: Sendable {
+    let httpClient: HTTPClient
+    let settings: ServerSettings
+    let metrics: GatewayMetrics
+
+    /// Adds what the upstream should see to the cleaned request (identity headers, a credential).
+    typealias Attachment = @Sendable (inout OutgoingRequest) async throws -> Void
+
+    func forwardBody(of request: Request) async throws -> ForwardBody {
+        let limits = settings
+        let length = request.headers[.contentLength].flatMap { Int($0) }
+        if let length, length > limits.maxBodyBytes {
+            throw GatehouseError.payloadTooLarge("The request body exceeds \(limits.maxBodyBytes) bytes.")
+        }
+        let hasBody = (length ?? 0) > 0 || request.headers[.transferEncoding] != nil
+        guard hasBody else { return .empty }
+        if let length, length <= limits.replayLimitBytes {
+            var request = request
+            return .buffered(try await request.collectBody(upTo: length))
+        }
+        return .streamed(request.body, length: length)
+    }
+
+    func send(
+        _ request: Request, _ context: GatehouseRequestContext, url: String, body: ForwardBody, attach: Attachment
+    ) async throws -> HTTPClientResponse {
+        var outgoing = OutgoingRequest(url: url, headers: forwardedHeaders(of: request, context))
+        try await attach(&outgoing)
+        var upstream = HTTPClientRequest(url: outgoing.url)
+        upstream.method = HTTPMethod(rawValue: request.method.rawValue)
+        for header in outgoing.headers { upstream.headers.add(name: header.name, value: header.value) }
+        switch body {
+        case .empty: break
+        case .buffered(let buffer): upstream.body = .bytes(buffer)
+        case .streamed(let stream, let length):
+            let limited = BodySizeLimiter(base: stream, limit: settings.maxBodyBytes)
+            upstream.body = .stream(limited, length: length.map { .known(Int64($0)) } ?? .unknown)
+        }
+        metrics.proxiedRequests.increment()
+        do {
+            return try await httpClient.execute(upstream, timeout: .milliseconds(Int64(settings.upstreamTimeout * 1000)))
+        } catch let error as GatehouseError {
+            throw error
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            metrics.upstreamErrors.increment()
+            throw GatehouseError.gatewayTimeout("The upstream did not answer in time.")
+        } catch {
+            metrics.upstreamErrors.increment()
+            context.logger.warning("upstream request failed", metadata: ["upstream": "\(AsyncHTTPTransport.redacted(url))", "error": "\(error)"])
+            throw GatehouseError.badGateway("The upstream could not be reached.")
+        }
+    }
+
+    /// The client's headers minus hop-by-hop ones, credentials and anything claiming to be the gateway's.
+    private func forwardedHeaders(of request: Request, _ context: GatehouseRequestContext) -> [(name: String, value: String)] {
+        let dropped = HopByHopHeaders.names(in: request.headers)
+        let cookieName = settings.cookie.name
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(request.headers.count + 6)
+        for field in request.headers {
+            let name = field.name.canonicalName
+            if dropped.contains(name) || name.hasPrefix("x-gatehouse-") || name.hasPrefix("x-forwarded-") { continue }
+            // CGI and WSGI servers fold `_` into `-` (`X_Gatehouse_Subject` is `X-Gatehouse-Subject` to
+            // them): like nginx and Apache by default, no client header with an underscore passes.
+            if name.utf8.contains(UInt8(ascii: "_")) { continue }
+            switch name {
+            case "host", "content-length", "authorization", "forwarded":
+                continue
+            case "cookie":
+                // Keep the application's own cookies, never the gateway's session.
+                let kept = field.value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                    .filter { !$0.hasPrefix(cookieName + "=") }
+                if !kept.isEmpty { headers.append(("Cookie", kept.joined(separator: "; "))) }
+            default:
+                headers.append((field.name.rawName, field.value))
+            }
+        }
+        if let remote = context.remoteAddress { headers.append(("X-Forwarded-For", remote)) }
+        headers.append(("X-Forwarded-Proto", settings.publicURL.hasPrefix("https") ? "https" : "http"))
+        // The host the client reached is the gateway's public one, whatever `Host` the client sent.
+        headers.append(("X-Forwarded-Host", settings.publicAuthority))
+        return headers
+    }
+
+    /// The upstream's answer for the client, streamed; hop-by-hop headers (and, from a provider's API, its cookies) dropped.
+    func makeResponse(_ upstream: HTTPClientResponse, dropCookies: Bool) -> Response {
+        var names = HopByHopHeaders.names(listedIn: upstream.headers["connection"])
+        if dropCookies { names.insert("set-cookie") }
+        var fields = HTTPFields()
+        for header in upstream.headers where !names.contains(header.name.lowercased()) {
+            if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+        }
+        return Response(status: .init(code: Int(upstream.status.code)), headers: fields, body: ResponseBody(asyncSequence: upstream.body))
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// Turns the credentials of a request into its session, or refuses.
+///
+/// The token comes from `Authorization: Bearer …` (native clients) or from the session cookie (browsers).
+/// With the cookie, unsafe methods must carry `X-CSRF`, which browsers send only same-origin or after a
+/// CORS preflight. A plain type over header fields, so that any front end (the router's
+/// ``SessionMiddleware``, a channel handler on the hot path) resolves sessions the same way.
+struct SessionResolver: Sendable {
+    static let csrfHeader = HTTPField.Name("X-CSRF")!
+    let cookieName: String
+    let sessions: SessionManager
+
+    /// How the request presented its session token.
+    enum Presentation: Sendable, Equatable {
+        case bearer
+        case cookie
+    }
+
+    /// The session of a request; throws `invalid_session` or `csrf_required`.
+    func resolve(_ headers: HTTPFields, method: HTTPRequest.Method) async throws -> (ActiveSession, Presentation) {
+        let (token, presentation) = try token(in: headers, method: method)
+        return (try await sessions.authenticate(token: token), presentation)
+    }
+
+    /// The token a request presents and how.
+    func token(in headers: HTTPFields, method: HTTPRequest.Method) throws -> (String, Presentation) {
+        if let authorization = headers[.authorization] {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>'.")
+            }
+            return (String(parts[1]).trimmingCharacters(in: .whitespaces), .bearer)
+        }
+        if let cookie = Cookies(from: headers[values: .cookie])[cookieName] {
+            if !Self.safeMethods.contains(method), (headers[Self.csrfHeader] ?? "").isEmpty {
+                throw GatehouseError.forbidden(.csrfRequired, "A cookie-authenticated \(method.rawValue) needs the X-CSRF header.")
+            }
+            return (cookie.value, .cookie)
+        }
+        throw GatehouseError.invalidSession("No session token: send 'Authorization: Bearer <token>' or the session cookie.")
+    }
+
+    private static let safeMethods: Set<HTTPRequest.Method> = [.get, .head, .options]
+}
