@@ -147,7 +147,7 @@ public enum ProviderCatalog {
         let redirectURIs = errors.attempt(file: file) { try map.redirectURIs("redirect_uris") }
         let claims = errors.attempt(file: file) { try ClaimMapping(map.map("claims"), defaults: kind?.defaultClaims ?? ClaimMapping()) }
         let api = errors.attempt(file: file) { () throws -> ProviderAPI? in
-            try ProviderAPI(map.map("api"), defaultAuthentication: kind?.defaultAPIAuthentication ?? .bearer)
+            try ProviderAPI(map.map("api"), defaultAuthentication: kind?.defaultAPIAuthentication ?? .bearer, styles: kind?.apiAuthenticationStyles ?? [])
         }
         guard let id, let kind, let name, let redirectURIs, let claims, let api, errors.isEmpty else {
             return nil

@@ -160,7 +160,7 @@ def test_cross_site_post_to_the_capture_endpoint_gives_no_session(browser, secon
     attacker.get(f"{gateway}/v1/auth/azure/pages?return_to=/")
     login_id = attacker.current_url.split("/")[5]
     payload = acs_notify_payload(demo_standins["acs"], "mallory@acs.demo.test")
-    lure = attacker_site.auto_post(f"lure-{login_id}-{sandboxed}", f"{gateway}/v1/pages/{login_id}/notify", {"payload": payload}, sandboxed)
+    lure = attacker_site.auto_post(f"lure-{login_id}-{sandboxed}", f"{gateway}/v1/pages/{login_id}/capture", {"payload": payload}, sandboxed)
 
     victim.get(lure)
     WebDriverWait(victim, 20).until(lambda d: d.current_url.startswith(gateway))
@@ -169,7 +169,7 @@ def test_cross_site_post_to_the_capture_endpoint_gives_no_session(browser, secon
 
     # The same post from the browser that started the login (carrying its binding) does sign in: the
     # refusal above is the binding's, not a refusal of every cross-site post.
-    attacker.get(attacker_site.auto_post(f"own-{login_id}-{sandboxed}", f"{gateway}/v1/pages/{login_id}/notify", {"payload": payload}, sandboxed))
+    attacker.get(attacker_site.auto_post(f"own-{login_id}-{sandboxed}", f"{gateway}/v1/pages/{login_id}/capture", {"payload": payload}, sandboxed))
     # The victim's attempt spent nothing: the login is still the attacker's to finish.
     WebDriverWait(attacker, 20).until(lambda d: d.current_url == f"{gateway}/")
     assert session_status(attacker, gateway) == 200

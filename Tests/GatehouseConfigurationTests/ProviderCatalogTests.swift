@@ -123,7 +123,7 @@ struct ProviderCatalogTests {
             "3: 'api.parameter' is required when auth is query"),
         ErrorCase(
             "id: demo\nkind: static\napi: {url: \"https://a.example\", auth: cookie}\n",
-            "3: 'api.auth' must be one of bearer, query, wrap, none, not 'cookie'"),
+            "3: 'api.auth' must be one of bearer, query, none, not 'cookie'"),
         ErrorCase("id: demo\nkind: static\ntokn: x\n", "3: unknown key 'tokn'"),
         ErrorCase("id: demo\nkind: static\ntoken: \"${TOKEN}\"\n", "3: 'token': environment variable TOKEN is not set"),
         ErrorCase(

@@ -26,15 +26,6 @@ import Testing
         #expect(withQuery.url == "https://spid.example/api/2/me?fields=name&oauth_token=tok%2Fen%2B1")
     }
 
-    @Test("wrap adds Authorization: WRAP access_token=\"<token>\"")
-    func wrap() {
-        var request = OutgoingRequest(url: "https://acs.example/service")
-        APIAuthentication.wrap.attach(Self.credential, to: &request)
-        #expect(request.headers.count == 1)
-        #expect(request.headers.first?.name == "Authorization")
-        #expect(request.headers.first?.value == #"WRAP access_token="tok/en+1""#)
-    }
-
     @Test("none leaves the request unchanged")
     func none() {
         var request = OutgoingRequest(url: "https://api.example/public?x=1", headers: [("Accept", "*/*")])

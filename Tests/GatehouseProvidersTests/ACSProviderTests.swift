@@ -25,7 +25,12 @@ import Testing
         let provider = try Self.make(Self.settings())
         #expect(provider.loginStyle == .token)
         #expect(provider.capabilities.legacyCapture)
-        #expect(provider.injectsNotifyShim)
+        // The Notify shim is the kind's own page script: both spellings, posting to the capture URL.
+        let script = provider.pageScript(captureURL: "/v1/pages/L/capture")
+        #expect(script.contains("Notify:notify") && script.contains("notify:notify") && script.contains("f.action='/v1/pages/L/capture'"))
+        #expect(provider.capturedToken(fromPost: "payload=a%3Db&x=1", isForm: true) == "a=b")
+        #expect(provider.capturedToken(fromPost: "x=1", isForm: true) == nil)
+        #expect(provider.capturedToken(fromPost: #"{"t":1}"#, isForm: false) == #"{"t":1}"#)
         #expect(ACSKind.defaultAPIAuthentication == .wrap)
         var request = OutgoingRequest(url: "https://api.example.test/x")
         APIAuthentication.wrap.attach(Credential(accessToken: "T", issuedAt: Date()), to: &request)

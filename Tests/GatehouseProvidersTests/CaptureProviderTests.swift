@@ -25,7 +25,7 @@ import Testing
         #expect(ProviderRegistry.kinds["capture"] != nil)
         #expect(provider.loginStyle == .token)
         #expect(provider.capabilities.legacyCapture)
-        #expect(!provider.injectsNotifyShim)
+        #expect(!(provider is any PageScriptCapturing))
     }
 
     @Test("cookie: only from the success URL and a 2xx page, URL-decoded")

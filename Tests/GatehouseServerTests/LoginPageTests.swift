@@ -165,11 +165,11 @@ struct LoginPageTests {
             let result = try await gw.http.send(.GET, gw.url(try #require(posted.location)), headers: bound)
             #expect(result.status == 200)
             #expect(result.headers.first(name: "content-security-policy")?.hasPrefix("sandbox") == true)
-            let shim = try #require(result.text.range(of: "/v1/pages/\(id)/notify"))
+            let shim = try #require(result.text.range(of: "/v1/pages/\(id)/capture"))
             let pageScript = try #require(result.text.range(of: "window.external.Notify('"))
             #expect(shim.lowerBound < pageScript.lowerBound)
             let notified = try await gw.http.send(
-                .POST, gw.url("/v1/pages/\(id)/notify"), headers: bound + [("Content-Type", "text/plain")], body: Data(acs.notifyJSON(email: "carol@acs.demo.test").utf8))
+                .POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "text/plain")], body: Data(acs.notifyJSON(email: "carol@acs.demo.test").utf8))
             #expect(notified.status == 200)
             #expect(notified.json?["location"]?.stringValue == "/")
             let sessionCookie = try #require(setCookies(notified).first?.split(separator: ";").first.map(String.init))
@@ -186,12 +186,12 @@ struct LoginPageTests {
             let bound = start.bindingHeaders
             let body = FormEncoding.encode([("payload", acs.notifyJSON(email: "frank@acs.demo.test"))])
             let finished = try await gw.http.send(
-                .POST, gw.url("/v1/pages/\(id)/notify"), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
+                .POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
             #expect(finished.status == 303)
             #expect(finished.location == "/done")
             #expect(setCookies(finished).count == 1)
             let replay = try await gw.http.send(
-                .POST, gw.url("/v1/pages/\(id)/notify"), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
+                .POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
             #expect(replay.problemCode == "unknown_login")
         }
     }
@@ -215,7 +215,7 @@ struct LoginPageTests {
             #expect(!forged.text.contains("Notify('"))
             let escape = try await gw.http.send(.GET, gw.url("/v1/pages/\(id)/0/..%2F..%2Fetc"), headers: bound)
             #expect(escape.status == 400)
-            let bad = try await gw.http.send(.POST, gw.url("/v1/pages/\(id)/notify"), headers: bound + [("Content-Type", "text/plain")], body: Data("{\"securityToken\":\"a=b\"}".utf8))
+            let bad = try await gw.http.send(.POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "text/plain")], body: Data("{\"securityToken\":\"a=b\"}".utf8))
             #expect(bad.status == 401)
             #expect(bad.problemCode == "missing_signature")
             let redirectKind = try await gw.http.send(.GET, gw.url("/v1/auth/demo/pages?return_to=/"))
@@ -230,7 +230,7 @@ struct LoginPageTests {
             ])
             let native = try await gw.http.send(.GET, gw.url("/v1/auth/azure/pages?\(query)"))
             let nativeID = String(try #require(native.location).split(separator: "/")[2])
-            let refused = try await gw.http.send(.POST, gw.url("/v1/pages/\(nativeID)/notify"), headers: [("Content-Type", "text/plain")], body: Data("garbage".utf8))
+            let refused = try await gw.http.send(.POST, gw.url("/v1/pages/\(nativeID)/capture"), headers: [("Content-Type", "text/plain")], body: Data("garbage".utf8))
             #expect(refused.status == 200)
             let location = try #require(refused.json?["location"]?.stringValue)
             #expect(location.hasPrefix(GatewayInstance.clientRedirectURI + "?error=access_denied"))

@@ -4,6 +4,7 @@
 /// The server's login-page proxy fetches only ``allowedOrigins``, only inside a login transaction;
 /// it owns the routes, the per-login cookie jar and the rewriting. The adapter only says where to
 /// start, what to watch for, and validates what was captured (``TokenLoginProvider/validateToken(_:)``).
+/// A kind whose token only the page's own scripts see also adopts ``PageScriptCapturing``.
 public protocol LoginPageProvider: TokenLoginProvider {
     /// The page to start at.
     var loginURL: String { get }
@@ -11,9 +12,6 @@ public protocol LoginPageProvider: TokenLoginProvider {
     func loginStartURL() async throws -> String
     /// Origins (`scheme://host[:port]`, lowercase, default port omitted) the proxy may fetch from.
     var allowedOrigins: [String] { get }
-    /// Whether HTML pages get the `window.external.Notify` shim, injected before the page's own
-    /// scripts; the shim posts the Notify string to the capture endpoint, which calls `validateToken`.
-    var injectsNotifyShim: Bool { get }
     /// Looks for the token (or a refusal) in a proxied response: its final URL, status, `Set-Cookie`
     /// values and (HTML) body. Nil when this response carries neither.
     func capture(url: String, status: Int, setCookies: [String], body: String?) -> CaptureOutcome?
@@ -21,6 +19,5 @@ public protocol LoginPageProvider: TokenLoginProvider {
 
 extension LoginPageProvider {
     public func loginStartURL() async throws -> String { loginURL }
-    public var injectsNotifyShim: Bool { false }
     public func capture(url: String, status: Int, setCookies: [String], body: String?) -> CaptureOutcome? { nil }
 }

@@ -9,25 +9,27 @@ public struct ProviderAPI: Sendable, Equatable {
         self.authentication = authentication
     }
 
-    /// Reads `api:`; `defaultAuthentication` is the kind's default (`query` for SPiD, `wrap` for ACS).
-    public init?(_ map: ConfigMap?, defaultAuthentication: APIAuthentication = .bearer) throws {
+    /// Reads `api:`. `defaultAuthentication` is the kind's default (`query` for SPiD, `wrap` for ACS);
+    /// `styles` are the kind's own attachment styles, valid `auth:` values besides bearer, query and none.
+    public init?(_ map: ConfigMap?, defaultAuthentication: APIAuthentication = .bearer, styles: [APIAuthentication] = []) throws {
         guard let map else { return nil }
         url = try map.requiredURL("url")
-        switch try map.choice("auth", ["bearer", "query", "wrap", "none"]) {
+        let own = Dictionary(styles.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        switch try map.choice("auth", ["bearer", "query", "none"] + styles.map(\.name)) {
         case nil:
             authentication = defaultAuthentication
             _ = try map.string("parameter")
         case "bearer": authentication = .bearer
         case "query":
             let parameter = try map.string("parameter")
-            if case .query(let fallback) = defaultAuthentication {
+            if defaultAuthentication.name == "query", let fallback = defaultAuthentication.parameter {
                 authentication = .query(parameter: parameter ?? fallback)
             } else {
                 guard let parameter else { throw map.error("parameter", "'\(map.qualified("parameter"))' is required when auth is query") }
                 authentication = .query(parameter: parameter)
             }
-        case "wrap": authentication = .wrap
-        default: authentication = .none
+        case "none": authentication = .none
+        case let name?: authentication = own[name] ?? .bearer
         }
         try map.finish()
     }

@@ -11,6 +11,8 @@ public protocol ProviderKind: Sendable {
     static var kind: String { get }
     /// Default `api.auth` of this kind.
     static var defaultAPIAuthentication: APIAuthentication { get }
+    /// Attachment styles of this kind's own, valid as `api.auth` values besides the common ones.
+    static var apiAuthenticationStyles: [APIAuthentication] { get }
     /// Where the normalized identity comes from unless `claims:` says otherwise.
     static var defaultClaims: ClaimMapping { get }
     /// Builds a provider from its file. `settings` is the whole file; the common keys are already read.
@@ -20,5 +22,6 @@ public protocol ProviderKind: Sendable {
 
 extension ProviderKind {
     public static var defaultAPIAuthentication: APIAuthentication { .bearer }
+    public static var apiAuthenticationStyles: [APIAuthentication] { [] }
     public static var defaultClaims: ClaimMapping { ClaimMapping() }
 }

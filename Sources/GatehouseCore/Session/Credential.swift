@@ -13,10 +13,13 @@ public struct Credential: Sendable, Codable, Equatable {
     public var scope: [String]
     /// Provider-specific fields worth keeping (SPiD's `user_id`, an `id_token`, …).
     public var extras: [String: String]
+    /// The provider's clock minus the gateway's, in whole seconds, when the provider tells its time
+    /// (SPiD's `server_time`); shown in the session view.
+    public var clockSkewSeconds: Int?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
-        issuedAt: Date, scope: [String] = [], extras: [String: String] = [:]
+        issuedAt: Date, scope: [String] = [], extras: [String: String] = [:], clockSkewSeconds: Int? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -25,10 +28,8 @@ public struct Credential: Sendable, Codable, Equatable {
         self.issuedAt = issuedAt
         self.scope = scope
         self.extras = extras
+        self.clockSkewSeconds = clockSkewSeconds
     }
 
     public var isRefreshable: Bool { refreshToken != nil }
-
-    /// The ``extras`` key holding the provider's clock minus the gateway's, in whole seconds.
-    public static let clockSkewKey = "clock_skew_seconds"
 }

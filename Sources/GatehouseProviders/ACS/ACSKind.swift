@@ -5,6 +5,7 @@ public enum ACSKind: ProviderKind {
     public static let kind = "acs"
 
     public static var defaultAPIAuthentication: APIAuthentication { .wrap }
+    public static var apiAuthenticationStyles: [APIAuthentication] { [.wrap] }
 
     public static var defaultClaims: ClaimMapping {
         ClaimMapping(

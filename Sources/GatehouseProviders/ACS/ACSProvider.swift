@@ -27,7 +27,6 @@ public struct ACSProvider: LoginPageProvider {
 
     public var loginURL: String { configuration.loginURL ?? configuration.identityProvidersURL ?? "" }
     public var allowedOrigins: [String] { configuration.allowedOrigins }
-    public var injectsNotifyShim: Bool { true }
 
     public func loginStartURL() async throws -> String {
         if let loginURL = configuration.loginURL { return loginURL }

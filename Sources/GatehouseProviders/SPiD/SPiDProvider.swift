@@ -122,7 +122,7 @@ public struct SPiDProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
         if let expiresIn = tokenResponse["expires_in"]?.doubleValue {
             corrected.expiresAt = Date(timeIntervalSince1970: serverTime + expiresIn - skew)
         }
-        corrected.extras[Credential.clockSkewKey] = String(Int(skew.rounded()))
+        corrected.clockSkewSeconds = Int(skew.rounded())
         return corrected
     }
 }

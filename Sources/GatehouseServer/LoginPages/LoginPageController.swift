@@ -13,7 +13,8 @@ import NIOCore
 /// - `GET|POST /v1/pages/{login}/{origin index}/{path…}` fetches from that allowed origin only, with the
 ///   login's cookie jar (kept here, never handed to the browser), rewrites `Location`, links and forms,
 ///   injects the Notify shim (`acs`), and looks for the token (`capture`).
-/// - `POST /v1/pages/{login}/notify` receives the Notify string from the shim.
+/// - `POST /v1/pages/{login}/capture` receives what a page script captured (kinds that adopt
+///   `PageScriptCapturing`: the script is the provider's, injected into every HTML page).
 /// Either capture ends the login like a redirect login: handoff code or cookie session.
 struct LoginPageController: Sendable {
     let providers: ProviderSet
@@ -27,7 +28,7 @@ struct LoginPageController: Sendable {
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.get("/v1/auth/:provider/pages") { request, context in try await start(request, context) }
-        router.post("/v1/pages/:login/notify") { request, context in try await notify(request, context) }
+        router.post("/v1/pages/:login/capture") { request, context in try await capture(request, context) }
         for method in [HTTPRequest.Method.get, .post] {
             router.on("/v1/pages/:login/:origin/**", method: method) { request, context in try await proxy(request, context) }
             router.on("/v1/pages/:login/:origin", method: method) { request, context in try await proxy(request, context) }
@@ -165,8 +166,8 @@ struct LoginPageController: Sendable {
         var bodyData = response.body
         if var page = text {
             page = rewriter.html(page, currentOrigin: index)
-            if provider.injectsNotifyShim {
-                page = LoginPageRewriter.inject(LoginPageRewriter.notifyShim(captureURL: "/v1/pages/\(id)/notify"), into: page)
+            if let scripted = provider as? any PageScriptCapturing {
+                page = LoginPageRewriter.inject(scripted.pageScript(captureURL: "/v1/pages/\(id)/capture"), into: page)
             }
             bodyData = Data(page.utf8)
         }
@@ -176,33 +177,31 @@ struct LoginPageController: Sendable {
 
     // MARK: Capture
 
-    private func notify(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+    private func capture(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let id = try context.parameters.require("login")
         let entry: LoginPageJars.Entry
         switch try await boundEntry(id, request, context) {
         case .found(let found): entry = found
         case .refused(let refusal): return refusal
         }
-        let provider = try pageProvider(entry.transaction.provider)
-        guard provider.injectsNotifyShim else { throw GatehouseError.unsupported("This provider does not use Notify.") }
+        guard let provider = try pageProvider(entry.transaction.provider) as? any PageScriptCapturing else {
+            throw GatehouseError.unsupported("This provider's pages post nothing to the gateway.")
+        }
         var request = request
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: 65_536)
         } catch {
-            throw GatehouseError.payloadTooLarge("The Notify payload exceeds 64 KiB.")
+            throw GatehouseError.payloadTooLarge("The captured payload exceeds 64 KiB.")
         }
         let isForm = request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") ?? false
-        let text = String(decoding: buffer.readableBytesView, as: UTF8.self)
-        if isForm {
-            // The shim's form navigation: the answer is the end of the login itself.
-            guard let payload = FormEncoding.decode(text).first(where: { $0.0 == "payload" })?.1 else {
-                throw GatehouseError.invalidRequest("The form has no payload.")
-            }
-            return try await complete(id: id, token: payload, provider: provider, context)
+        guard let token = provider.capturedToken(fromPost: String(decoding: buffer.readableBytesView, as: UTF8.self), isForm: isForm) else {
+            throw GatehouseError.invalidRequest("The post carries nothing to capture.")
         }
-        let finished = try await complete(id: id, token: text, provider: provider, asPage: false, context)
+        // A form navigation: the answer is the end of the login itself.
+        if isForm { return try await complete(id: id, token: token, provider: provider, context) }
         // A script that posted the string itself: hand it the redirect target, keep the session cookie.
+        let finished = try await complete(id: id, token: token, provider: provider, asPage: false, context)
         var headers = HTTPFields()
         for cookie in finished.headers[values: .setCookie] { headers.append(HTTPField(name: .setCookie, value: cookie)) }
         return try JSONResponse.make(["location": finished.headers[.location] ?? "/"], headers: headers)

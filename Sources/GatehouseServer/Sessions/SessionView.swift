@@ -51,6 +51,6 @@ struct SessionView: Encodable, Sendable {
         expiresAt = RFC3339.string(session.record.expiresAt)
         credential = CredentialView(
             refreshable: session.credential.isRefreshable, expiresAt: session.credential.expiresAt.map(RFC3339.string),
-            clockSkewSeconds: session.credential.extras[Credential.clockSkewKey].flatMap { Int($0) })
+            clockSkewSeconds: session.credential.clockSkewSeconds)
     }
 }
