@@ -32,12 +32,8 @@ public struct ACSProvider: LoginPageProvider {
     public func loginStartURL() async throws -> String {
         if let loginURL = configuration.loginURL { return loginURL }
         guard let discovery = configuration.identityProvidersURL else { throw ProviderError.invalidResponse("no login URL") }
-        let response: TransportResponse
-        do {
-            response = try await context.transport.send(TransportRequest(url: discovery, headers: [("Accept", "application/json")]))
-        } catch {
-            throw ProviderError.unavailable("the identity provider list could not be fetched")
-        }
+        let response = try await context.http.send(
+            ProviderHTTP.jsonRequest(discovery), unreachable: "the identity provider list could not be fetched")
         guard response.status == 200, case .array(let entries)? = response.json,
               let first = entries.first?["LoginUrl"]?.stringValue, let origin = WebOrigin.of(first), allowedOrigins.contains(origin)
         else { throw ProviderError.invalidResponse("the identity provider list has no usable LoginUrl") }
