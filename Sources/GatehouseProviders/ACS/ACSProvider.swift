@@ -9,7 +9,8 @@ public struct ACSProvider: LoginPageProvider {
     public let descriptor: ProviderDescriptor
     public let configuration: Configuration
     let context: ProviderContext
-    let jwtKeys: JWTKeyCache
+    /// The keys of `jwks_url` (``JWKSCache``'s rules: max age, refetch on an unknown `kid`).
+    let jwks: JWKSCache
 
     static let nameIdentifierClaim = "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/nameidentifier"
     static let emailClaim = "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress"
@@ -18,7 +19,7 @@ public struct ACSProvider: LoginPageProvider {
         self.descriptor = descriptor
         self.configuration = configuration
         self.context = context
-        self.jwtKeys = JWTKeyCache()
+        self.jwks = JWKSCache(context: context)
     }
 
     public var features: ProviderFeatures { ProviderFeatures(expiryKnown: true) }
@@ -31,12 +32,8 @@ public struct ACSProvider: LoginPageProvider {
     public func loginStartURL() async throws -> String {
         if let loginURL = configuration.loginURL { return loginURL }
         guard let discovery = configuration.identityProvidersURL else { throw ProviderError.invalidResponse("no login URL") }
-        let response: TransportResponse
-        do {
-            response = try await context.transport.send(TransportRequest(url: discovery, headers: [("Accept", "application/json")]))
-        } catch {
-            throw ProviderError.unavailable("the identity provider list could not be fetched")
-        }
+        let response = try await context.http.send(
+            ProviderHTTP.jsonRequest(discovery), unreachable: "the identity provider list could not be fetched")
         guard response.status == 200, case .array(let entries)? = response.json,
               let first = entries.first?["LoginUrl"]?.stringValue, let origin = WebOrigin.of(first), allowedOrigins.contains(origin)
         else { throw ProviderError.invalidResponse("the identity provider list has no usable LoginUrl") }
@@ -112,18 +109,27 @@ public struct ACSProvider: LoginPageProvider {
     func validateJWT(_ token: String, now: Date) async throws -> LoginResult {
         // The key type is the configuration's choice, never the header's (RFC 8725 §3.1).
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard let headerData = Base64URL.decode(String(parts[0])), let alg = JSONValue.parse(headerData)?["alg"]?.stringValue else {
+        guard let headerData = Base64URL.decode(String(parts[0])), let header = JSONValue.parse(headerData)?.objectValue,
+              let alg = header["alg"]?.stringValue
+        else {
             throw ACSFailure.malformed("the JWT header is not JSON with an alg")
         }
         let keys: JWTKeyCollection
         if let jwksURL = configuration.jwksURL {
-            guard ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"].contains(alg) else {
+            guard JWKSCache.keyType(for: alg) != nil else {
                 throw ACSFailure.invalidSignature("alg '\(alg)' is not allowed with the configured key set")
             }
-            keys = try await jwtKeys.keys(url: jwksURL, transport: context.transport)
+            // An unknown kid refetches the key set (a rotation), as often as the cache allows.
+            guard let key = try await jwks.key(kid: header["kid"]?.stringValue, alg: alg, url: jwksURL),
+                  let verifier = try? await JWKSCache.verifier(for: key)
+            else {
+                throw ACSFailure.invalidSignature("the JWT does not verify with the configured keys")
+            }
+            keys = verifier
         } else if let signingKey = configuration.signingKey {
             guard alg == "HS256" else { throw ACSFailure.invalidSignature("alg '\(alg)' is not allowed with the configured signing key (HS256)") }
-            keys = await jwtKeys.keys(hmac: signingKey)
+            keys = JWTKeyCollection()
+            await keys.add(hmac: HMACKey(from: signingKey), digestAlgorithm: .sha256)
         } else {
             throw ACSFailure.unsupported("no key is configured for JWTs")
         }
@@ -141,38 +147,5 @@ public struct ACSProvider: LoginPageProvider {
         }
         let identity = try identity(from: claims)
         return LoginResult(identity: identity, credential: Credential(accessToken: token, tokenType: "WRAP", expiresAt: payload.exp.value, issuedAt: now))
-    }
-}
-
-/// The JWKS of `jwks_url`, fetched once and kept (refetched after a failed fetch).
-actor JWTKeyCache {
-    private var collection: JWTKeyCollection?
-
-    /// An HS256 key (`signing_key` with `token_format: jwt`).
-    func keys(hmac key: Data) async -> JWTKeyCollection {
-        if let collection { return collection }
-        let keys = JWTKeyCollection()
-        await keys.add(hmac: HMACKey(from: key), digestAlgorithm: .sha256)
-        collection = keys
-        return keys
-    }
-
-    func keys(url: String, transport: any HTTPTransport) async throws -> JWTKeyCollection {
-        if let collection { return collection }
-        let response: TransportResponse
-        do {
-            response = try await transport.send(TransportRequest(url: url, headers: [("Accept", "application/json")]))
-        } catch {
-            throw ProviderError.unavailable("the JWKS could not be fetched")
-        }
-        guard response.status == 200 else { throw ProviderError.unavailable("the JWKS answered \(response.status)") }
-        let keys = JWTKeyCollection()
-        do {
-            try await keys.add(jwksJSON: String(decoding: response.body, as: UTF8.self))
-        } catch {
-            throw ProviderError.invalidResponse("the JWKS is not a key set jwt-kit can use")
-        }
-        collection = keys
-        return keys
     }
 }

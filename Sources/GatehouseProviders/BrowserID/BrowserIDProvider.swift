@@ -39,7 +39,7 @@ public struct BrowserIDProvider: AssertionLoginProvider {
         self.context = context
         switch configuration.verifier {
         case .remote(let url):
-            verifier = .remote(BrowserIDRemoteVerifier(url: url, audiences: configuration.audiences, transport: context.transport, timeout: Self.timeout))
+            verifier = .remote(BrowserIDRemoteVerifier(url: url, audiences: configuration.audiences, http: ProviderHTTP(transport: context.transport, timeout: Self.timeout)))
         case .local:
             var pinned: [String: BrowserIDSupportDocument] = [:]
             for (domain, text) in configuration.pinnedSupportDocuments {

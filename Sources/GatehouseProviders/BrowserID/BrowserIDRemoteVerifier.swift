@@ -7,21 +7,16 @@ import GatehouseCore
 struct BrowserIDRemoteVerifier: Sendable {
     let url: String
     let audiences: [BrowserIDAudience]
-    let transport: any HTTPTransport
-    let timeout: Duration
+    /// The provider's transport with the verifier's deadline.
+    let http: ProviderHTTP
 
     func verify(_ text: String, audience requested: String) async throws -> BrowserIDVerification {
         let backed = try BrowserIDBackedAssertion(parsing: text)
         let audience = try BrowserIDLocalVerifier.checkAudience(of: backed.assertion, against: audiences, requested: requested)
 
-        let response: TransportResponse
-        do {
-            response = try await BrowserIDSupportDocuments.send(
-                .form(url: url, [("assertion", text), ("audience", audience)]), over: transport, timeout: timeout)
-        } catch {
-            throw ProviderError.unavailable("the remote verifier could not be reached")
-        }
-        if response.status >= 500 { throw ProviderError.unavailable("the remote verifier answered \(response.status)") }
+        let response = try await http.send(
+            .form(url: url, [("assertion", text), ("audience", audience)]), unreachable: "the remote verifier could not be reached",
+            serverError: { "the remote verifier answered \($0)" })
         guard response.status == 200, let answer = response.json?.objectValue else {
             throw ProviderError.invalidResponse("the remote verifier answered \(response.status) without a JSON verdict")
         }

@@ -29,9 +29,8 @@ actor BrowserIDSupportDocuments {
 
     private let pinned: [String: BrowserIDSupportDocument]
     private let fetching: Bool
-    private let transport: any HTTPTransport
+    private let http: ProviderHTTP
     private let clock: TimeSource
-    private let timeout: Duration
     private let url: @Sendable (String) -> String
     private var cache: [String: (lookup: Lookup, expires: Date)] = [:]
 
@@ -43,9 +42,8 @@ actor BrowserIDSupportDocuments {
     ) {
         self.pinned = pinned
         self.fetching = fetching
-        self.transport = transport
+        self.http = ProviderHTTP(transport: transport, timeout: timeout)
         self.clock = clock
-        self.timeout = timeout
         self.url = url
     }
 
@@ -92,38 +90,14 @@ actor BrowserIDSupportDocuments {
     }
 
     private func fetch(_ domain: String) async throws -> Lookup {
-        let request = TransportRequest(url: url(domain), headers: [("Accept", "application/json")])
-        let response: TransportResponse
+        let response = try await http.send(
+            ProviderHTTP.jsonRequest(url(domain)), unreachable: "the support document of '\(domain)' could not be fetched",
+            serverError: { "the support document of '\(domain)' answered \($0)" })
+        guard response.status == 200 else { return .absent("'\(domain)' has no support document (HTTP \(response.status))") }
         do {
-            response = try await Self.send(request, over: transport, timeout: timeout)
+            return .found(try BrowserIDSupportDocument(data: response.body, source: "support document of '\(domain)'"))
         } catch {
-            throw ProviderError.unavailable("the support document of '\(domain)' could not be fetched")
-        }
-        switch response.status {
-        case 200:
-            do {
-                return .found(try BrowserIDSupportDocument(data: response.body, source: "support document of '\(domain)'"))
-            } catch {
-                return .absent(error.reason)
-            }
-        case 500...:
-            throw ProviderError.unavailable("the support document of '\(domain)' answered \(response.status)")
-        default:
-            return .absent("'\(domain)' has no support document (HTTP \(response.status))")
-        }
-    }
-
-    /// Sends with a deadline: whichever finishes first, the exchange or the timer.
-    static func send(_ request: TransportRequest, over transport: any HTTPTransport, timeout: Duration) async throws -> TransportResponse {
-        try await withThrowingTaskGroup(of: TransportResponse.self) { group in
-            group.addTask { try await transport.send(request) }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw TransportError("timed out after \(timeout)")
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw TransportError("no response") }
-            return first
+            return .absent(error.reason)
         }
     }
 }

@@ -116,23 +116,17 @@ public struct CaptureProvider: LoginPageProvider {
         let credential = Credential(accessToken: token, tokenType: "Bearer", issuedAt: now)
         var outgoing = OutgoingRequest(url: configuration.probe.url, headers: [("Accept", "application/json")])
         configuration.probe.authentication.attach(credential, to: &outgoing)
-        let response: TransportResponse
-        do {
-            response = try await context.transport.send(TransportRequest(url: outgoing.url, headers: outgoing.headers))
-        } catch {
-            throw ProviderError.unavailable("the probe call could not reach the site")
-        }
+        let response = try await context.http.send(
+            outgoing, unreachable: "the probe call could not reach the site", serverError: { "the probe call answered \($0)" })
         switch response.status {
         case 200:
             break
         case 401, 403:
             throw ProviderError.rejected(code: "invalid_token", description: "the site does not accept the captured token")
-        case 500...:
-            throw ProviderError.unavailable("the probe call answered \(response.status)")
         default:
             throw ProviderError.rejected(code: "invalid_token", description: "the probe call answered \(response.status)")
         }
-        guard let claims = response.json?.objectValue else { throw ProviderError.invalidResponse("the probe answer is not a JSON object") }
+        let claims = try ProviderHTTP.jsonObject(of: response, otherwise: "the probe answer is not a JSON object")
         var identity = descriptor.claims.identity(from: .object(claims))
         if identity == nil {
             for fallback in ["id", "user_id", "username", descriptor.claims.email] where identity == nil {

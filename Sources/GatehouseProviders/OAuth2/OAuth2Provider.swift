@@ -148,20 +148,12 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
     func userinfo(endpoint: String, credential: Credential) async throws -> [String: JSONValue] {
         var outgoing = OutgoingRequest(url: endpoint, headers: [("Accept", "application/json")])
         APIAuthentication.bearer.attach(credential, to: &outgoing)
-        let response: TransportResponse
-        do {
-            response = try await context.transport.send(TransportRequest(url: outgoing.url, headers: outgoing.headers))
-        } catch {
-            throw ProviderError.unavailable("userinfo endpoint unreachable")
-        }
+        let response = try await context.http.send(
+            outgoing, unreachable: "userinfo endpoint unreachable", serverError: { "userinfo endpoint answered \($0)" })
         guard response.status == 200 else {
-            if response.status >= 500 { throw ProviderError.unavailable("userinfo endpoint answered \(response.status)") }
             throw ProviderError.invalidResponse("userinfo endpoint answered \(response.status)")
         }
-        guard let members = response.json?.objectValue else {
-            throw ProviderError.invalidResponse("userinfo is not a JSON object")
-        }
-        return members
+        return try ProviderHTTP.jsonObject(of: response, otherwise: "userinfo is not a JSON object")
     }
 
     /// The payload of a compact JWS, not verified.

@@ -36,11 +36,7 @@ struct OAuth2TokenEndpoint: Sendable {
         case .none:
             fields.append(("client_id", configuration.clientID))
         }
-        do {
-            return try await context.transport.send(.form(url: url, fields, headers: headers))
-        } catch {
-            throw ProviderError.unavailable("The provider could not be reached.")
-        }
+        return try await context.http.send(.form(url: url, fields, headers: headers), unreachable: "The provider could not be reached.")
     }
 
     /// Maps an error answer: `invalid_grant` ends the session, 5xx and 429 are "try later".

@@ -68,21 +68,15 @@ final class OIDCDiscovery: Sendable {
         }
         var lastError = ProviderError.unavailable("Discovery failed.")
         for url in urls {
-            let response: TransportResponse
-            do {
-                response = try await context.transport.send(TransportRequest(url: url, headers: [("Accept", "application/json")]))
-            } catch {
-                throw ProviderError.unavailable("The discovery document at \(url) could not be fetched.")
-            }
-            if response.status >= 500 { throw ProviderError.unavailable("Discovery at \(url) answered \(response.status).") }
+            let response = try await context.http.send(
+                ProviderHTTP.jsonRequest(url), unreachable: "The discovery document at \(url) could not be fetched.",
+                serverError: { "Discovery at \(url) answered \($0)." })
             guard response.status == 200 else {
                 lastError = .unavailable("Discovery at \(url) answered \(response.status).")
                 continue
             }
-            guard let document = response.json, document.objectValue != nil else {
-                throw ProviderError.invalidResponse("The discovery document at \(url) is not a JSON object.")
-            }
-            return try OIDCProviderMetadata(document: document, configuration: configuration)
+            let document = try ProviderHTTP.jsonObject(of: response, otherwise: "The discovery document at \(url) is not a JSON object.")
+            return try OIDCProviderMetadata(document: .object(document), configuration: configuration)
         }
         throw lastError
     }

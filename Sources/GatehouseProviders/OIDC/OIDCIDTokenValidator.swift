@@ -10,7 +10,7 @@ import JWTKit
 /// `id_token_audience_mismatch`, `id_token_expired`, `id_token_not_yet_valid`, `nonce_mismatch`, `at_hash_mismatch`.
 struct OIDCIDTokenValidator: Sendable {
     let configuration: OIDCProvider.Configuration
-    let keys: OIDCKeySet
+    let keys: JWKSCache
     let clock: TimeSource
 
     static let asymmetricAlgorithms: Set<String> = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
@@ -44,7 +44,7 @@ struct OIDCIDTokenValidator: Sendable {
     }
 
     private func verifySignature(_ token: String, alg: String, kid: String?, metadata: OIDCProviderMetadata) async throws {
-        let collection = JWTKeyCollection()
+        let collection: JWTKeyCollection
         if Self.hmacAlgorithms.contains(alg) {
             // Only ever with the client secret: a public key used as an HMAC secret is the classic confusion.
             guard configuration.allowHMACIDTokens, let secret = configuration.clientSecret else {
@@ -55,16 +55,18 @@ struct OIDCIDTokenValidator: Sendable {
             guard secret.utf8.count >= (alg == "HS256" ? 32 : (alg == "HS384" ? 48 : 64)) else {
                 throw Self.refusal("id_token_alg_not_allowed", "The client secret is too short for \(alg) ID tokens.")
             }
+            collection = JWTKeyCollection()
             await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: digest)
         } else {
             guard Self.asymmetricAlgorithms.contains(alg) else {
                 throw Self.refusal("id_token_alg_not_allowed", "ID tokens signed with '\(alg)' are not accepted.")
             }
-            var key = try await keys.key(kid: kid, alg: alg, uri: metadata.jwksURI)
-            // jwt-kit picks the signer by kid; the key was chosen above, so it is the collection's only one.
-            key.keyIdentifier = JWKIdentifier(string: "selected")
+            guard let key = try await keys.key(kid: kid, alg: alg, url: metadata.jwksURI) else {
+                throw Self.refusal(
+                    "invalid_id_token_signature", "The provider's JWKS has no \(alg) key\(kid.map { " with kid '\($0)'" } ?? "").")
+            }
             do {
-                try await collection.add(jwk: key, isDefault: true)
+                collection = try await JWKSCache.verifier(for: key)
             } catch {
                 throw Self.refusal("invalid_id_token_signature", "The provider's key for this ID token is not usable.")
             }

@@ -25,7 +25,7 @@ extension OIDCProvider {
         public var endSessionEndpoint: String?
         /// How long a discovery document is used before it is fetched again.
         public var discoveryTTL: TimeInterval
-        /// The shortest interval between two JWKS fetches caused by unknown `kid`s.
+        /// The shortest interval between two JWKS fetches caused by unknown `kid`s (``JWKSCache``'s rules).
         public var jwksRefetchInterval: TimeInterval
         /// Leeway on `exp`, `iat` and `nbf`.
         public var clockSkew: TimeInterval
@@ -35,7 +35,7 @@ extension OIDCProvider {
             scopes: [String] = ["openid", "profile", "email"], requireVerifiedEmail: Bool = false, allowHMACIDTokens: Bool = false,
             authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil, userinfoEndpoint: String? = nil,
             revocationEndpoint: String? = nil, jwksURI: String? = nil, endSessionEndpoint: String? = nil,
-            discoveryTTL: TimeInterval = 3600, jwksRefetchInterval: TimeInterval = 60, clockSkew: TimeInterval = 60
+            discoveryTTL: TimeInterval = 3600, jwksRefetchInterval: TimeInterval = 10, clockSkew: TimeInterval = 60
         ) {
             self.issuer = issuer
             self.clientID = clientID

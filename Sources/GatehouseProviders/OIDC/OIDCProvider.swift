@@ -12,7 +12,7 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
     public let configuration: Configuration
     let context: ProviderContext
     let discovery: OIDCDiscovery
-    let keys: OIDCKeySet
+    let keys: JWKSCache
     let validator: OIDCIDTokenValidator
 
     public init(descriptor: ProviderDescriptor, configuration: Configuration, context: ProviderContext) {
@@ -20,7 +20,7 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
         self.configuration = configuration
         self.context = context
         self.discovery = OIDCDiscovery(configuration: configuration, context: context)
-        self.keys = OIDCKeySet(context: context, refetchInterval: configuration.jwksRefetchInterval)
+        self.keys = JWKSCache(context: context, forcedRefetchInterval: configuration.jwksRefetchInterval)
         self.validator = OIDCIDTokenValidator(configuration: configuration, keys: keys, clock: context.clock)
     }
 

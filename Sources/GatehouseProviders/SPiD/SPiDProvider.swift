@@ -56,12 +56,7 @@ public struct SPiDProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
         guard let endpoint = configuration.logoutEndpoint else { return }
         var outgoing = OutgoingRequest(url: endpoint, headers: [("Accept", "application/json")])
         attach(credential, to: &outgoing)
-        let response: TransportResponse
-        do {
-            response = try await context.transport.send(TransportRequest(url: outgoing.url, headers: outgoing.headers))
-        } catch {
-            throw ProviderError.unavailable("SPiD logout endpoint unreachable")
-        }
+        let response = try await context.http.send(outgoing, unreachable: "SPiD logout endpoint unreachable")
         guard (200..<300).contains(response.status) else {
             let failure = SPPContainer(response.body)?.failure
             throw ProviderError.rejected(code: failure?.code ?? "http_\(response.status)", description: failure?.description ?? "SPiD logout failed.")
@@ -98,13 +93,8 @@ public struct SPiDProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
     func profile(endpoint: String, credential: Credential) async throws -> [String: JSONValue] {
         var outgoing = OutgoingRequest(url: endpoint, headers: [("Accept", "application/json")])
         attach(credential, to: &outgoing)
-        let response: TransportResponse
-        do {
-            response = try await context.transport.send(TransportRequest(url: outgoing.url, headers: outgoing.headers))
-        } catch {
-            throw ProviderError.unavailable("SPiD profile endpoint unreachable")
-        }
-        if response.status >= 500 { throw ProviderError.unavailable("SPiD profile endpoint answered \(response.status)") }
+        let response = try await context.http.send(
+            outgoing, unreachable: "SPiD profile endpoint unreachable", serverError: { "SPiD profile endpoint answered \($0)" })
         guard response.status == 200, let container = SPPContainer(response.body), container.failure == nil,
             let data = container.data?.objectValue
         else {

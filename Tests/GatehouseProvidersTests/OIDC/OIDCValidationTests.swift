@@ -132,6 +132,18 @@ import Testing
         #expect(jwksFetches == 2)
     }
 
+    @Test("a rotated signing key is accepted by the next login, without a new provider")
+    func rotatedSigningKey() async throws {
+        let fixture = OIDCFixture()
+        _ = try await fixture.login()
+        fixture.idp.rotateSigningKey()
+        let token = fixture.idp.idToken(for: "alice", nonce: OIDCFixture.nonce)
+        for reply in [fixture.tokenResponse(idToken: token), fixture.jwks(), fixture.userinfo()] { fixture.transport.enqueue(reply) }
+        let result = try await fixture.provider.completeLogin(callback: fixture.callback, transaction: fixture.transaction)
+        #expect(result.identity.subject == "user-alice")
+        #expect(fixture.transport.requests.filter { $0.url.hasSuffix("/jwks") }.count == 2)
+    }
+
     @Test("RP-initiated logout carries id_token_hint and post_logout_redirect_uri")
     func browserLogout() async throws {
         let fixture = OIDCFixture()

@@ -13,9 +13,13 @@ import Testing
     }
 
     static func make(_ pairs: [(String, String)], transport: FakeTransport = FakeTransport(), now: Date = ACSVectors.before) throws -> ACSProvider {
+        try make(pairs, transport: transport, clock: TimeSource { now })
+    }
+
+    static func make(_ pairs: [(String, String)], transport: FakeTransport, clock: TimeSource) throws -> ACSProvider {
         var entries = pairs.enumerated().map { ($1.0, $0 + 2, Nodes.scalar($1.1, line: $0 + 2)) }
         entries.append(("allowed_origins", 40, Nodes.sequence(["https://ns.accesscontrol.windows.net"], line: 40)))
-        let context = ProviderContext(transport: transport, clock: TimeSource { now }, publicURL: "https://gate.example.test")
+        let context = ProviderContext(transport: transport, clock: clock, publicURL: "https://gate.example.test")
         return try #require(try ACSKind.make(descriptor: descriptor, settings: ConfigMap(Nodes.mapping(entries)), context: context) as? ACSProvider)
     }
 
@@ -72,18 +76,10 @@ import Testing
 
     @Test("JWT tokens verify with the configured JWKS (ES256)")
     func jwt() async throws {
-        let key = P256.Signing.PrivateKey()
-        let raw = key.publicKey.rawRepresentation
-        let x = Base64URL.encode(raw.prefix(32)), y = Base64URL.encode(raw.suffix(32))
-        let jwks = "{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\",\"alg\":\"ES256\",\"kid\":\"k1\",\"x\":\"\(x)\",\"y\":\"\(y)\"}]}"
-        let transport = FakeTransport([.json(jwks)])
-        let provider = try Self.make(Self.settings([("token_format", "jwt"), ("jwks_url", "https://ns.accesscontrol.windows.net/jwks")]).filter { $0.0 != "signing_key" }, transport: transport)
-        func jwt(_ claims: String) throws -> String {
-            let header = Base64URL.encode(Data("{\"alg\":\"ES256\",\"kid\":\"k1\",\"typ\":\"JWT\"}".utf8))
-            let body = Base64URL.encode(Data(claims.utf8))
-            let signature = try key.signature(for: Data("\(header).\(body)".utf8)).rawRepresentation
-            return "\(header).\(body).\(Base64URL.encode(signature))"
-        }
+        let key = ES256TestKey(kid: "k1")
+        let transport = FakeTransport([.json(ES256TestKey.jwks([key]))])
+        let provider = try Self.make(Self.jwksSettings, transport: transport)
+        func jwt(_ claims: String) throws -> String { try key.sign(claims) }
         let good = try jwt("{\"sub\":\"u-1\",\"aud\":\"\(ACSVectors.audience)\",\"iss\":\"\(ACSVectors.issuer)\",\"exp\":1700000000}")
         let result = try await provider.validate(good)
         #expect(result.identity.subject == "u-1")
@@ -91,8 +87,15 @@ import Testing
         let wrongAudience = try jwt("{\"sub\":\"u-1\",\"aud\":\"http://other/\",\"iss\":\"\(ACSVectors.issuer)\",\"exp\":1700000000}")
         do { _ = try await provider.validate(wrongAudience); Issue.record("accepted") } catch let failure as ACSFailure { #expect(failure.code == "audience_mismatch") }
         // Algorithm confusion: an HS256 token against the asymmetric key set is refused before any key is used.
-        let hs = Self.hs256("{\"sub\":\"u-1\",\"aud\":\"\(ACSVectors.audience)\",\"iss\":\"\(ACSVectors.issuer)\",\"exp\":1700000000}", key: Data(x.utf8))
+        let hs = Self.hs256("{\"sub\":\"u-1\",\"aud\":\"\(ACSVectors.audience)\",\"iss\":\"\(ACSVectors.issuer)\",\"exp\":1700000000}", key: Data(key.jwk.utf8))
         do { _ = try await provider.validate(hs); Issue.record("accepted") } catch let failure as ACSFailure { #expect(failure.code == "invalid_signature") }
+    }
+
+    static let jwksURL = "https://ns.accesscontrol.windows.net/jwks"
+
+    /// `token_format: jwt` with `jwks_url` (and no `signing_key`).
+    static var jwksSettings: [(String, String)] {
+        settings([("token_format", "jwt"), ("jwks_url", jwksURL)]).filter { $0.0 != "signing_key" }
     }
 
     static func hs256(_ claims: String, key: Data) -> String {
