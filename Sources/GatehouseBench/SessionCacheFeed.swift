@@ -26,7 +26,7 @@ final class SessionCacheFeed: Sendable {
                 cache.feedStopped()
                 signal.finish()
             }
-            try await feed.followSessionChanges(
+            try await feed.followSessionNotifications(
                 onListening: {
                     cache.feedStarted()
                     signal.yield()

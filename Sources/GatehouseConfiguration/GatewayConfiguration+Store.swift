@@ -23,8 +23,13 @@ extension GatewayConfiguration {
         /// PostgreSQL connection pool size.
         public var poolSize: Int
         /// `session_cache_seconds`: how long an instance may serve a resolved session from memory (0: never).
-        /// Only with `postgres`, whose `LISTEN/NOTIFY` feed evicts a copy when another instance ends or changes it.
+        /// The store's change feed evicts a copy when another instance ends or changes it: PostgreSQL's
+        /// `LISTEN/NOTIFY` at once, SQLite's `data_version` watch within 0.2 s. Default: ``defaultSessionCacheSeconds``
+        /// for `sqlite` and `memory`; 0 for `postgres` (whose feed holds a pooled connection).
         public var sessionCacheSeconds: Int = 0
+
+        /// The default of `session_cache_seconds` for `sqlite` and `memory`.
+        public static let defaultSessionCacheSeconds = 30
 
         /// - Parameters:
         ///   - kind: `sqlite` by default.
@@ -36,6 +41,7 @@ extension GatewayConfiguration {
             self.path = path
             self.url = url
             self.poolSize = poolSize
+            sessionCacheSeconds = kind == .postgres ? 0 : Self.defaultSessionCacheSeconds
         }
 
         /// The settings with the URL redacted.
@@ -50,13 +56,8 @@ extension GatewayConfiguration {
             }
             path = ConfigPath.resolve(try map.nonEmptyString("path") ?? path, against: baseDirectory)
             poolSize = try map.positiveInt("pool_size", unit: "connections") ?? poolSize
-            sessionCacheSeconds = try map.int("session_cache_seconds", range: 0...3600) ?? sessionCacheSeconds
-            if sessionCacheSeconds > 0 && kind != .postgres {
-                throw map.error(
-                    "session_cache_seconds",
-                    "'\(map.qualified("session_cache_seconds"))' needs store.kind postgres (its LISTEN/NOTIFY feed keeps every instance's cache current)")
-            }
-            if sessionCacheSeconds > 0 && poolSize < 2 {
+            sessionCacheSeconds = try map.int("session_cache_seconds", range: 0...3600) ?? (kind == .postgres ? 0 : Self.defaultSessionCacheSeconds)
+            if kind == .postgres && sessionCacheSeconds > 0 && poolSize < 2 {
                 throw map.error("session_cache_seconds", "'\(map.qualified("session_cache_seconds"))' needs a pool_size of 2 or more (the change feed holds one connection)")
             }
             if kind == .postgres {

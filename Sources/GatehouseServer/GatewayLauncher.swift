@@ -87,10 +87,10 @@ public enum GatewayLauncher {
     static func sessionCache(
         _ configuration: GatewayConfiguration, over store: any SessionStore, feed: any SessionStore, logger: Logger
     ) -> (store: CachingSessionStore, synchronizer: any Service)? {
-        guard configuration.store.sessionCacheSeconds > 0, let postgres = feed as? PostgresSessionStore else { return nil }
+        guard configuration.store.sessionCacheSeconds > 0, let feed = feed as? any SessionChangeFeed else { return nil }
         let timeToLive = min(TimeInterval(configuration.store.sessionCacheSeconds), TimeInterval(configuration.sessions.idleTimeoutSeconds) / 10)
         let cache = CachingSessionStore(base: store, timeToLive: timeToLive)
-        return (cache, SessionCacheSynchronizer(cache: cache, feed: postgres, logger: logger))
+        return (cache, SessionCacheSynchronizer(cache: cache, feed: feed, logger: logger))
     }
 
     /// Loads and validates the provider files.

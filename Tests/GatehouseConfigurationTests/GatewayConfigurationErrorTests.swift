@@ -60,9 +60,6 @@ struct GatewayConfigurationErrorTests {
             "3: 'store.url_file': cannot read file 'missing-db-url.txt'"),
         ErrorCase("store:\n  pool_size: 0\n", "2: 'store.pool_size' must be a positive number of connections, not 0"),
         ErrorCase(
-            "store:\n  kind: sqlite\n  session_cache_seconds: 5\n",
-            "3: 'store.session_cache_seconds' needs store.kind postgres (its LISTEN/NOTIFY feed keeps every instance's cache current)"),
-        ErrorCase(
             "store:\n  kind: postgres\n  url: postgres://h/db\n  pool_size: 1\n  session_cache_seconds: 5\n",
             "5: 'store.session_cache_seconds' needs a pool_size of 2 or more (the change feed holds one connection)"),
         ErrorCase(

@@ -12,6 +12,8 @@ struct GatewayConfigurationTests {
         #expect(configuration.publicURL == "http://127.0.0.1:8080")
         #expect(configuration.providersDirectory == "/srv/gatehouse/Providers")
         #expect(configuration.store == .init(kind: .sqlite, path: "/srv/gatehouse/data/gatehouse.sqlite3", url: nil, poolSize: 20))
+        // Sessions are looked up in memory on the default store; its change feed keeps other processes honest.
+        #expect(configuration.store.sessionCacheSeconds == 30)
         #expect(configuration.sessions.idleTimeoutSeconds == 3600)
         #expect(configuration.sessions.absoluteLifetimeSeconds == 86400)
         #expect(configuration.sessions.cookie == .init(name: "__Host-gatehouse_session", secure: true, sameSite: .lax))
@@ -28,6 +30,19 @@ struct GatewayConfigurationTests {
         #expect(configuration.logging == .init(level: .info, format: .text))
         #expect(configuration.file == nil)
         #expect(configuration.baseDirectory == "/srv/gatehouse")
+    }
+
+    @Test func sessionCacheDefaultsPerStoreKind() throws {
+        let directory = try TemporaryDirectory()
+        func cacheSeconds(_ store: String) throws -> Int {
+            let file = try directory.write("gatehouse.yaml", "store:\n" + store)
+            return try GatewayConfiguration.load(path: file, environment: [:]).store.sessionCacheSeconds
+        }
+        #expect(try cacheSeconds("  kind: sqlite\n") == 30)
+        #expect(try cacheSeconds("  kind: memory\n") == 30)
+        #expect(try cacheSeconds("  kind: sqlite\n  session_cache_seconds: 0\n") == 0)
+        #expect(try cacheSeconds("  kind: sqlite\n  session_cache_seconds: 5\n") == 5)
+        #expect(try cacheSeconds("  kind: postgres\n  url: postgres://h/db\n") == 0)
     }
 
     @Test func noPathAndNoDefaultFileGivesDefaultsInTheCurrentDirectory() throws {

@@ -30,7 +30,7 @@ struct PostgresSessionStoreTests {
             try await StoreFactory.withPostgresStore(url: url) { b in
                 let cache = CachingSessionStore(base: b, timeToLive: 600)
                 let feed = Task {
-                    try await b.followSessionChanges(onListening: { cache.feedStarted() }, onChange: { cache.sessionChanged(id: $0) })
+                    try await b.followSessionNotifications(onListening: { cache.feedStarted() }, onChange: { cache.sessionChanged(id: $0) })
                 }
                 defer { feed.cancel() }
                 let listening = ContinuousClock.now

@@ -242,9 +242,12 @@ api:
         path.write_text(text[:start] + store + text[end:])
         return path
 
-    def write_sqlite_config(self, database: Path) -> Path:
-        """The same configuration with the store on one SQLite file (one machine, several processes)."""
-        return self.write_store_variant("gatehouse-sqlite.yaml", f"store:\n  kind: \"sqlite\"\n  path: {_q(str(database))}\n")
+    def write_sqlite_config(self, database: Path, cache_seconds: int = 0) -> Path:
+        """The same configuration with the store on one SQLite file (one machine, several processes).
+        `cache_seconds` 0 turns the session cache off (every lookup reads the file)."""
+        return self.write_store_variant(
+            f"gatehouse-sqlite-{cache_seconds}.yaml",
+            f"store:\n  kind: \"sqlite\"\n  path: {_q(str(database))}\n  session_cache_seconds: {cache_seconds}\n")
 
     def write_cached_config(self, seconds: int) -> Path:
         """The shared PostgreSQL store with each instance caching resolved sessions (LISTEN/NOTIFY)."""

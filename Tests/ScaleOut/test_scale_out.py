@@ -267,6 +267,33 @@ def test_two_instances_on_one_sqlite_file_share_logins_logouts_and_one_refresh(c
         s2.stop()
 
 
+def test_two_processes_on_one_sqlite_file_with_session_caches_honour_a_logout_within_one_second(cluster):
+    """The default store caches sessions in memory; a second process's logout reaches the cache through
+    the SQLite change watch (PRAGMA data_version), within 1 s."""
+    config = cluster.write_sqlite_config(cluster.root / "cached.sqlite3", cache_seconds=60)
+    s1, s2 = cluster.new_gateway("sqlite-cached-1", config), cluster.new_gateway("sqlite-cached-2", config)
+    try:
+        s1.start()
+        s2.start()
+        for gw in (s1, s2):
+            assert wait_for_log(gw, "session cache synchronized"), f"{gw.name}: the change feed never listened"
+        token = redeem(s1, login(s1, s2, cluster)).json()["session_token"]
+        for _ in range(3):  # resolved at both, so each holds a copy
+            for gw in (s1, s2):
+                assert requests.get(f"{gw.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code == 200
+        r = requests.delete(f"{s2.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+        assert r.status_code == 200, r.text
+        # The instance that ended it refuses at once; the other within 1 s.
+        assert requests.get(f"{s2.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code == 401
+        ended = time.monotonic()
+        while requests.get(f"{s1.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code != 401:
+            assert time.monotonic() - ended < 1.0, "the caching instance still accepts the ended session after 1 s"
+            time.sleep(0.02)
+    finally:
+        s1.stop()
+        s2.stop()
+
+
 def test_with_session_caches_an_end_at_one_instance_reaches_the_other_within_one_second(cluster):
     config = cluster.write_cached_config(60)
     c, d = cluster.new_gateway("cache-c", config), cluster.new_gateway("cache-d", config)

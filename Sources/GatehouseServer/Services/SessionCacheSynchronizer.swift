@@ -2,11 +2,11 @@ import GatehouseStore
 import Logging
 import ServiceLifecycle
 
-/// Keeps a ``CachingSessionStore`` in step with every instance: follows PostgreSQL's session-change feed and
-/// evicts each announced session; while the feed is down the cache is bypassed, and it reconnects every second.
+/// Keeps a ``CachingSessionStore`` in step with every instance: follows the store's ``SessionChangeFeed`` and
+/// evicts what it announces; while the feed is down the cache is bypassed, and it reconnects every second.
 struct SessionCacheSynchronizer: Service {
     let cache: CachingSessionStore
-    let feed: PostgresSessionStore
+    let feed: any SessionChangeFeed
     let logger: Logger
     var retryDelay: Duration = .seconds(1)
 
@@ -22,7 +22,7 @@ struct SessionCacheSynchronizer: Service {
                         cache.feedStarted()
                         logger.info("session cache synchronized: following session changes")
                     },
-                    onChange: { [cache] id in cache.sessionChanged(id: id) })
+                    onChange: { [cache] change in cache.apply(change) })
             } catch {
                 if !Task.isCancelled {
                     logger.warning("session change feed lost; the cache is bypassed until it returns", metadata: ["error": "\(error)"])

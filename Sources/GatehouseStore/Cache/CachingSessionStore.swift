@@ -5,9 +5,10 @@ import Synchronization
 /// A ``SessionStore`` that keeps recently resolved sessions in memory, so a request does not read the shared
 /// database to resolve its token.
 ///
-/// Only `session(tokenHash:)` is served from memory, and only while a change feed (PostgreSQL
-/// `LISTEN/NOTIFY`, see ``PostgresSessionStore/followSessionChanges(onListening:onChange:)``) is listening:
-/// every credential update or end of a session, on any instance, evicts it here within the feed's delay.
+/// Only `session(tokenHash:)` is served from memory, and only while the store's ``SessionChangeFeed`` is
+/// listening: every credential update or end of a session, on any instance, evicts it here within the
+/// feed's delay (PostgreSQL `LISTEN/NOTIFY`: milliseconds; SQLite: ``SQLiteSessionStore/changePollInterval``).
+/// This instance's own changes are evicted at once, by the writes below.
 /// While the feed is down every call goes to the database. A copy is also dropped after `timeToLive`, a
 /// bound on staleness should a notification ever be lost. Everything else — `session(id:)` (the refresh
 /// path re-reads under its lease), writes, codes, leases — always goes to the base store.
@@ -46,6 +47,14 @@ public final class CachingSessionStore: ForwardingSessionStore {
     /// A session changed or ended (here or on another instance).
     public func sessionChanged(id: String) {
         cache.withLock { $0.evict(sessionID: id) }
+    }
+
+    /// What the feed announced: one session, or anything (then every copy goes).
+    public func apply(_ change: SessionChange) {
+        switch change {
+        case .session(let id): sessionChanged(id: id)
+        case .unknown: cache.withLock { $0.evictAll() }
+        }
     }
 
     /// Whether copies are being served.

@@ -49,6 +49,13 @@ struct SessionCache: Sendable {
         }
     }
 
+    /// Forgets every session (something changed elsewhere, and the feed cannot say what).
+    mutating func evictAll() {
+        epoch &+= 1
+        entries.removeAll(keepingCapacity: true)
+        tokenHashByID.removeAll(keepingCapacity: true)
+    }
+
     /// Records this instance's own activity on a cached copy (the idle timeout reads `lastSeenAt`).
     mutating func touch(sessionID: String, at date: Date) {
         guard let tokenHash = tokenHashByID[sessionID] else { return }

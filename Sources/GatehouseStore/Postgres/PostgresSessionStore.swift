@@ -179,7 +179,7 @@ public final class PostgresSessionStore: SessionStore, Service {
     /// Follows the session changes of every instance: `onListening` runs once `LISTEN` is in effect, then
     /// `onChange` for each changed or ended session id, until the connection fails (``StoreUnavailableError``)
     /// or the task is cancelled. Holds one pooled connection while it runs.
-    public func followSessionChanges(onListening: @Sendable () -> Void, onChange: @Sendable (String) -> Void) async throws {
+    public func followSessionNotifications(onListening: @Sendable () -> Void, onChange: @Sendable (String) -> Void) async throws {
         do {
             try await client.withConnection { connection in
                 try await connection.listen(on: Self.sessionChangesChannel) { notifications in

@@ -34,6 +34,12 @@ public final class SQLiteSessionStore: SessionStore {
         pool = try DatabasePool(path: path, configuration: configuration)
     }
 
+    /// Runs `body` on the writer connection outside a transaction (for per-connection state such as
+    /// `PRAGMA data_version`).
+    func writerAccess<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.writeWithoutTransaction(body)
+    }
+
     /// Closes the database connections; any later call throws.
     public func close() throws {
         try pool.close()
