@@ -12,8 +12,8 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     }
     router.add(middleware: ProblemMiddleware())
     router.add(middleware: RequestHeadMiddleware(maxHeaderBytes: gateway.settings.maxHeaderBytes, maxURLBytes: gateway.settings.maxURLBytes))
-    HealthController(gateway: gateway).addRoutes(to: router)
-    ProvidersController(gateway: gateway).addRoutes(to: router)
+    HealthController(store: gateway.store, providers: gateway.providers, metrics: gateway.metrics, signer: gateway.signer).addRoutes(to: router)
+    ProvidersController(providers: gateway.providers).addRoutes(to: router)
     AuthController(providers: gateway.providers, flow: gateway.loginFlow, maxBodyBytes: gateway.settings.maxBodyBytes).addRoutes(to: router)
     SessionController(
         flow: gateway.loginFlow, sessions: gateway.sessions, providers: gateway.providers, refresher: gateway.refresher,
@@ -28,7 +28,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         transport: Gateway.providerTransport(client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout),
         clock: gateway.clock, loginLifetime: gateway.settings.loginTransactionLifetime
     ).addRoutes(to: router)
-    HomePage(gateway: gateway).addRoutes(to: router)
+    HomePage(providers: gateway.providers, resolver: gateway.resolver).addRoutes(to: router)
     return router
 }
 

@@ -5,7 +5,10 @@ import Hummingbird
 
 /// Liveness, readiness, metrics and the JWKS of the identity assertion.
 struct HealthController: Sendable {
-    let gateway: Gateway
+    let store: any SessionStore
+    let providers: ProviderSet
+    let metrics: GatewayMetrics
+    let signer: AssertionSigner
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.get("/healthz") { _, _ in try JSONResponse.make(["status": "ok"]) }
@@ -13,12 +16,12 @@ struct HealthController: Sendable {
         router.get("/metrics") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(string: gateway.metrics.render())))
+                body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
         }
         router.get("/.well-known/jwks.json") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/json", .cacheControl: "public, max-age=300"],
-                body: .init(byteBuffer: ByteBuffer(string: gateway.signer.jwks)))
+                body: .init(byteBuffer: ByteBuffer(string: signer.jwks)))
         }
     }
 
@@ -38,16 +41,16 @@ struct HealthController: Sendable {
     /// balancer would not bring that IdP back, and the other providers still work.
     private func ready() async throws -> Response {
         do {
-            try await gateway.store.ping()
+            try await store.ping()
         } catch {
             throw GatehouseError(code: .storeUnavailable, status: 503, detail: "The session store cannot be reached.", retryAfter: 5)
         }
-        let count = gateway.providers.all.count
+        let count = providers.all.count
         guard count > 0 else {
             throw GatehouseError(code: .noProviders, status: 503, detail: "No provider is configured.", retryAfter: 5)
         }
         var notReady: [String] = []
-        for case let provider as any ReadinessReporting in gateway.providers.all {
+        for case let provider as any ReadinessReporting in providers.all {
             if case .notReady(let reason) = await provider.readiness { notReady.append("\(provider.descriptor.id) (\(reason))") }
         }
         return try JSONResponse.make(Readiness(status: notReady.isEmpty ? "ready" : "degraded", providers: count, notReady: notReady))

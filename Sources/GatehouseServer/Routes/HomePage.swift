@@ -5,7 +5,8 @@ import Hummingbird
 
 /// `GET /`: the providers with sign-in buttons, and the signed-in session, for people trying the gateway.
 struct HomePage: Sendable {
-    let gateway: Gateway
+    let providers: ProviderSet
+    let resolver: SessionResolver
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.get("/") { request, _ in try await page(request) }
@@ -13,7 +14,7 @@ struct HomePage: Sendable {
 
     private func page(_ request: Request) async throws -> Response {
         // The page is for browsers: only the cookie counts, and no session is no error.
-        let session = request.cookies[gateway.settings.cookie.name] == nil ? nil : try? await gateway.resolver.resolve(request.headers, method: .get).0
+        let session = request.cookies[resolver.cookieName] == nil ? nil : try? await resolver.resolve(request.headers, method: .get).0
         var html = """
             <!doctype html><html><head><meta charset="utf-8"><title>Gatehouse</title>
             <style>body{font-family:system-ui,sans-serif;max-width:40em;margin:2em auto}li{margin:.4em 0}code{background:#eee;padding:0 .2em}</style>
@@ -31,7 +32,7 @@ struct HomePage: Sendable {
             html += "<p>Not signed in.</p>"
         }
         html += "<h2>Providers</h2><ul>"
-        for provider in gateway.providers.all {
+        for provider in providers.all {
             let id = provider.descriptor.id
             let name = escape(provider.descriptor.name)
             switch provider.loginStyle {

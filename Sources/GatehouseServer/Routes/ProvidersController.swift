@@ -3,7 +3,7 @@ import Hummingbird
 
 /// `GET /v1/providers`: the configured providers, their login style and capabilities (derived from the adapters).
 struct ProvidersController: Sendable {
-    let gateway: Gateway
+    let providers: ProviderSet
 
     struct Entry: Encodable, Sendable {
         var id: String
@@ -20,7 +20,7 @@ struct ProvidersController: Sendable {
     }
 
     func entries() -> [Entry] {
-        gateway.providers.all.map { provider in
+        providers.all.map { provider in
             Entry(
                 id: provider.descriptor.id, kind: provider.descriptor.kind, name: provider.descriptor.name,
                 login: provider.loginStyle, capabilities: provider.capabilities)
