@@ -9,15 +9,26 @@ extension GatewayConfiguration {
         public var maxHeaderBytes: Int
         /// How long an upstream (backend, provider API, provider endpoints) may take.
         public var upstreamTimeoutSeconds: Int
+        /// Page logins (`acs`, `capture`) in progress on this instance, all clients together.
+        public var pageLogins: Int
+        /// Page logins in progress from one client address, so that one client cannot use up ``pageLogins``.
+        public var pageLoginsPerClient: Int
 
         /// - Parameters:
         ///   - maxBodyBytes: 10 MiB by default.
         ///   - maxHeaderBytes: 16384 by default.
         ///   - upstreamTimeoutSeconds: 30 by default.
-        public init(maxBodyBytes: Int = 10_485_760, maxHeaderBytes: Int = 16384, upstreamTimeoutSeconds: Int = 30) {
+        ///   - pageLogins: 10,000 by default.
+        ///   - pageLoginsPerClient: 20 by default.
+        public init(
+            maxBodyBytes: Int = 10_485_760, maxHeaderBytes: Int = 16384, upstreamTimeoutSeconds: Int = 30,
+            pageLogins: Int = 10_000, pageLoginsPerClient: Int = 20
+        ) {
             self.maxBodyBytes = maxBodyBytes
             self.maxHeaderBytes = maxHeaderBytes
             self.upstreamTimeoutSeconds = upstreamTimeoutSeconds
+            self.pageLogins = pageLogins
+            self.pageLoginsPerClient = pageLoginsPerClient
         }
 
         init(_ map: ConfigMap) throws {
@@ -25,6 +36,8 @@ extension GatewayConfiguration {
             maxBodyBytes = try map.positiveInt("max_body_bytes", unit: "bytes") ?? maxBodyBytes
             maxHeaderBytes = try map.positiveInt("max_header_bytes", unit: "bytes") ?? maxHeaderBytes
             upstreamTimeoutSeconds = try map.positiveInt("upstream_timeout_seconds", unit: "seconds") ?? upstreamTimeoutSeconds
+            pageLogins = try map.positiveInt("page_logins", unit: "logins") ?? pageLogins
+            pageLoginsPerClient = try map.positiveInt("page_logins_per_client", unit: "logins") ?? pageLoginsPerClient
             try map.finish()
         }
     }

@@ -26,7 +26,8 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     LoginPageController(
         providers: gateway.providers, flow: gateway.loginFlow,
         transport: Gateway.providerTransport(client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout),
-        clock: gateway.clock, loginLifetime: gateway.settings.loginTransactionLifetime
+        clock: gateway.clock, loginLifetime: gateway.settings.loginTransactionLifetime,
+        jars: LoginPageJars(capacity: gateway.settings.pageLogins, perClient: gateway.settings.pageLoginsPerClient)
     ).addRoutes(to: router)
     HomePage(providers: gateway.providers, resolver: gateway.resolver).addRoutes(to: router)
     return router

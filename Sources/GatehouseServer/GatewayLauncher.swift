@@ -31,6 +31,8 @@ public enum GatewayLauncher {
         settings.maxBodyBytes = configuration.limits.maxBodyBytes
         settings.maxHeaderBytes = configuration.limits.maxHeaderBytes
         settings.upstreamTimeout = TimeInterval(configuration.limits.upstreamTimeoutSeconds)
+        settings.pageLogins = configuration.limits.pageLogins
+        settings.pageLoginsPerClient = configuration.limits.pageLoginsPerClient
         return settings
     }
 

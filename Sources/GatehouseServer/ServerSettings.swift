@@ -24,6 +24,10 @@ public struct ServerSettings: Sendable {
     public var handoffLifetime: TimeInterval = 60
     /// Lifetime of a login transaction (gateway `state`).
     public var loginTransactionLifetime: TimeInterval = 600
+    /// Page logins in progress on this instance (all clients).
+    public var pageLogins = 10_000
+    /// Page logins in progress from one client address.
+    public var pageLoginsPerClient = 20
 
     public init(publicURL: String) {
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL

@@ -53,6 +53,32 @@ struct LoginFlowTests {
         }
     }
 
+    @Test("a native client's state comes back byte for byte, however it was encoded; a state that could change the URL is refused")
+    func stateRoundTrip() async throws {
+        try await StandIns.with { standIns in
+            try await GatewayInstance.with(standIns) { gw in
+                let verifier = PKCE.makeVerifier()
+                let common = FormEncoding.encode([
+                    ("redirect_uri", GatewayInstance.clientRedirectURI), ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
+                ])
+                for state in ["a+b", "a%20b+c~", "x%2By/z?q:1@!$'()*,;", ""] {
+                    let login = try await gw.http.send(.GET, gw.url("/v1/auth/demo/login?\(common)&state=\(state)"))
+                    try #require(login.status == 302, "\(state): \(login.status) \(login.text)")
+                    let callbackURL = try await gw.signIn(at: try #require(login.location))
+                    let callback = try await gw.http.send(.GET, callbackURL)
+                    let location = try #require(callback.location)
+                    #expect(location.hasSuffix("&state=" + state), "\(state) came back in \(location)")
+                    #expect(callback.locationQuery["code"] != nil)
+                }
+                for unsafe in ["a%zzb", "a%2", "a\"b", "a<b>"] {
+                    let login = try await gw.http.send(.GET, gw.url("/v1/auth/demo/login?\(common)&state=\(unsafe)"))
+                    #expect(login.status == 400, "\(unsafe): \(login.status)")
+                    #expect(login.location == nil)
+                }
+            }
+        }
+    }
+
     @Test("every gateway problem code is distinct snake_case, as the API contract lists them")
     func problemCodes() {
         let raw = ProblemCode.gatewayCodes.map(\.rawValue)

@@ -43,14 +43,16 @@ struct LoginPageTests {
         ]
     }
 
-    func withPages(_ body: (GatewayInstance, StandInACS, StandInLegacySite) async throws -> Void) async throws {
+    func withPages(
+        configure: (inout ServerSettings) -> Void = { _ in }, _ body: (GatewayInstance, StandInACS, StandInLegacySite) async throws -> Void
+    ) async throws {
         let acs = StandInACS(realm: Self.realm)
         let legacy = StandInLegacySite()
         _ = try await acs.start()
         _ = try await legacy.start()
         do {
             try await StandIns.with { standIns in
-                try await GatewayInstance.with(standIns, providerFiles: Self.files(acs: acs, legacy: legacy)) { gw in
+                try await GatewayInstance.with(standIns, providerFiles: Self.files(acs: acs, legacy: legacy), configure: configure) { gw in
                     try await body(gw, acs, legacy)
                 }
             }
@@ -251,6 +253,30 @@ struct LoginPageTests {
             #expect(swt.status == 201)
             let expired = try await gw.http.json(.POST, gw.url("/v1/auth/azure/token"), ["token": acs.token(email: "erin@acs.demo.test", expiresOn: Date().addingTimeInterval(-600))])
             #expect(expired.problemCode == "token_expired")
+        }
+    }
+
+    @Test("one client cannot use up the page logins: past its own limit it gets 429 too_many_logins, and a finished login frees a slot")
+    func perClientLimit() async throws {
+        try await withPages(configure: { $0.pageLoginsPerClient = 3 }) { gw, _, _ in
+            var started: [HTTPResult] = []
+            for _ in 0..<3 {
+                let login = try await gw.http.send(.GET, gw.url("/v1/auth/legacy/pages?return_to=/"))
+                #expect(login.status == 303)
+                started.append(login)
+            }
+            let refused = try await gw.http.send(.GET, gw.url("/v1/auth/legacy/pages?return_to=/"))
+            #expect(refused.status == 429)
+            #expect(refused.problemCode == "too_many_logins")
+            #expect(refused.headers.first(name: "retry-after") != nil)
+            // A site's refusal ends one of them; the client may start another.
+            let id = String(try #require(started[0].location).split(separator: "/")[2])
+            let ended = try await gw.http.send(
+                .POST, gw.url("/v1/pages/\(id)/0/login"), headers: started[0].bindingHeaders + [("Content-Type", "application/x-www-form-urlencoded")],
+                body: Data("user=bob&password=wrong".utf8))
+            #expect(ended.text.contains(#"content="access_denied""#), "\(ended.status) \(ended.text)")
+            let again = try await gw.http.send(.GET, gw.url("/v1/auth/legacy/pages?return_to=/"))
+            #expect(again.status == 303, "\(again.status) \(again.text)")
         }
     }
 }

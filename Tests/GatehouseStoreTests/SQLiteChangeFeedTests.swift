@@ -18,6 +18,7 @@ import Testing
     private func follow(_ store: SQLiteSessionStore, into cache: CachingSessionStore, changes: Counter) async throws -> Task<Void, any Error> {
         let (listening, signal) = AsyncStream<Void>.makeStream()
         let task = Task {
+            defer { signal.finish() }
             try await store.followSessionChanges(
                 onListening: {
                     cache.feedStarted()
@@ -42,7 +43,7 @@ import Testing
             let cache = CachingSessionStore(base: mine, timeToLive: 60)
             let changes = Counter()
             let feed = try await follow(mine, into: cache, changes: changes)
-            defer { feed.cancel() }
+            try #require(cache.isSynchronized, "the feed did not start")
 
             try await other.insertSession(Fixtures.session(id: "s1"))
             try await Task.sleep(for: .milliseconds(500))
@@ -66,6 +67,8 @@ import Testing
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(changes.value > before)
+            feed.cancel()
+            _ = await feed.result
             try mine.close()
             try other.close()
         }

@@ -12,7 +12,8 @@ public struct LoginTransaction: Sendable, Codable, Equatable {
     public var nonce: String
     /// The gateway's callback URL for this provider (`{public_url}/v1/auth/{id}/callback`).
     public var callbackURL: String
-    /// Native flow: where the client waits, its `state` and `code_challenge`.
+    /// Native flow: where the client waits, its `state` (as the client encoded it, sent back unchanged)
+    /// and `code_challenge`.
     public var clientRedirectURI: String?
     public var clientState: String?
     public var clientCodeChallenge: String?

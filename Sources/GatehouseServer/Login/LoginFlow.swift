@@ -42,7 +42,8 @@ struct LoginFlow: Sendable {
     // MARK: Start
 
     /// Starts a login from the client's query: native (`redirect_uri`, PKCE) or browser (`return_to`).
-    func start(query: [String: String], providerID: String, provider: any AuthProvider, channel: Channel) throws -> Started {
+    /// `rawQuery` is the query as the client wrote it: its `state` goes back to the client unchanged.
+    func start(query: [String: String], rawQuery: String?, providerID: String, provider: any AuthProvider, channel: Channel) throws -> Started {
         var transaction = LoginTransaction(
             provider: providerID, state: RandomToken.make(), codeVerifier: PKCE.makeVerifier(), nonce: RandomToken.make(byteCount: 16),
             callbackURL: "\(settings.publicURL)/v1/auth/\(providerID)/callback", createdAt: clock.now())
@@ -63,7 +64,12 @@ struct LoginFlow: Sendable {
             }
             transaction.clientRedirectURI = redirectURI
             transaction.clientCodeChallenge = challenge
-            transaction.clientState = query["state"]
+            if let state = RawQueryParameter.value("state", in: rawQuery) {
+                guard RawQueryParameter.isSafe(state) else {
+                    throw GatehouseError.invalidRequest("state must be URL-encoded (RFC 3986 query characters, complete %-escapes).")
+                }
+                transaction.clientState = String(state)
+            }
             return Started(transaction: transaction, headers: [:])
         }
         // Browser: the session becomes a cookie; only a same-origin path to come back to.
@@ -217,10 +223,10 @@ struct LoginFlow: Sendable {
         }
     }
 
-    /// A redirect to the native client's URI with `fields` and its own `state`.
+    /// A redirect to the native client's URI with `fields` and its own `state`, byte for byte as it sent it.
     private func clientRedirect(_ transaction: LoginTransaction, _ fields: [(String, String)]) -> Response {
-        var fields = fields
-        if let clientState = transaction.clientState { fields.append(("state", clientState)) }
-        return JSONResponse.redirect(to: FormEncoding.appending(fields, to: transaction.clientRedirectURI ?? "/"))
+        var location = FormEncoding.appending(fields, to: transaction.clientRedirectURI ?? "/")
+        if let clientState = transaction.clientState { location += "&state=" + clientState }
+        return JSONResponse.redirect(to: location)
     }
 }

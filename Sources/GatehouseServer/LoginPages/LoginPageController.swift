@@ -22,7 +22,7 @@ struct LoginPageController: Sendable {
     let transport: any HTTPTransport
     let clock: TimeSource
     let loginLifetime: TimeInterval
-    let jars = LoginPageJars()
+    let jars: LoginPageJars
     /// Bodies of login forms and of provider pages.
     static let maxBodyBytes = 1 << 20
 
@@ -51,7 +51,7 @@ struct LoginPageController: Sendable {
     private func start(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let providerID = try context.parameters.require("provider")
         let provider = try pageProvider(providerID)
-        let started = try flow.start(query: request.uri.queryDictionary, providerID: providerID, provider: provider, channel: .pages)
+        let started = try flow.start(query: request.uri.queryDictionary, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .pages)
         let startURL: String
         do {
             startURL = try await provider.loginStartURL()
@@ -59,8 +59,16 @@ struct LoginPageController: Sendable {
             throw GatehouseError.upstreamUnavailable("The provider's login page could not be found.")
         }
         let id = started.transaction.state
-        let entry = LoginPageJars.Entry(transaction: started.transaction, expiresAt: started.transaction.createdAt.addingTimeInterval(loginLifetime))
-        guard await jars.insert(entry, id: id, now: clock.now()) else {
+        let entry = LoginPageJars.Entry(
+            transaction: started.transaction, client: context.remoteAddress ?? "unknown",
+            expiresAt: started.transaction.createdAt.addingTimeInterval(loginLifetime))
+        do {
+            try await jars.insert(entry, id: id, now: clock.now())
+        } catch .clientBusy {
+            throw GatehouseError(
+                code: .tooManyLogins, status: 429, detail: "This client has \(jars.perClient) page logins in progress; finish or abandon one.",
+                retryAfter: 60)
+        } catch .full {
             throw GatehouseError(code: .tooManyLogins, status: 503, detail: "Too many page logins in progress.", retryAfter: 5)
         }
         guard let location = rewriter(id: id, provider: provider).location(startURL, base: startURL) else {

@@ -6,29 +6,60 @@ import GatehouseCore
 /// Kept in memory (an actor) rather than sealed in the transaction's pending record: the jar changes on
 /// every proxied response, and the store only offers insert and single-use consume. The cost is that a page
 /// login must stay on the gateway instance that started it (sticky routing); redirect logins are unaffected.
+///
+/// Two bounds keep the map from growing without limit and keep one client from locking everybody out of
+/// the page-login kinds: logins in flight on the instance, and logins in flight per client address.
 actor LoginPageJars {
     struct Entry: Sendable {
         var transaction: LoginTransaction
+        /// The address of the client that started the login.
+        var client: String
         /// origin → cookie name → value. Never sent to the browser.
         var cookies: [String: [String: String]] = [:]
         var expiresAt: Date
     }
 
-    private var entries: [String: Entry] = [:]
-    /// Upper bound of logins in flight, so the map cannot grow without limit.
-    private let capacity = 10_000
+    /// Why a login could not start.
+    enum Refusal: Error, Equatable {
+        /// This client has ``perClient`` logins in flight.
+        case clientBusy
+        /// The instance has ``capacity`` logins in flight.
+        case full
+    }
 
-    func insert(_ entry: Entry, id: String, now: Date) -> Bool {
-        entries = entries.filter { $0.value.expiresAt > now }
-        guard entries.count < capacity else { return false }
+    private var entries: [String: Entry] = [:]
+    private var countByClient: [String: Int] = [:]
+    private var nextSweep = Date.distantPast
+    let capacity: Int
+    let perClient: Int
+
+    init(capacity: Int = 10_000, perClient: Int = 20) {
+        self.capacity = capacity
+        self.perClient = perClient
+    }
+
+    func insert(_ entry: Entry, id: String, now: Date) throws(Refusal) {
+        // Expired logins are dropped at most once a second, not on every start.
+        if now >= nextSweep || entries.count >= capacity || countByClient[entry.client, default: 0] >= perClient {
+            for (id, old) in entries where old.expiresAt <= now { remove(id) }
+            nextSweep = now.addingTimeInterval(1)
+        }
+        guard countByClient[entry.client, default: 0] < perClient else { throw .clientBusy }
+        guard entries.count < capacity else { throw .full }
         entries[id] = entry
-        return true
+        countByClient[entry.client, default: 0] += 1
+    }
+
+    private func remove(_ id: String) {
+        guard let entry = entries.removeValue(forKey: id) else { return }
+        let remaining = countByClient[entry.client, default: 1] - 1
+        countByClient[entry.client] = remaining > 0 ? remaining : nil
     }
 
     func entry(_ id: String, now: Date) -> Entry? {
         guard let entry = entries[id] else { return nil }
         guard entry.expiresAt > now else {
-            entries[id] = nil
+            remove(id)
             return nil
         }
         return entry
@@ -53,7 +84,8 @@ actor LoginPageJars {
 
     /// Ends the page login (single use).
     func take(_ id: String, now: Date) -> Entry? {
-        guard let entry = entries.removeValue(forKey: id), entry.expiresAt > now else { return nil }
-        return entry
+        guard let entry = entries[id] else { return nil }
+        remove(id)
+        return entry.expiresAt > now ? entry : nil
     }
 }

@@ -30,7 +30,7 @@ struct AuthController: Sendable {
         if let reporting = provider as? any ReadinessReporting, case .notReady(let reason) = await reporting.readiness {
             throw GatehouseError(code: .providerUnavailable, status: 503, detail: "Provider '\(providerID)' is not ready: \(reason)", retryAfter: 5)
         }
-        let started = try flow.start(query: request.uri.queryDictionary, providerID: providerID, provider: provider, channel: .callback)
+        let started = try flow.start(query: request.uri.queryDictionary, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .callback)
         try await flow.persist(started.transaction)
         return JSONResponse.redirect(to: try redirectProvider.authorizationURL(for: started.transaction), headers: started.headers)
     }

@@ -28,11 +28,29 @@ struct GatewayInstance: Sendable {
 
     static let clientRedirectURI = "http://127.0.0.1:9/callback"
 
+    /// The server did not come up on the port it was given (another process took it meanwhile).
+    private struct NotListening: Error {}
+
     static func start(
         _ standIns: StandIns, store: any SessionStore = MemorySessionStore(), clock: TestClock = TestClock(),
         providerFiles: [(id: String, yaml: String)] = [], configure: (inout ServerSettings) -> Void = { _ in }
     ) async throws -> GatewayInstance {
-        let port = FreePort.next()
+        // The port is chosen before the gateway listens (its public URL names it), so another process may
+        // take it in between: then try another one instead of waiting forever.
+        for _ in 1..<5 {
+            do {
+                return try await start(on: FreePort.next(), standIns, store: store, clock: clock, providerFiles: providerFiles, configure: configure)
+            } catch is NotListening {
+                continue
+            }
+        }
+        return try await start(on: FreePort.next(), standIns, store: store, clock: clock, providerFiles: providerFiles, configure: configure)
+    }
+
+    private static func start(
+        on port: Int, _ standIns: StandIns, store: any SessionStore, clock: TestClock,
+        providerFiles: [(id: String, yaml: String)], configure: (inout ServerSettings) -> Void
+    ) async throws -> GatewayInstance {
         let baseURL = "http://127.0.0.1:\(port)"
         var settings = ServerSettings(publicURL: baseURL)
         settings.backend.url = standIns.backend.baseURL
@@ -70,8 +88,21 @@ struct GatewayInstance: Sendable {
         let (ready, readyContinuation) = AsyncStream<Void>.makeStream()
         let app = buildApplication(gateway: gateway, host: "127.0.0.1", port: port) { _ in readyContinuation.yield() }
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        let server = Task { try await group.run() }
-        for await _ in ready { break }
+        let server = Task {
+            defer { readyContinuation.finish() }
+            try await group.run()
+        }
+        var listening = false
+        for await _ in ready {
+            listening = true
+            break
+        }
+        guard listening else {
+            _ = await server.result
+            try? await testClient.shutdown()
+            try? await upstream.shutdown()
+            throw NotListening()
+        }
         return GatewayInstance(
             gateway: gateway, baseURL: baseURL, clock: clock, http: TestHTTPClient(client: testClient), upstream: upstream,
             testClient: testClient, server: server, group: group)
