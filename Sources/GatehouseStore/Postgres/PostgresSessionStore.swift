@@ -26,6 +26,8 @@ public final class PostgresSessionStore: SessionStore, Service {
     private let client: PostgresClient
     private let logger: Logger
     private let operationTimeout: Duration
+    /// Fails calls fast while PostgreSQL is unreachable, probing in the background.
+    let breaker = StoreCircuitBreaker()
 
     /// - Parameters:
     ///   - url: `postgres://user:password@host:port/database?sslmode=…`.
@@ -43,6 +45,7 @@ public final class PostgresSessionStore: SessionStore, Service {
         // PostgresClient.run() marks the pool running before its first suspension, and ends on graceful
         // shutdown by itself.
         await client.run()
+        breaker.stop()
     }
 
     public func migrate() async throws {
@@ -274,9 +277,29 @@ public final class PostgresSessionStore: SessionStore, Service {
 
     // MARK: Helpers
 
-    /// Runs `body` with a deadline and turns connectivity faults into ``StoreUnavailableError``.
+    /// Runs `body` with a deadline and turns connectivity faults into ``StoreUnavailableError``; the first
+    /// one opens the ``breaker``, and until a probe gets through, calls fail at once.
     @discardableResult
     private func guarded<T: Sendable>(timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try breaker.check()
+        do {
+            return try await unguarded(timeout: timeout, body)
+        } catch let error as StoreUnavailableError {
+            breaker.trip(reason: error.reason) { [self] in
+                do {
+                    try await unguarded(timeout: .seconds(2)) { _ = try await self.client.query("SELECT 1", logger: self.logger).collect() }
+                    logger.notice("session store reachable again")
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            throw error
+        }
+    }
+
+    /// `body` with a deadline, connectivity faults as ``StoreUnavailableError``; the breaker is not asked.
+    private func unguarded<T: Sendable>(timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = timeout ?? operationTimeout
         do {
             return try await withThrowingTaskGroup(of: T?.self) { group in
