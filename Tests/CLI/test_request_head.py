@@ -3,6 +3,7 @@ limit (414), and the headers a client may not smuggle to the backend."""
 from __future__ import annotations
 
 import json
+import time
 
 from test_upstream_paths import send_raw as send, setup  # noqa: F401  (the gateway + echo backend fixture)
 
@@ -50,3 +51,41 @@ def test_underscore_spellings_of_the_gateways_headers_never_reach_the_backend(se
     assert seen["x-kept"] == ["yes"]
     # The host the client reached is the gateway's public one, not the Host it sent.
     assert seen["x-forwarded-host"] == ["gate.example.test"]
+
+
+def test_a_head_larger_than_the_parser_takes_gets_431_with_a_problem(setup):
+    gw, echo, token = setup
+    before = echo.count()
+    filler = [f"X-Filler-{i}: " + "f" * 1000 for i in range(90)]  # about 90 KiB
+    status, headers, body = send(gw.port, request("/v1/api/x", token, "Host: 127.0.0.1", *filler))
+    assert status == 431, (status, body[:200])
+    assert headers["content-type"] == "application/problem+json"
+    assert json.loads(body)["code"] == "headers_too_large"
+    assert echo.count() == before
+
+
+def test_a_request_that_is_not_http_gets_400_with_a_problem(setup):
+    gw, _, _ = setup
+    status, headers, body = send(gw.port, b"GET /v1/api/x HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header Without Colon\r\n\r\n")
+    assert status == 400, (status, body[:200])
+    assert headers["content-type"] == "application/problem+json"
+    assert json.loads(body)["code"] == "invalid_request"
+
+
+def test_a_malformed_chunked_body_is_the_clients_fault_in_the_log(setup):
+    gw, echo, token = setup
+    head = "\r\n".join([
+        "POST /v1/api/upload HTTP/1.1", "Host: 127.0.0.1", f"Authorization: Bearer {token}",
+        "Transfer-Encoding: chunked", "Content-Type: application/octet-stream", "Connection: close",
+    ]).encode() + b"\r\n\r\n"
+    # A first chunk, then a chunk size that is not hexadecimal.
+    try:
+        send(gw.port, head + b"5\r\nhello\r\nZZ\r\nnot a chunk\r\n0\r\n\r\n")
+    except (ConnectionError, ValueError, IndexError):
+        pass  # the gateway may close without an answer: the request is broken
+    deadline = time.monotonic() + 5
+    while "request body could not be read" not in gw.log() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    log = gw.log()
+    assert "request body could not be read" in log, log[-2000:]
+    assert "upstream request failed" not in log

@@ -30,20 +30,37 @@ actor PostgresTestServer {
         return false
     }()
 
-    private var port: Int?
+    private var startup: Task<Int, any Error>?
     private var counter = 0
 
     /// A URL of a new, empty database.
-    func makeDatabase() throws -> String {
-        let port = try start()
+    func makeDatabase() async throws -> String {
+        let port = try await start()
         counter += 1
         let name = "gatehouse_test_\(counter)_\(UUID().uuidString.prefix(8).lowercased())"
-        try Self.run(Self.tool("psql"), ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE DATABASE \(name)"], asPostgres: false)
+        try await Self.offPool {
+            try Self.run(Self.tool("psql"), ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE DATABASE \(name)"], asPostgres: false)
+        }
         return "postgres://postgres@127.0.0.1:\(port)/\(name)?sslmode=disable"
     }
 
-    private func start() throws -> Int {
-        if let port { return port }
+    /// The server's port; the first caller starts it, later ones (also while it starts) wait for it.
+    private func start() async throws -> Int {
+        if let startup { return try await startup.value }
+        let task = Task { try await Self.offPool { try Self.startServer() } }
+        startup = task
+        return try await task.value
+    }
+
+    /// Runs blocking work (child processes waited for with `waitpid`) on a thread of its own, so that it never
+    /// holds one of the few threads that every test's tasks share.
+    private static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    private static func startServer() throws -> Int {
         guard Self.binDirectory != nil else { throw HarnessError("PostgreSQL is not installed (apt-get install postgresql)") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-pg-\(UUID().uuidString)").path
         let data = directory + "/data"
@@ -66,7 +83,6 @@ actor PostgresTestServer {
         // Stop the server when this process ends, even on a crash.
         let stop = "\(Self.asPostgresPrefix())\(Self.tool("pg_ctl")) -D \(data) -m immediate stop >/dev/null 2>&1; rm -rf \(directory)"
         try Self.spawnDetached("/bin/sh", ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(stop)"])
-        self.port = port
         return port
     }
 

@@ -24,11 +24,12 @@ import Testing
         #expect(throws: StoreUnavailableError.self) { try breaker.check() }
         // A second fault while open starts no second probe loop.
         breaker.trip(reason: "again") { Issue.record("a second probe loop"); return false }
-        try await Task.sleep(for: .milliseconds(300))
+        let probing = ContinuousClock.now + .seconds(30)
+        while reachable.probeCount < 2, ContinuousClock.now < probing { try await Task.sleep(for: .milliseconds(20)) }
         #expect(breaker.isOpen)
         #expect(reachable.probeCount >= 2)
         reachable.set(true)
-        let deadline = ContinuousClock.now + .seconds(2)
+        let deadline = ContinuousClock.now + .seconds(30)
         while breaker.isOpen, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(!breaker.isOpen)
         try breaker.check()

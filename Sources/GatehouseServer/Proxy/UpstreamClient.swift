@@ -53,6 +53,9 @@ struct UpstreamClient: Sendable {
         do {
             return try await httpClient.execute(upstream, timeout: .milliseconds(Int64(settings.upstreamTimeout * 1000)))
         } catch let error as GatehouseError {
+            if error.code == .invalidRequest {
+                context.logger.info("the client's request body could not be read; nothing more was sent upstream")
+            }
             throw error
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             metrics.upstreamErrors.increment()
