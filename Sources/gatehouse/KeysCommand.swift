@@ -11,7 +11,15 @@ struct KeysCommand: AsyncParsableCommand {
             commandName: "generate", abstract: "Write a new sealing key (AES-256, base64) and signing key (ES256, PEM).")
 
         @Option(help: "Directory to write into.") var directory = "secrets"
-        @Option(help: "Key id for both files (e.g. k2 / s2).") var id: String
+        @Option(help: "Key id for both files (e.g. k2 / s2): letters, digits, '.', '_', '-'.") var id: String
+
+        func validate() throws {
+            // The id becomes part of two file names: nothing that could leave the directory or hide the file.
+            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+            guard (1...64).contains(id.count), id.allSatisfy(allowed.contains), !id.hasPrefix(".") else {
+                throw ValidationError("--id must be 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' (got '\(id)')")
+            }
+        }
 
         func run() async throws {
             let manager = FileManager.default
@@ -24,7 +32,10 @@ struct KeysCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
             for (path, content) in [(sealing, KeyMaterial.newSealingKey()), (signing, KeyMaterial.newSigningKey())] {
-                _ = manager.createFile(atPath: path, contents: Data((content + "\n").utf8), attributes: [.posixPermissions: 0o600])
+                guard manager.createFile(atPath: path, contents: Data((content + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+                    printError("\(path): cannot be written")
+                    throw ExitCode(1)
+                }
                 print("wrote \(path)")
             }
             print("Add them first in keys.sealing / keys.signing of gatehouse.yaml; keep the old ones after them until old sessions expire.")
