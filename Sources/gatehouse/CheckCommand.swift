@@ -26,13 +26,13 @@ struct CheckCommand: AsyncParsableCommand {
         } catch let errors as ConfigurationErrors {
             problems += errors.lines
         }
-        if problems.isEmpty, providers == 0 {
-            // It would start, but never be ready: /readyz answers 503 until a provider is configured.
-            problems.append("\(configuration.providersDirectory): no provider file (*.yaml); the gateway would start but /readyz would answer 503 no_providers")
-        }
         guard problems.isEmpty else {
             for line in problems { printError(line) }
             throw ExitCode(1)
+        }
+        if providers == 0 {
+            // Valid, and it would start, but never be ready: /readyz answers 503 until a provider is configured.
+            printError("warning: \(configuration.providersDirectory): no provider file (*.yaml); the gateway would start, but /readyz answers 503 no_providers until one is added")
         }
         print("configuration OK: \(configuration.file ?? "built-in defaults"), \(providers) provider(s) in \(configuration.providersDirectory)")
     }
