@@ -11,6 +11,7 @@
 #   HTTP_WAIT         seconds wait_http waits for an answer (default 30)
 #   KEEP_TMP          1: keep the temp dir after a success too
 #   NGINX             the nginx binary (install_load_tools)
+#   CADDY             the caddy binary (install_caddy)
 #   cpu_watch         "label=pid" words: run_wrk records each pid's CPU ticks over the run
 #   body              the backend's 64-byte JSON body (start_backend)
 
@@ -70,6 +71,14 @@ install_load_tools() { # wrk, curl, python3 and nginx, installed if missing; set
         NGINX=$(command -v nginx || echo /usr/sbin/nginx)
     fi
     [[ -x $NGINX ]] || die "nginx not found"
+}
+install_caddy() { # caddy (the Debian package), installed if missing; sets CADDY
+    CADDY=$(command -v caddy || true)
+    if [[ -z $CADDY ]]; then
+        apt_install caddy
+        CADDY=$(command -v caddy || echo /usr/bin/caddy)
+    fi
+    [[ -x $CADDY ]] || die "caddy not found"
 }
 binary_kind() { # path of a binary: release, debug or unknown, from the build directory in its path
     case $1 in
@@ -137,10 +146,10 @@ wait_log() { # file text pid name [seconds]: wait (30 s) until the file has a li
 }
 
 # --- nginx -------------------------------------------------------------------------------------------
-nginx_conf_head() { # dir worker_connections: an nginx.conf up to inside `http {`, every file under dir
+nginx_conf_head() { # dir worker_connections [worker_processes]: an nginx.conf up to inside `http {`, every file under dir
     cat <<EOF
 daemon off;
-worker_processes 1;
+worker_processes ${3:-1};
 pid $1/nginx.pid;
 error_log $1/error.log warn;
 events { worker_connections $2; }
@@ -158,8 +167,9 @@ start_nginx() { # dir pid_variable: runs nginx on dir/nginx.conf in the backgrou
     "$NGINX" -p "$1" -c "$1/nginx.conf" -e "$1/error.log" >"$1/stdout.log" 2>&1 &
     printf -v "$2" '%s' "$!"
 }
-start_backend() { # dir port pid_variable: the upstream nginx answering every path with $body (set here)
-    local dir=$1 port=$2
+start_backend() { # dir port pid_variable [locations]: the upstream nginx answering every path with $body (set here)
+    # locations: more nginx `location` blocks for its server (e.g. a probe answering other JSON)
+    local dir=$1 port=$2 locations=${4:-}
     # A 64-byte JSON body, as in PERFORMANCE.md.
     body=$(python3 -c '
 base = "{\"message\":\"hello from the benchmark upstream\",\"pad\":\"\"}"
@@ -176,6 +186,7 @@ print(b, end="")')
             default_type application/json;
             return 200 '$body';
         }
+$locations
     }
 }
 EOF
@@ -183,6 +194,16 @@ EOF
     start_nginx "$dir" "$3"
     wait_http "http://127.0.0.1:$port/bench" "${!3}" "nginx backend"
     [[ $(curl -s "http://127.0.0.1:$port/bench") == "$body" ]] || die "nginx does not return the expected body"
+}
+
+nginx_workers() { # nginx master pid: the pids of its worker processes, one a line
+    pgrep -P "$1" || true
+}
+rss_kib() { # pids: their summed resident set size in KiB (ps), 0 for none
+    local pids=("$@") total=0 v
+    ((${#pids[@]} > 0)) || { echo 0; return; }
+    for v in $(ps -o rss= -p "$(IFS=,; echo "${pids[*]}")" 2>/dev/null); do total=$((total + v)); done
+    echo "$total"
 }
 
 # --- load ----------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Gatehouse benchmark: authenticated `GET /v1/api/…` through the gateway vs. direct calls to
-# the same nginx upstream, in one run. See bench/README.md.
+# Gatehouse benchmark: authenticated `GET /v1/api/…` through the gateway and through its peers, in one
+# run: the nginx upstream directly, nginx and Caddy as plain reverse proxies in front of it, Gatehouse
+# on the memory store (`gatehouse demo`) and on the SQLite store (`gatehouse serve`) with its session
+# cache on and off. See bench/README.md.
 #
 # Environment:
 #   DURATION=8        seconds per wrk run
@@ -9,7 +11,7 @@
 #   CONNECTIONS=32    wrk connections
 #   WARMUP=2          seconds of unmeasured load per target before the first run (0: none)
 #   GATEHOUSE_BIN     use this gatehouse binary instead of building release
-#   KEEP_TMP=1        keep the temp dir (nginx config, logs, raw wrk output)
+#   KEEP_TMP=1        keep the temp dir (nginx/Caddy/gateway configs, logs, raw wrk output)
 set -euo pipefail
 
 LOG_TAG=bench
@@ -17,11 +19,13 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=bench/lib.sh
 source "$script_dir/lib.sh" # wrk defaults, helpers; cds to the repository root
 STOP_WAIT=5
+SESSION_CACHE_SECONDS=30 # store.session_cache_seconds of the "cache on" SQLite gateway (the default)
 
 check_wrk_settings
 
 # --- tools -------------------------------------------------------------------------------------
 install_load_tools
+install_caddy
 
 # --- gatehouse binary ----------------------------------------------------------------------------
 if [[ -n ${GATEHOUSE_BIN:-} ]]; then
@@ -37,8 +41,12 @@ bin_kind=$(binary_kind "$BIN")
 
 # --- temp dir and cleanup ------------------------------------------------------------------------
 nginx_pid=""
+proxy_pid=""
+caddy_pid=""
 gw_pid=""
-cleanup_pids=(gw_pid nginx_pid)
+sqlite_pid=""
+sqlite0_pid=""
+cleanup_pids=(gw_pid sqlite_pid sqlite0_pid caddy_pid proxy_pid nginx_pid)
 remove_demo_dir() { # the demo keeps its files under $TMPDIR/gatehouse-demo-<pid>
     [[ -n $gw_pid ]] && rm -rf "${TMPDIR:-/tmp}/gatehouse-demo-$gw_pid"
 }
@@ -46,14 +54,65 @@ cleanup_hook=remove_demo_dir
 make_tmp gatehouse-bench
 
 # --- nginx upstream ------------------------------------------------------------------------------
+# /probe is the capture provider's probe of the SQLite gateways (it validates a captured token and
+# answers the identity); every other path answers the 64-byte body.
 nginx_port=$(free_port)
-start_backend "$tmp/nginx" "$nginx_port" nginx_pid
-direct_url="http://127.0.0.1:$nginx_port/bench"
+start_backend "$tmp/nginx" "$nginx_port" nginx_pid '        location = /probe {
+            default_type application/json;
+            return 200 '"'"'{"id": "u1"}'"'"';
+        }'
+backend="http://127.0.0.1:$nginx_port"
 
-# --- gateway (demo mode: stand-in OAuth server on loopback, nginx as the backend) -----------------
+# --- plain reverse proxies: nginx and Caddy ----------------------------------------------------------
+# nginx with one worker per core (worker_processes auto), HTTP/1.1 keep-alive to the upstream.
+proxy_port=$(free_port)
+mkdir -p "$tmp/proxy"
+{
+    nginx_conf_head "$tmp/proxy" 4096 auto
+    cat <<EOF
+    upstream backend {
+        server 127.0.0.1:$nginx_port;
+        keepalive 64;
+        keepalive_requests 1000000;
+    }
+    server {
+        listen 127.0.0.1:$proxy_port;
+        location / {
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }
+    }
+}
+EOF
+} >"$tmp/proxy/nginx.conf"
+start_nginx "$tmp/proxy" proxy_pid
+wait_http "http://127.0.0.1:$proxy_port/healthz" "$proxy_pid" "nginx reverse proxy"
+
+# Caddy: a Caddyfile with nothing but `reverse_proxy` (its defaults: keep-alive, GOMAXPROCS = cores);
+# no admin endpoint, no automatic HTTPS, its data and config dirs (autosave.json) in the temp dir.
+caddy_port=$(free_port)
+mkdir -p "$tmp/caddy"
+cat >"$tmp/caddy/Caddyfile" <<EOF
+{
+	admin off
+	auto_https off
+}
+
+http://127.0.0.1:$caddy_port {
+	reverse_proxy 127.0.0.1:$nginx_port
+}
+EOF
+XDG_DATA_HOME=$tmp/caddy/data XDG_CONFIG_HOME=$tmp/caddy/config HOME=$tmp/caddy \
+    "$CADDY" run --config "$tmp/caddy/Caddyfile" --adapter caddyfile >"$tmp/caddy/caddy.log" 2>&1 &
+caddy_pid=$!
+wait_http "http://127.0.0.1:$caddy_port/healthz" "$caddy_pid" "Caddy"
+caddy_version=$("$CADDY" version | awk '{print $1}')
+
+# --- gateway, memory store (demo mode: stand-in OAuth server on loopback, nginx as the backend) -----
 gw_port=$(free_port)
 gw="http://127.0.0.1:$gw_port"
-"$BIN" demo --listen "127.0.0.1:$gw_port" --backend "http://127.0.0.1:$nginx_port" --token-lifetime 3600 \
+"$BIN" demo --listen "127.0.0.1:$gw_port" --backend "$backend" --token-lifetime 3600 \
     >"$tmp/gateway.log" 2>&1 &
 gw_pid=$!
 wait_http "$gw/healthz" "$gw_pid" gateway
@@ -61,90 +120,157 @@ wait_http "$gw/healthz" "$gw_pid" gateway
 token=$(python3 "$script_dir/login.py" "$gw") || die "login failed (gateway log: $tmp/gateway.log)"
 [[ -n $token ]] || die "login printed no token"
 
-gw_url="$gw/v1/api/bench"
-auth=(-H "Authorization: Bearer $token")
-sanity_check "the gateway" "$gw_url" "${auth[@]}"
+# --- gateways, SQLite store (`gatehouse serve`), session cache on and off --------------------------
+# One capture provider, `bench`, whose probe is nginx's /probe: POST /v1/auth/bench/token with a token
+# makes the gateway call the probe (Bearer <token>), take the subject from {"id": "u1"} and start a
+# session. The credential has no expiry, so nothing refreshes during the run. Shared key files; one
+# directory (config, SQLite file) per gateway.
+serve_root=$tmp/serve
+mkdir -p "$serve_root/Providers"
+"$BIN" keys generate --id k1 --directory "$serve_root/keys" >/dev/null || die "gatehouse keys generate failed"
+[[ -f $serve_root/keys/sealing-k1.key && -f $serve_root/keys/signing-k1.pem ]] || die "gatehouse keys generate wrote no sealing-k1.key / signing-k1.pem"
+cat >"$serve_root/Providers/bench.yaml" <<EOF
+id: "bench"
+kind: "capture"
+name: "Benchmark capture provider"
+login_url: "$backend/login"
+allowed_origins: ["$backend"]
+success_url: "$backend/welcome*"
+probe: {url: "$backend/probe"}
+claims: {subject: "id"}
+EOF
+serve_sqlite() { # name port cache_seconds pid_variable: `gatehouse serve` on SQLite, waits for /readyz
+    local name=$1 port=$2 cache=$3 dir=$serve_root/$1
+    mkdir -p "$dir"
+    cat >"$dir/gatehouse.yaml" <<EOF
+listen: "127.0.0.1:$port"
+public_url: "http://127.0.0.1:$port"
+providers_dir: "$serve_root/Providers"
+store:
+  kind: "sqlite"
+  path: "$dir/gatehouse.sqlite3"
+  session_cache_seconds: $cache
+keys:
+  sealing:
+    - {id: "k1", file: "$serve_root/keys/sealing-k1.key"}
+  signing:
+    - {id: "k1", file: "$serve_root/keys/signing-k1.pem"}
+backend:
+  url: "$backend"
+  audience: "bench"
+logging:
+  level: "info"
+  format: "text"
+EOF
+    "$BIN" check --config "$dir/gatehouse.yaml" >"$dir/check.out" 2>&1 || die "gatehouse check failed for $name: $(cat "$dir/check.out")"
+    "$BIN" serve --config "$dir/gatehouse.yaml" >"$tmp/gateway-$name.log" 2>&1 &
+    printf -v "$4" '%s' "$!"
+    wait_http "http://127.0.0.1:$port/readyz" "${!4}" "gateway $name" 200
+    if ((cache > 0)); then
+        wait_log "$tmp/gateway-$name.log" "session cache synchronized" "${!4}" "gateway $name"
+    fi
+}
+capture_session() { # gateway_url name: POST /v1/auth/bench/token; prints the session token
+    local status
+    status=$(curl -s -o "$tmp/session-$2.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+        -d "{\"token\": \"bench-$2\"}" "$1/v1/auth/bench/token") || true
+    [[ $status == 201 ]] || die "POST $1/v1/auth/bench/token answered $status: $(head -c 1000 "$tmp/session-$2.json")"
+    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["session_token"])' "$tmp/session-$2.json" \
+        || die "no session_token in $(head -c 1000 "$tmp/session-$2.json")"
+}
+sqlite_port=$(free_port)
+serve_sqlite sqlite "$sqlite_port" "$SESSION_CACHE_SECONDS" sqlite_pid
+sqlite0_port=$(free_port)
+serve_sqlite sqlite0 "$sqlite0_port" 0 sqlite0_pid
+sqlite_token=$(capture_session "http://127.0.0.1:$sqlite_port" sqlite)
+sqlite0_token=$(capture_session "http://127.0.0.1:$sqlite0_port" sqlite0)
+
+# --- targets ---------------------------------------------------------------------------------------
+# name, label, CPU key (run_wrk's "cpu" line; nginx's workers are <key>_<n>), pids for the RSS, URL, token
+targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-nocache)
+declare -A label url tok cpu_key rss_pids
+label=(
+    [direct]="nginx backend, direct"
+    [nginx-proxy]="nginx reverse proxy -> backend"
+    [caddy]="Caddy $caddy_version reverse_proxy -> backend"
+    [gw-memory]="Gatehouse, memory store (demo)"
+    [gw-sqlite]="Gatehouse, SQLite, session cache ${SESSION_CACHE_SECONDS} s"
+    [gw-sqlite-nocache]="Gatehouse, SQLite, session cache 0"
+)
+url=(
+    [direct]="$backend/bench"
+    [nginx-proxy]="http://127.0.0.1:$proxy_port/bench"
+    [caddy]="http://127.0.0.1:$caddy_port/bench"
+    [gw-memory]="$gw/v1/api/bench"
+    [gw-sqlite]="http://127.0.0.1:$sqlite_port/v1/api/bench"
+    [gw-sqlite-nocache]="http://127.0.0.1:$sqlite0_port/v1/api/bench"
+)
+# Every target gets the same request: the proxies and nginx ignore the Authorization header.
+tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-nocache]=$sqlite0_token)
+cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-nocache]=sqlite0)
+mapfile -t backend_workers < <(nginx_workers "$nginx_pid")
+mapfile -t proxy_workers < <(nginx_workers "$proxy_pid")
+((${#backend_workers[@]} > 0 && ${#proxy_workers[@]} > 0)) || die "no nginx worker processes found"
+rss_pids=(
+    [direct]="$nginx_pid ${backend_workers[*]}"
+    [nginx-proxy]="$proxy_pid ${proxy_workers[*]}"
+    [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-nocache]=$sqlite0_pid
+)
+cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid")
+for i in "${!proxy_workers[@]}"; do cpu_watch+=("proxy_$((i + 1))=${proxy_workers[i]}"); done
+
+for t in "${targets[@]}"; do sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: Bearer ${tok[$t]}"; done
 
 # --- load ----------------------------------------------------------------------------------------
-cpu_watch=("gateway=$gw_pid")
-wrk_target() { # name index seconds url [wrk args…]
-    local name=$1 idx=$2
-    shift 2
-    run_wrk "$name run $idx" "$tmp/wrk-$name-$idx.txt" "$@"
-    require_alive "$gw_pid" "the gateway died during the $name run (log: $tmp/gateway.log)"
+require_all_alive() {
+    require_alive "$nginx_pid" "the nginx backend died during the $1 run (see $tmp/nginx)"
+    require_alive "$proxy_pid" "the nginx reverse proxy died during the $1 run (see $tmp/proxy)"
+    require_alive "$caddy_pid" "Caddy died during the $1 run (log: $tmp/caddy/caddy.log)"
+    require_alive "$gw_pid" "the memory-store gateway died during the $1 run (log: $tmp/gateway.log)"
+    require_alive "$sqlite_pid" "the SQLite gateway died during the $1 run (log: $tmp/gateway-sqlite.log)"
+    require_alive "$sqlite0_pid" "the SQLite gateway without cache died during the $1 run (log: $tmp/gateway-sqlite0.log)"
+}
+wrk_target() { # name index seconds
+    run_wrk "$1 run $2" "$tmp/wrk-$1-$2.txt" "$3" "${url[$1]}" -H "Authorization: Bearer ${tok[$1]}"
+    require_all_alive "$1"
 }
 
-log "binary: $BIN ($bin_kind)"
-log "wrk: $THREADS threads, $CONNECTIONS connections, ${DURATION}s x $RUNS runs per target, alternating; direct $direct_url, gateway $gw_url"
+log "binary: $BIN ($bin_kind); Caddy $caddy_version; nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///')"
+log "wrk: $THREADS threads, $CONNECTIONS connections, ${DURATION}s x $RUNS runs per target, alternating: ${targets[*]}"
+for t in "${targets[@]}"; do log "  $t: ${url[$t]}"; done
 if ((WARMUP > 0)); then
     log "warm-up: ${WARMUP}s each"
-    wrk_target direct warmup "$WARMUP" "$direct_url"
-    wrk_target gateway warmup "$WARMUP" "$gw_url" "${auth[@]}"
+    for t in "${targets[@]}"; do wrk_target "$t" warmup "$WARMUP"; done
 fi
 for i in $(seq "$RUNS"); do
-    log "run $i/$RUNS: direct"
-    wrk_target direct "$i" "$DURATION" "$direct_url"
-    log "run $i/$RUNS: gateway"
-    wrk_target gateway "$i" "$DURATION" "$gw_url" "${auth[@]}"
+    for t in "${targets[@]}"; do
+        log "run $i/$RUNS: $t"
+        wrk_target "$t" "$i" "$DURATION"
+    done
 done
 
+# RSS after the runs, then the target table the report reads.
+for t in "${targets[@]}"; do
+    # shellcheck disable=SC2086 # a list of pids
+    printf '%s\t%s\t%s\t%s\n' "$t" "${label[$t]}" "${cpu_key[$t]}" "$(rss_kib ${rss_pids[$t]})"
+done >"$tmp/targets.tsv"
+
 # --- report --------------------------------------------------------------------------------------
-gw_log_problems=$(log_problem_lines "$tmp/gateway.log" | grep -c . || true)
+gateway_logs=("$tmp"/gateway*.log)
+gw_log_problems=$(log_problem_lines "${gateway_logs[@]}" | grep -c . || true)
+caddy_problem_lines() { grep -E '"level":"(error|fatal|panic)"' "$tmp/caddy/caddy.log" || true; }
+caddy_log_problems=$(caddy_problem_lines | grep -c . || true)
+command_line="GATEHOUSE_BIN=${GATEHOUSE_BIN:-} DURATION=$DURATION RUNS=$RUNS THREADS=$THREADS CONNECTIONS=$CONNECTIONS WARMUP=$WARMUP bash bench/run.sh"
+[[ -z ${GATEHOUSE_BIN:-} ]] && command_line=${command_line#GATEHOUSE_BIN= }
 report_rc=0
-python3 - "$script_dir" "$tmp" "$RUNS" "$clk_tck" "$bin_kind" "$DURATION" "$THREADS" "$CONNECTIONS" "$gw_log_problems" <<'EOF' || report_rc=$?
-import os, statistics, sys
-
-script_dir, tmp, runs, clk_tck, bin_kind, duration, threads, conns, log_problems = sys.argv[1:]
-runs, clk_tck = int(runs), int(clk_tck)
-sys.path.insert(0, script_dir)
-sys.dont_write_bytecode = True  # no bench/__pycache__
-from scale_report import fmt_ms, read_wrk, wrk_problems  # noqa: E402 (the same wrk summary lines)
-
-def parse(path):
-    r = read_wrk(path)
-    r["cpu_s"] = r["gateway"] / clk_tck
-    return r
-
-results = {name: [parse(os.path.join(tmp, f"wrk-{name}-{i}.txt")) for i in range(1, runs + 1)]
-           for name in ("direct", "gateway")}
-warm = {name: parse(os.path.join(tmp, f"wrk-{name}-warmup.txt"))
-        for name in ("direct", "gateway") if os.path.exists(os.path.join(tmp, f"wrk-{name}-warmup.txt"))}
-
-print()
-print(f"Gatehouse benchmark ({bin_kind} binary): wrk {threads} threads, {conns} connections, "
-      f"{duration} s x {runs} runs each, median; GET of a 64-byte JSON body from nginx")
-print("per run (req/s):")
-for name in ("direct", "gateway"):
-    print(f"  {name:8} " + "  ".join(f"{r['rps']:9.0f}" for r in results[name]))
-print()
-med = {}
-for name in ("direct", "gateway"):
-    rs = results[name]
-    med[name] = {k: statistics.median(r[k] for r in rs) for k in ("rps", "p50_ms", "p99_ms")}
-    m = med[name]
-    print(f"{name:8} {m['rps']:8.0f} req/s  p50 {fmt_ms(m['p50_ms']):>8}  p99 {fmt_ms(m['p99_ms']):>8}")
-ratio = med["gateway"]["rps"] / med["direct"]["rps"]
-print(f"ratio gateway/direct {ratio:.3f}")
-
-gw = results["gateway"]
-cpu = sum(r["cpu_s"] for r in gw)
-reqs = int(sum(r["requests"] for r in gw))
-if cpu > 0 and reqs > 0:
-    print(f"gateway CPU: {cpu:.1f} s over {reqs} requests = {cpu / reqs * 1e6:.1f} us/request "
-          f"({cpu / (runs * int(duration)):.2f} cores busy on average)")
-
-problems = wrk_problems(list(results.items()) + [(f"{k} warm-up", [v]) for k, v in warm.items()])
-if int(log_problems):
-    problems.append(f"gateway log: {log_problems} warning/error lines")
-if problems:
-    print("PROBLEMS:")
-    for p in problems:
-        print("  " + p)
-    sys.exit(2)
-print("non-2xx responses: 0, socket errors: 0, gateway log: no warnings/errors")
-EOF
+python3 "$script_dir/run_report.py" "$tmp" "$RUNS" "$clk_tck" "$bin_kind" "$DURATION" "$THREADS" "$CONNECTIONS" \
+    "$gw_log_problems" "$caddy_log_problems" "$command_line" || report_rc=$?
 if ((gw_log_problems > 0)); then
-    log "gateway log, warning/error lines (first 20):"
-    log_problem_lines "$tmp/gateway.log" | head -20 >&2
+    log "gateway logs, warning/error lines (first 20):"
+    log_problem_lines "${gateway_logs[@]}" | head -20 >&2
+fi
+if ((caddy_log_problems > 0)); then
+    log "Caddy log, error lines (first 20):"
+    caddy_problem_lines | head -20 >&2
 fi
 exit "$report_rc"

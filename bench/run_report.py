@@ -1,0 +1,93 @@
+"""Report of bench/run.sh: reads the temp dir it wrote and prints the per-target table.
+
+Arguments: tmp runs clk_tck bin_kind duration threads connections gateway_log_problems caddy_log_problems command.
+tmp holds targets.tsv (name, label, CPU key, RSS KiB after the runs; in run order) and wrk-<name>-<run>.txt.
+Exit status 2 when a wrk run saw errors or a log had warnings/errors.
+"""
+import datetime
+import os
+import statistics
+import sys
+
+sys.dont_write_bytecode = True  # no bench/__pycache__
+from scale_report import cpu_model, fmt_ms, read_wrk, wrk_problems  # noqa: E402 (the same wrk summary lines)
+
+
+def cpu_ticks(r, key):
+    """CPU ticks of the process(es) behind a target: `key`, or `key_1`, `key_2`, … (nginx's workers)."""
+    return sum(v for k, v in r.items() if k == key or k.startswith(key + "_"))
+
+
+def main():
+    tmp, runs, clk_tck, bin_kind, duration, threads, conns, gw_problems, caddy_problems, command = sys.argv[1:]
+    runs, clk_tck, duration = int(runs), int(clk_tck), int(duration)
+    targets = []
+    for line in open(os.path.join(tmp, "targets.tsv")):
+        name, label, key, rss = line.rstrip("\n").split("\t")
+        targets.append({"name": name, "label": label, "key": key, "rss_kib": int(rss)})
+
+    def wrk_file(name, run):
+        return os.path.join(tmp, f"wrk-{name}-{run}.txt")
+
+    results = {t["name"]: [read_wrk(wrk_file(t["name"], i)) for i in range(1, runs + 1)] for t in targets}
+    warm = {t["name"]: read_wrk(wrk_file(t["name"], "warmup")) for t in targets
+            if os.path.exists(wrk_file(t["name"], "warmup"))}
+    for t in targets:
+        rs = results[t["name"]]
+        t.update({k: statistics.median(r[k] for r in rs) for k in ("rps", "p50_ms", "p99_ms")})
+        cpu_s = sum(cpu_ticks(r, t["key"]) for r in rs) / clk_tck
+        reqs = sum(r["requests"] for r in rs)
+        t["cpu_us"] = cpu_s / reqs * 1e6 if reqs else 0.0
+        t["cores"] = cpu_s / (runs * duration)
+    by_name = {t["name"]: t for t in targets}
+    direct, caddy = by_name["direct"]["rps"], by_name["caddy"]["rps"]
+
+    print()
+    print("per run (req/s):")
+    for t in targets:
+        print(f"  {t['name']:18} " + "  ".join(f"{r['rps']:9.0f}" for r in results[t["name"]]))
+    print()
+    print("=" * 100)
+    now = datetime.date.today().strftime("%d %b %Y")
+    print(f"Gatehouse and peers, {now}, {bin_kind} gatehouse binary, {os.cpu_count()} cores ({cpu_model()})")
+    print(f"GET of a 64-byte JSON body from nginx, with Authorization: Bearer <session token>; wrk {threads} threads, "
+          f"{conns} connections, {duration} s x {runs} runs per target, alternating, median")
+    print()
+    header = ["target", "req/s", "x direct", "x Caddy", "p50", "p99", "CPU/request", "cores busy", "RSS after"]
+    rows = [[t["label"], f"{t['rps']:,.0f}", f"{t['rps'] / direct:.3f}", f"{t['rps'] / caddy:.2f}",
+             fmt_ms(t["p50_ms"]), fmt_ms(t["p99_ms"]), f"{t['cpu_us']:.0f} us", f"{t['cores']:.2f}",
+             f"{t['rss_kib'] / 1024:.0f} MiB"] for t in targets]
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+
+    def line(cells):
+        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))) + " |"
+
+    print(line(header))
+    print("|" + "|".join("-" * (w + 2) if i == 0 else "-" * (w + 1) + ":" for i, w in enumerate(widths)) + "|")
+    for r in rows:
+        print(line(r))
+    print()
+    print("CPU/request and cores busy: utime+stime of the serving process over the measured runs (nginx: its workers;")
+    print("the backend row: the backend's worker); RSS: ps after the runs (nginx: master + workers).")
+    if "gw-sqlite" in by_name and "gw-sqlite-nocache" in by_name:
+        on, off = by_name["gw-sqlite"], by_name["gw-sqlite-nocache"]
+        print(f"SQLite session cache on / off: {on['rps']:,.0f} / {off['rps']:,.0f} req/s = {on['rps'] / off['rps']:.2f}x "
+              f"(p50 {fmt_ms(on['p50_ms'])} vs {fmt_ms(off['p50_ms'])})")
+    print(f"command: {command}")
+
+    problems = wrk_problems([(t["name"], results[t["name"]]) for t in targets]
+                            + [(f"{k} warm-up", [v]) for k, v in warm.items()])
+    if int(gw_problems):
+        problems.append(f"gateway logs: {gw_problems} warning/error lines")
+    if int(caddy_problems):
+        problems.append(f"Caddy log: {caddy_problems} error lines")
+    if problems:
+        print("PROBLEMS:")
+        for p in problems:
+            print("  " + p)
+        sys.exit(2)
+    print("non-2xx responses: 0, socket errors: 0, gateway and Caddy logs: no warnings/errors")
+
+
+if __name__ == "__main__":
+    main()
