@@ -35,6 +35,7 @@ struct ErrorCollector {
         switch error {
         case let error as ConfigError: errors.append(error)
         case let error as ConfigurationErrors: errors.append(contentsOf: error.errors)
+        case let error as ConfigErrorList: errors.append(contentsOf: error.errors)
         default: errors.append(ConfigError(file: file, line: 1, message: String(describing: error)))
         }
     }

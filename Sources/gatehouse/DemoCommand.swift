@@ -54,7 +54,8 @@ struct DemoCommand: AsyncParsableCommand {
 
         let publicURL = configuration.publicURL
         let endpoints = (authorize: oauth.authorizationEndpoint, token: oauth.tokenEndpoint, revoke: oauth.revocationEndpoint,
-                         userinfo: oauth.userinfoEndpoint, api: oauth.apiBaseURL, clientID: oauth.configuration.clientID)
+                         userinfo: oauth.userinfoEndpoint, api: oauth.apiBaseURL, clientID: oauth.configuration.clientID,
+                         issuer: oauth.baseURL)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let supportDocument = (directory as NSString).appendingPathComponent("\(idp.domain).json")
         try Data(idp.supportDocument.utf8).write(to: URL(fileURLWithPath: supportDocument))
@@ -92,7 +93,7 @@ struct DemoCommand: AsyncParsableCommand {
                 id: "demo", kind: "oauth2", name: "Demo OAuth 2.0 server", api: ProviderAPI(url: endpoints.api))
             let oauth2 = OAuth2Provider.Configuration(
                 authorizationEndpoint: endpoints.authorize, tokenEndpoint: endpoints.token, userinfoEndpoint: endpoints.userinfo,
-                revocationEndpoint: endpoints.revoke, clientID: endpoints.clientID, scopes: ["grades"])
+                revocationEndpoint: endpoints.revoke, issuer: endpoints.issuer, clientID: endpoints.clientID, scopes: ["grades"])
             // The SPiD provider goes through the same file loader as Providers/*.yaml.
             let spidFile = try YAMLDocument(text: spidYAML, file: "Providers/spid.yaml")
             let spidProvider = try ProviderCatalog.provider(from: spidFile, kinds: ProviderRegistry.kinds, context: context, environment: [:])

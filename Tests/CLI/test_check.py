@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from conftest import UNSET_VAR, free_port, provider_yaml, write_config, write_provider
+from conftest import UNSET_VAR, free_port, provider_yaml, q, write_config, write_provider
 
 ERROR_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>[1-9][0-9]*): (?P<message>.+)$")
 
@@ -174,6 +174,44 @@ def test_check_reports_errors_of_gatehouse_yaml_and_provider_file_in_one_run(cli
         (config, line_of(config, "bogus_key"), ["store.bogus_key"]),
         (bad, line_of(bad, "colour"), ["colour"]),
     ])
+
+
+HTTPS_CONFIG = VALID_CONFIG.replace('public_url: "http://127.0.0.1:18080"', 'public_url: "https://gate.example.test"')
+
+
+def insecure_provider(pid: str, extra: str = "") -> str:
+    """An oauth2 provider whose token and userinfo endpoints are http on a non-loopback host."""
+    return "\n".join([
+        f"id: {q(pid)}",
+        'kind: "oauth2"',
+        'authorization_endpoint: "http://idp.example.test/authorize"',  # the browser's, not checked
+        'token_endpoint: "http://idp.example.test/token"',
+        'userinfo_endpoint: "http://idp.example.test/userinfo"',
+        'revocation_endpoint: "https://idp.example.test/revoke"',
+        'client_id: "c"',
+        'client_secret: "s3cret"',
+    ]) + "\n" + extra
+
+
+def test_check_refuses_http_secret_endpoints_with_an_https_public_url(cli, tmp_path):
+    """Item 7 of issue 15: the token and userinfo endpoints would carry the secret, the code and tokens in clear."""
+    config = write_config(tmp_path, HTTPS_CONFIG)
+    bad = write_provider(tmp_path, "idp", insecure_provider("idp"))
+    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    assert_check_fails(result, [
+        (bad, line_of(bad, "token_endpoint"), ["'token_endpoint' must be https", "http://idp.example.test/token", "allow_insecure_http"]),
+        (bad, line_of(bad, "userinfo_endpoint"), ["'userinfo_endpoint' must be https", "http://idp.example.test/userinfo"]),
+    ])
+    assert "s3cret" not in result.stderr
+
+
+def test_check_accepts_http_endpoints_on_loopback_or_with_allow_insecure_http(cli, tmp_path):
+    config = write_config(tmp_path, HTTPS_CONFIG)
+    write_provider(tmp_path, "allowed", insecure_provider("allowed", "allow_insecure_http: true\n"))
+    write_provider(tmp_path, "local", insecure_provider("local").replace("idp.example.test", "127.0.0.1:9"))
+    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "configuration OK" in result.stdout
 
 
 def test_serve_refuses_to_start_with_an_invalid_provider_file(cli, tmp_path):

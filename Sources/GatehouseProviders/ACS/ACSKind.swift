@@ -15,6 +15,7 @@ public enum ACSKind: ProviderKind {
 
     public static func make(descriptor: ProviderDescriptor, settings: ConfigMap, context: ProviderContext) throws -> any AuthProvider {
         let configuration = try ACSProvider.Configuration(settings)
+        try InsecureHTTPPolicy.check(settings, keys: ["jwks_url"])
         try settings.finish()
         return ACSProvider(descriptor: descriptor, configuration: configuration, context: context)
     }

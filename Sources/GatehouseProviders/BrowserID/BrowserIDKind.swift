@@ -6,6 +6,7 @@ public enum BrowserIDKind: ProviderKind {
 
     public static func make(descriptor: ProviderDescriptor, settings: ConfigMap, context: ProviderContext) throws -> any AuthProvider {
         let configuration = try BrowserIDProvider.Configuration(settings)
+        try InsecureHTTPPolicy.check(settings, keys: ["remote_verifier_url"])
         try settings.finish()
         return try BrowserIDProvider(descriptor: descriptor, configuration: configuration, context: context)
     }

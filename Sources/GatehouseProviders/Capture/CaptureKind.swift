@@ -6,6 +6,7 @@ public enum CaptureKind: ProviderKind {
 
     public static func make(descriptor: ProviderDescriptor, settings: ConfigMap, context: ProviderContext) throws -> any AuthProvider {
         let configuration = try CaptureProvider.Configuration(settings)
+        try InsecureHTTPPolicy.check(settings, keys: ["probe.url"])
         try settings.finish()
         return CaptureProvider(descriptor: descriptor, configuration: configuration, context: context)
     }

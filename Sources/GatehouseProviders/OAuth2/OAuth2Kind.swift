@@ -6,6 +6,7 @@ public enum OAuth2Kind: ProviderKind {
 
     public static func make(descriptor: ProviderDescriptor, settings: ConfigMap, context: ProviderContext) throws -> any AuthProvider {
         let configuration = try OAuth2Provider.Configuration(settings)
+        try InsecureHTTPPolicy.check(settings, keys: ["token_endpoint", "userinfo_endpoint", "revocation_endpoint"])
         try settings.finish()
         return OAuth2Provider(descriptor: descriptor, configuration: configuration, context: context)
     }

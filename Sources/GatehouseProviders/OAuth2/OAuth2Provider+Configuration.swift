@@ -17,8 +17,12 @@ extension OAuth2Provider {
         public var tokenEndpoint: String
         public var userinfoEndpoint: String?
         public var revocationEndpoint: String?
-        /// Checked against the RFC 9207 `iss` callback parameter when the provider sends one.
+        /// The provider's issuer identifier: a callback's RFC 9207 `iss` must equal it, and a callback
+        /// carrying `iss` is refused when it is not set (``AuthorizationResponseIssuer`` has the rules).
         public var issuer: String?
+        /// The provider sends `iss` with every authorization response, so a callback without one is refused
+        /// (`authorization_response_iss_parameter_supported`, the RFC 8414 metadata name; needs `issuer`).
+        public var issParameterSupported: Bool
         public var clientID: String
         public var clientSecret: String?
         public var clientAuthentication: ClientAuthentication
@@ -30,7 +34,7 @@ extension OAuth2Provider {
 
         public init(
             authorizationEndpoint: String, tokenEndpoint: String, userinfoEndpoint: String? = nil, revocationEndpoint: String? = nil,
-            issuer: String? = nil, clientID: String, clientSecret: String? = nil, clientAuthentication: ClientAuthentication? = nil,
+            issuer: String? = nil, issParameterSupported: Bool = false, clientID: String, clientSecret: String? = nil, clientAuthentication: ClientAuthentication? = nil,
             scopes: [String] = [], extraAuthorizationParameters: [(String, String)] = []
         ) {
             self.authorizationEndpoint = authorizationEndpoint
@@ -38,12 +42,16 @@ extension OAuth2Provider {
             self.userinfoEndpoint = userinfoEndpoint
             self.revocationEndpoint = revocationEndpoint
             self.issuer = issuer
+            self.issParameterSupported = issParameterSupported
             self.clientID = clientID
             self.clientSecret = clientSecret
             self.clientAuthentication = clientAuthentication ?? (clientSecret == nil ? .none : .clientSecretBasic)
             self.scopes = scopes
             self.extraAuthorizationParameters = extraAuthorizationParameters
         }
+
+        /// The provider-file key of ``issParameterSupported``.
+        public static let issParameterSupportedKey = "authorization_response_iss_parameter_supported"
 
         /// Reads the `oauth2` keys; the caller calls `finish()`.
         public init(_ map: ConfigMap) throws {
@@ -53,12 +61,20 @@ extension OAuth2Provider {
             if let method, method != .none, secret == nil {
                 throw map.error("token_endpoint_auth_method", "'\(map.qualified("token_endpoint_auth_method"))' \(method.rawValue) needs 'client_secret'")
             }
+            let issuer = try map.string("issuer")
+            let issParameterSupported = try map.bool(Self.issParameterSupportedKey) ?? false
+            if issParameterSupported, issuer == nil {
+                throw map.error(
+                    Self.issParameterSupportedKey,
+                    "'\(map.qualified(Self.issParameterSupportedKey))' needs 'issuer': the iss the provider sends is compared with it (RFC 9207)")
+            }
             self.init(
                 authorizationEndpoint: try map.requiredURL("authorization_endpoint"),
                 tokenEndpoint: try map.requiredURL("token_endpoint"),
                 userinfoEndpoint: try map.url("userinfo_endpoint"),
                 revocationEndpoint: try map.url("revocation_endpoint"),
-                issuer: try map.string("issuer"),
+                issuer: issuer,
+                issParameterSupported: issParameterSupported,
                 clientID: try map.requiredString("client_id"),
                 clientSecret: secret,
                 clientAuthentication: method,

@@ -12,12 +12,20 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
     public let configuration: Configuration
     let context: ProviderContext
     let tokenEndpoint: OAuth2TokenEndpoint
+    /// The RFC 9207 `iss` check and what it remembers (whether this provider was seen sending `iss`).
+    let responseIssuer: AuthorizationResponseIssuer
 
     public init(descriptor: ProviderDescriptor, configuration: Configuration, context: ProviderContext) {
+        self.init(descriptor: descriptor, configuration: configuration, context: context, responseIssuer: AuthorizationResponseIssuer())
+    }
+
+    /// For kinds that build an `oauth2` adapter per call (`oidc`): `responseIssuer` outlives the adapter.
+    init(descriptor: ProviderDescriptor, configuration: Configuration, context: ProviderContext, responseIssuer: AuthorizationResponseIssuer) {
         self.descriptor = descriptor
         self.configuration = configuration
         self.context = context
         self.tokenEndpoint = OAuth2TokenEndpoint(configuration: configuration, context: context)
+        self.responseIssuer = responseIssuer
     }
 
     public var features: ProviderFeatures {
@@ -50,15 +58,13 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
 
     // MARK: Steps, shared with the kinds built on OAuth 2.0
 
-    /// The authorization code of a callback, after its `error` and RFC 9207 `iss` are checked.
+    /// The authorization code of a callback, after its `error` and RFC 9207 `iss` are checked
+    /// (``AuthorizationResponseIssuer`` has the rules).
     func authorizationCode(from callback: [String: String]) throws -> String {
         if let error = callback["error"] {
             throw ProviderError.rejected(code: error, description: callback["error_description"] ?? "The provider refused the sign-in.")
         }
-        // RFC 9207: a provider that names itself must be the one this login went to (mix-up defence).
-        if let issuer = callback["iss"], let expected = configuration.issuer, issuer != expected {
-            throw ProviderError.rejected(code: "invalid_issuer", description: "The callback's iss does not match the configured issuer.")
-        }
+        try responseIssuer.check(callback, issuer: configuration.issuer, advertised: configuration.issParameterSupported)
         guard let code = callback["code"], !code.isEmpty else {
             throw ProviderError.invalidResponse("The callback carries neither code nor error.")
         }

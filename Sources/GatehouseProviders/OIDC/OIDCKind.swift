@@ -6,6 +6,7 @@ public enum OIDCKind: ProviderKind {
 
     public static func make(descriptor: ProviderDescriptor, settings: ConfigMap, context: ProviderContext) throws -> any AuthProvider {
         let configuration = try OIDCProvider.Configuration(settings)
+        try InsecureHTTPPolicy.check(settings, keys: ["issuer", "token_endpoint", "userinfo_endpoint", "revocation_endpoint", "jwks_uri"])
         try settings.finish()
         return OIDCProvider(descriptor: descriptor, configuration: configuration, context: context)
     }

@@ -29,13 +29,16 @@ extension OIDCProvider {
         public var jwksRefetchInterval: TimeInterval
         /// Leeway on `exp`, `iat` and `nbf`.
         public var clockSkew: TimeInterval
+        /// Accept `http` endpoints on non-loopback hosts, in the file and in discovery (`allow_insecure_http`, off by default).
+        public var allowInsecureHTTP: Bool
 
         public init(
             issuer: String, clientID: String, clientSecret: String? = nil, clientAuthentication: OAuth2Provider.ClientAuthentication? = nil,
             scopes: [String] = ["openid", "profile", "email"], requireVerifiedEmail: Bool = false, allowHMACIDTokens: Bool = false,
             authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil, userinfoEndpoint: String? = nil,
             revocationEndpoint: String? = nil, jwksURI: String? = nil, endSessionEndpoint: String? = nil,
-            discoveryTTL: TimeInterval = 3600, jwksRefetchInterval: TimeInterval = 10, clockSkew: TimeInterval = 60
+            discoveryTTL: TimeInterval = 3600, jwksRefetchInterval: TimeInterval = 10, clockSkew: TimeInterval = 60,
+            allowInsecureHTTP: Bool = false
         ) {
             self.issuer = issuer
             self.clientID = clientID
@@ -53,6 +56,7 @@ extension OIDCProvider {
             self.discoveryTTL = discoveryTTL
             self.jwksRefetchInterval = jwksRefetchInterval
             self.clockSkew = clockSkew
+            self.allowInsecureHTTP = allowInsecureHTTP
         }
 
         /// Reads the `oidc` keys; the caller calls `finish()`.
@@ -82,7 +86,8 @@ extension OIDCProvider {
                 jwksURI: try map.url("jwks_uri"),
                 endSessionEndpoint: try map.url("end_session_endpoint"),
                 discoveryTTL: TimeInterval(try map.int("discovery_ttl_seconds", range: 1...86_400) ?? 3600),
-                clockSkew: TimeInterval(try map.int("clock_skew_seconds", range: 0...600) ?? 60)
+                clockSkew: TimeInterval(try map.int("clock_skew_seconds", range: 0...600) ?? 60),
+                allowInsecureHTTP: try InsecureHTTPPolicy(map).allowsInsecureHTTP
             )
         }
     }

@@ -3,10 +3,12 @@ import Foundation
 
 /// The `oidc` adapter: OpenID Connect on top of the `oauth2` steps.
 ///
-/// What it adds: endpoints from the issuer's discovery document (cached, overridable), a `nonce` in
-/// the authorization request, ID tokens verified against the provider's JWKS (OIDC Core §3.1.3.7),
-/// RFC 9207 `iss` required when advertised, userinfo merged with the ID token's claims (same `sub`),
-/// an unchanged `sub` on refresh, RP-initiated logout and RFC 7009 revocation when advertised.
+/// What it adds: endpoints from the issuer's discovery document (cached, overridable; those that receive
+/// secrets or give keys must be https, ``InsecureHTTPPolicy``), a `nonce` in the authorization request,
+/// ID tokens verified against the provider's JWKS (OIDC Core §3.1.3.7), RFC 9207 `iss` by the `oauth2`
+/// rules (``AuthorizationResponseIssuer``: required when advertised or once seen), userinfo merged with
+/// the ID token's claims (same `sub`), an unchanged `sub` on refresh, RP-initiated logout and RFC 7009
+/// revocation when advertised.
 public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingProvider, BrowserLogoutProvider, ReadinessReporting {
     public let descriptor: ProviderDescriptor
     public let configuration: Configuration
@@ -14,6 +16,8 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
     let discovery: OIDCDiscovery
     let keys: JWKSCache
     let validator: OIDCIDTokenValidator
+    /// The RFC 9207 `iss` check, kept across the per-call `oauth2` adapters so that what it saw is remembered.
+    let responseIssuer = AuthorizationResponseIssuer()
 
     public init(descriptor: ProviderDescriptor, configuration: Configuration, context: ProviderContext) {
         self.descriptor = descriptor
@@ -57,11 +61,8 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
 
     public func completeLogin(callback: [String: String], transaction: LoginTransaction) async throws -> LoginResult {
         let metadata = try await discovery.current()
+        // RFC 9207: the `oauth2` steps check `iss` against the discovered issuer and its advertised support.
         let oauth2 = oauth2(metadata)
-        // RFC 9207 §2.4: a provider that promises `iss` must send it; any `iss` sent must be the issuer.
-        if metadata.issParameterSupported, callback["iss"] == nil {
-            throw ProviderError.rejected(code: "invalid_issuer", description: "The callback lacks the iss parameter the provider advertises.")
-        }
         let (response, credential) = try await oauth2.redeem(code: try oauth2.authorizationCode(from: callback), transaction: transaction)
         guard let idToken = response["id_token"]?.stringValue else {
             throw ProviderError.rejected(code: "id_token_missing", description: "The token response has no id_token (is the openid scope allowed?).")
@@ -130,10 +131,10 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
             configuration: OAuth2Provider.Configuration(
                 authorizationEndpoint: metadata.authorizationEndpoint, tokenEndpoint: metadata.tokenEndpoint,
                 userinfoEndpoint: metadata.userinfoEndpoint, revocationEndpoint: metadata.revocationEndpoint, issuer: metadata.issuer,
-                clientID: configuration.clientID, clientSecret: configuration.clientSecret,
-                clientAuthentication: configuration.clientAuthentication, scopes: configuration.scopes,
-                extraAuthorizationParameters: extraAuthorizationParameters),
-            context: context)
+                issParameterSupported: metadata.issParameterSupported, clientID: configuration.clientID,
+                clientSecret: configuration.clientSecret, clientAuthentication: configuration.clientAuthentication,
+                scopes: configuration.scopes, extraAuthorizationParameters: extraAuthorizationParameters),
+            context: context, responseIssuer: responseIssuer)
     }
 
     static func reason(_ error: ProviderError) -> String {

@@ -15,6 +15,9 @@ public struct OIDCProviderMetadata: Sendable, Equatable {
     public var issParameterSupported: Bool
 
     /// Reads a discovery document; endpoints set in `configuration` win.
+    /// - Throws: ``ProviderError/rejected(code:description:)`` `discovery_issuer_mismatch` for another issuer,
+    ///   `insecure_endpoint` for an `http` endpoint that ``InsecureHTTPPolicy`` refuses;
+    ///   ``ProviderError/invalidResponse(_:)`` when required members are missing.
     public init(document: JSONValue, configuration: OIDCProvider.Configuration) throws {
         func endpoint(_ name: String, _ override: String?) -> String? {
             override ?? document[name]?.stringValue
@@ -39,6 +42,13 @@ public struct OIDCProviderMetadata: Sendable, Equatable {
         self.userinfoEndpoint = endpoint("userinfo_endpoint", configuration.userinfoEndpoint)
         self.revocationEndpoint = endpoint("revocation_endpoint", configuration.revocationEndpoint)
         self.endSessionEndpoint = endpoint("end_session_endpoint", configuration.endSessionEndpoint)
+        // No secrets in clear: the endpoints that receive the client secret, codes or tokens, and the keys.
+        let policy = InsecureHTTPPolicy(allowsInsecureHTTP: configuration.allowInsecureHTTP)
+        for (name, url) in [
+            ("token_endpoint", token), ("userinfo_endpoint", userinfoEndpoint), ("revocation_endpoint", revocationEndpoint), ("jwks_uri", jwks),
+        ] {
+            try policy.check(discovered: url, name: name)
+        }
         if case .bool(let supported)? = document["authorization_response_iss_parameter_supported"] {
             self.issParameterSupported = supported
         } else {

@@ -9,6 +9,7 @@ public enum SPiDKind: ProviderKind {
 
     public static func make(descriptor: ProviderDescriptor, settings: ConfigMap, context: ProviderContext) throws -> any AuthProvider {
         let configuration = try SPiDProvider.Configuration(settings)
+        try InsecureHTTPPolicy.check(settings, keys: ["base_url", "token_endpoint", "userinfo_endpoint", "revocation_endpoint", "logout_endpoint"])
         try settings.finish()
         var descriptor = descriptor
         if descriptor.api == nil, let base = configuration.baseURL {

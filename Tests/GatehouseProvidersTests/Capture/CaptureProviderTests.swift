@@ -6,13 +6,16 @@ import Testing
 @Suite struct CaptureProviderTests {
     static let descriptor = ProviderDescriptor(id: "legacy", kind: "capture")
 
-    static func make(from: String = "cookie", extra: [(String, ConfigNode)] = [], transport: FakeTransport = FakeTransport()) throws -> CaptureProvider {
+    static func make(
+        from: String = "cookie", probe: String = "https://legacy.example.test/api/me", extra: [(String, ConfigNode)] = [],
+        transport: FakeTransport = FakeTransport()
+    ) throws -> CaptureProvider {
         var entries: [(String, Int, ConfigNode)] = [
             ("login_url", 2, Nodes.scalar("http://legacy.example.test/login", line: 2)),
             ("allowed_origins", 3, Nodes.sequence(["http://legacy.example.test"], line: 3)),
             ("success_url", 6, Nodes.scalar("http://legacy.example.test/welcome*", line: 6)),
             ("capture", 7, Nodes.scalars([("from", from)], firstLine: 8)),
-            ("probe", 10, Nodes.scalars([("url", "http://legacy.example.test/api/me")], firstLine: 11)),
+            ("probe", 10, Nodes.scalars([("url", probe)], firstLine: 11)),
         ]
         entries += extra.enumerated().map { ($1.0, 20 + $0, $1.1) }
         let context = ProviderContext(transport: transport, clock: TimeSource { Date(timeIntervalSince1970: 1_700_000_000) }, publicURL: "https://gate.example.test")

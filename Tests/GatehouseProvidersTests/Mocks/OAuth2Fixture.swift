@@ -26,6 +26,7 @@ struct OAuth2Fixture {
         userinfo: Bool = false,
         revocation: Bool = false,
         issuer: String? = nil,
+        issParameterSupported: Bool = false,
         scopes: [String] = ["read", "write"],
         claims: ClaimMapping = ClaimMapping(),
         replies: [FakeTransport.Reply] = []
@@ -38,6 +39,7 @@ struct OAuth2Fixture {
             userinfoEndpoint: userinfo ? Self.userinfoEndpoint : nil,
             revocationEndpoint: revocation ? Self.revocationEndpoint : nil,
             issuer: issuer,
+            issParameterSupported: issParameterSupported,
             clientID: clientID,
             clientSecret: clientSecret,
             clientAuthentication: clientAuthentication,

@@ -8,9 +8,15 @@ struct OIDCFixture {
     let idp = StandInOIDCProvider()
     let transport = FakeTransport()
     let provider: OIDCProvider
+    /// Changes the stand-in's discovery document before it is served.
+    let editDiscovery: @Sendable (inout [String: JSONValue]) -> Void
     static let nonce = "nonce-1"
 
-    init(configure: (inout OIDCProvider.Configuration) -> Void = { _ in }) {
+    init(
+        configure: (inout OIDCProvider.Configuration) -> Void = { _ in },
+        editDiscovery: @escaping @Sendable (inout [String: JSONValue]) -> Void = { _ in }
+    ) {
+        self.editDiscovery = editDiscovery
         var configuration = OIDCProvider.Configuration(issuer: idp.issuer, clientID: idp.clientID, clientSecret: "s3cret")
         configure(&configuration)
         provider = OIDCProvider(
@@ -24,7 +30,11 @@ struct OIDCFixture {
         return String(decoding: (try? encoder.encode(JSONValue.object(object))) ?? Data(), as: UTF8.self)
     }
 
-    func discovery() -> FakeTransport.Reply { .json(Self.json(idp.discoveryDocument)) }
+    func discovery() -> FakeTransport.Reply {
+        var document = idp.discoveryDocument
+        editDiscovery(&document)
+        return .json(Self.json(document))
+    }
     func jwks() -> FakeTransport.Reply { .json(Self.json(idp.jwks)) }
 
     func tokenResponse(idToken: String, accessToken: String = "at-1") -> FakeTransport.Reply {
