@@ -46,7 +46,10 @@ import Testing
             try #require(cache.isSynchronized, "the feed did not start")
 
             try await other.insertSession(Fixtures.session(id: "s1"))
-            try await Task.sleep(for: .milliseconds(500))
+            // The feed sees the other process's insert (and drops what little was cached) before we go on.
+            let inserted = ContinuousClock.now
+            while changes.value == 0, ContinuousClock.now - inserted < .seconds(10) { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(changes.value >= 1)
             #expect(try await cache.session(tokenHash: "hash-of-s1")?.id == "s1")
             #expect(cache.cachedCount == 1)
 
@@ -62,8 +65,10 @@ import Testing
             try await other.deleteSession(id: "s1")
             let ended = ContinuousClock.now
             while try await cache.session(tokenHash: "hash-of-s1") != nil {
-                #expect(ContinuousClock.now - ended < .seconds(1), "the ended session is still served after 1 s")
-                if ContinuousClock.now - ended > .seconds(2) { break }
+                // 0.2 s polls; the bound is loose here because this process shares its threads with every other
+                // test (Tests/ScaleOut holds two real gateway processes to 1 s).
+                #expect(ContinuousClock.now - ended < .seconds(3), "the ended session is still served after 3 s")
+                if ContinuousClock.now - ended > .seconds(4) { break }
                 try await Task.sleep(for: .milliseconds(20))
             }
             #expect(changes.value > before)
