@@ -8,19 +8,15 @@ import Testing
 /// client: URLSession needs FoundationNetworking).
 private struct CurlTransport: HTTPTransport {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
-        let bodyFile = FileManager.default.temporaryDirectory.appendingPathComponent("browserid-curl-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: bodyFile) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sS", "--max-time", "10", "-o", bodyFile.path, "-w", "%{http_code}", request.url]
-        let output = Pipe()
-        process.standardOutput = output
-        let exitCode: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("browserid-curl-\(UUID().uuidString)")
+        let bodyFile = base.appendingPathExtension("body")
+        let statusFile = base.appendingPathExtension("status")
+        let errorsFile = base.appendingPathExtension("errors")
+        defer { for file in [bodyFile, statusFile, errorsFile] { try? FileManager.default.removeItem(at: file) } }
+        let exitCode = try await ChildProcess.run(
+            "/usr/bin/curl", ["-sS", "--max-time", "10", "-o", bodyFile.path, "-w", "%{http_code}", request.url], stdout: statusFile, stderr: errorsFile)
         guard exitCode == 0 else { throw TransportError("curl exited with \(exitCode)") }
-        let status = Int(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) ?? 0
+        let status = Int((try? String(contentsOf: statusFile, encoding: .utf8)) ?? "") ?? 0
         return TransportResponse(status: status, body: (try? Data(contentsOf: bodyFile)) ?? Data())
     }
 }

@@ -46,17 +46,11 @@ struct StandInCurl {
         for header in headers { arguments += ["-H", header] }
         arguments.append(url)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        let exitCode: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
+        let errorsFile = directory.appendingPathComponent("errors")
+        let exitCode = try await ChildProcess.run(
+            "/usr/bin/curl", arguments, stdout: directory.appendingPathComponent("stdout"), stderr: errorsFile)
         guard exitCode == 0 else {
-            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let message = (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? ""
             throw Failure(exitCode: exitCode, message: message)
         }
 
