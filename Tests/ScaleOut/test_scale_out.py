@@ -307,10 +307,7 @@ def test_two_processes_on_one_sqlite_file_with_session_caches_honour_a_logout_wi
     config = cluster.write_sqlite_config(cluster.root / "cached.sqlite3", cache_seconds=60)
     s1, s2 = cluster.new_gateway("sqlite-cached-1", config), cluster.new_gateway("sqlite-cached-2", config)
     try:
-        s1.start()
-        s2.start()
-        for gw in (s1, s2):
-            assert wait_for_log(gw, "session cache synchronized"), f"{gw.name}: the change feed never listened"
+        start_caching(s1, s2)
         token = redeem(s1, login(s1, s2, cluster)).json()["session_token"]
         for _ in range(3):  # resolved at both, so each holds a copy
             for gw in (s1, s2):
@@ -327,10 +324,7 @@ def test_with_session_caches_an_end_at_one_instance_reaches_the_other_within_one
     config = cluster.write_cached_config(60)
     c, d = cluster.new_gateway("cache-c", config), cluster.new_gateway("cache-d", config)
     try:
-        c.start()
-        d.start()
-        for gw in (c, d):
-            assert wait_for_log(gw, "session cache synchronized"), f"{gw.name}: the change feed never listened"
+        start_caching(c, d)
 
         # Concurrent calls on an expired credential over both caching instances: still one refresh.
         _, at0 = cluster.db.max_ids()
@@ -355,6 +349,14 @@ def test_with_session_caches_an_end_at_one_instance_reaches_the_other_within_one
     finally:
         c.stop()
         d.stop()
+
+
+def start_caching(*gateways) -> None:
+    """Starts gateways whose session cache must be following the store's changes before the test goes on."""
+    for gw in gateways:
+        gw.start()
+    for gw in gateways:
+        assert wait_for_log(gw, "session cache synchronized"), f"{gw.name}: the change feed never listened"
 
 
 def log_out_and_expect_refusal_within_one_second(at, other, token: str) -> None:

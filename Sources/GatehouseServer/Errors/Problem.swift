@@ -7,7 +7,19 @@ import NIOHTTP1
 /// Renders RFC 9457 problem documents.
 enum Problem {
     static func response(_ error: GatehouseError) -> Response {
-        let status = HTTPResponse.Status(code: error.status)
+        Response(status: HTTPResponse.Status(code: error.status), headers: headers(error), body: .init(byteBuffer: body(error)))
+    }
+
+    /// The header fields of a problem answer: its media type, `Retry-After`, and the 401 challenge.
+    static func headers(_ error: GatehouseError) -> HTTPFields {
+        var headers: HTTPFields = [.contentType: "application/problem+json", .cacheControl: "no-store"]
+        if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if error.status == 401 { headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\"" }
+        return headers
+    }
+
+    /// The JSON document.
+    static func body(_ error: GatehouseError) -> ByteBuffer {
         var body: [String: Any] = [
             "type": "about:blank",
             // RFC 9457 §4.2.1: with about:blank, the title is the status's reason phrase.
@@ -18,9 +30,6 @@ enum Problem {
         ]
         if let retryAfter = error.retryAfter { body["retry_after"] = retryAfter }
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
-        var headers: HTTPFields = [.contentType: "application/problem+json", .cacheControl: "no-store"]
-        if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
-        if error.status == 401 { headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\"" }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return ByteBuffer(bytes: data)
     }
 }

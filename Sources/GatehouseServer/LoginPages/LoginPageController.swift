@@ -79,19 +79,16 @@ struct LoginPageController: Sendable {
         return JSONResponse.redirect(to: location, status: .seeOther, headers: headers)
     }
 
-    /// The page login `id`, if it is in progress and, for a browser login, this is the browser that
-    /// started it (``LoginBinding``); otherwise the answer to give instead. Every proxied page and every
-    /// capture goes through here, so a page-login URL opened elsewhere neither shows the provider's
+    /// Runs `body` with the page login `id` if it is in progress and, for a browser login, this is the
+    /// browser that started it (``LoginBinding``); otherwise answers with the refusal. Every proxied page and
+    /// every capture goes through here, so a page-login URL opened elsewhere neither shows the provider's
     /// pages (with the starter's cookie jar) nor ends in a session.
-    private func boundEntry(_ id: String, _ request: Request, _ context: GatehouseRequestContext) async throws -> Lookup {
+    private func withBoundEntry(
+        _ id: String, _ request: Request, _ context: GatehouseRequestContext, _ body: (LoginPageJars.Entry) async throws -> Response
+    ) async throws -> Response {
         guard let entry = await jars.entry(id, now: clock.now()) else { throw Self.unknownLogin() }
-        if let refusal = flow.refusal(request, for: entry.transaction, .pages, logger: context.logger) { return .refused(refusal) }
-        return .found(entry)
-    }
-
-    private enum Lookup {
-        case found(LoginPageJars.Entry)
-        case refused(Response)
+        if let refusal = flow.refusal(request, for: entry.transaction, .pages, logger: context.logger) { return refusal }
+        return try await body(entry)
     }
 
     private func rewriter(id: String, provider: any LoginPageProvider) -> LoginPageRewriter {
@@ -102,11 +99,10 @@ struct LoginPageController: Sendable {
 
     private func proxy(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let id = try context.parameters.require("login")
-        let entry: LoginPageJars.Entry
-        switch try await boundEntry(id, request, context) {
-        case .found(let found): entry = found
-        case .refused(let refusal): return refusal
-        }
+        return try await withBoundEntry(id, request, context) { entry in try await proxy(request, context, id: id, entry: entry) }
+    }
+
+    private func proxy(_ request: Request, _ context: GatehouseRequestContext, id: String, entry: LoginPageJars.Entry) async throws -> Response {
         let providerID = entry.transaction.provider
         let provider = try pageProvider(providerID)
         guard let index = Int(try context.parameters.require("origin")), provider.allowedOrigins.indices.contains(index) else {
@@ -187,11 +183,10 @@ struct LoginPageController: Sendable {
 
     private func capture(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let id = try context.parameters.require("login")
-        let entry: LoginPageJars.Entry
-        switch try await boundEntry(id, request, context) {
-        case .found(let found): entry = found
-        case .refused(let refusal): return refusal
-        }
+        return try await withBoundEntry(id, request, context) { entry in try await capture(request, context, id: id, entry: entry) }
+    }
+
+    private func capture(_ request: Request, _ context: GatehouseRequestContext, id: String, entry: LoginPageJars.Entry) async throws -> Response {
         guard let provider = try pageProvider(entry.transaction.provider) as? any PageScriptCapturing else {
             throw GatehouseError.unsupported("This provider's pages post nothing to the gateway.")
         }

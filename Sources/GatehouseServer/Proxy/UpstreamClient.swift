@@ -15,19 +15,31 @@ struct UpstreamClient: Sendable {
     let httpClient: HTTPClient
     let settings: ServerSettings
     let metrics: GatewayMetrics
+    /// Worked out once, not per request: what every upstream request says about the gateway.
+    private let forwardedProto: String
+    private let forwardedHost: String
+    private let sessionCookiePrefix: String
+
+    init(httpClient: HTTPClient, settings: ServerSettings, metrics: GatewayMetrics) {
+        self.httpClient = httpClient
+        self.settings = settings
+        self.metrics = metrics
+        forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
+        forwardedHost = settings.publicAuthority
+        sessionCookiePrefix = settings.cookie.name + "="
+    }
 
     /// Adds what the upstream should see to the cleaned request (identity headers, a credential).
     typealias Attachment = @Sendable (inout OutgoingRequest) async throws -> Void
 
     func forwardBody(of request: Request) async throws -> ForwardBody {
-        let limits = settings
         let length = request.headers[.contentLength].flatMap { Int($0) }
-        if let length, length > limits.maxBodyBytes {
-            throw GatehouseError.payloadTooLarge("The request body exceeds \(limits.maxBodyBytes) bytes.")
+        if let length, length > settings.maxBodyBytes {
+            throw GatehouseError.payloadTooLarge("The request body exceeds \(settings.maxBodyBytes) bytes.")
         }
         let hasBody = (length ?? 0) > 0 || request.headers[.transferEncoding] != nil
         guard hasBody else { return .empty }
-        if let length, length <= limits.replayLimitBytes {
+        if let length, length <= settings.replayLimitBytes {
             var request = request
             return .buffered(try await request.collectBody(upTo: length))
         }
@@ -70,7 +82,6 @@ struct UpstreamClient: Sendable {
     /// The client's headers minus hop-by-hop ones, credentials and anything claiming to be the gateway's.
     private func forwardedHeaders(of request: Request, _ context: GatehouseRequestContext) -> [(name: String, value: String)] {
         let dropped = HopByHopHeaders.names(in: request.headers)
-        let cookieName = settings.cookie.name
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(request.headers.count + 6)
         for field in request.headers {
@@ -85,16 +96,16 @@ struct UpstreamClient: Sendable {
             case "cookie":
                 // Keep the application's own cookies, never the gateway's session.
                 let kept = field.value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-                    .filter { !$0.hasPrefix(cookieName + "=") }
+                    .filter { !$0.hasPrefix(sessionCookiePrefix) }
                 if !kept.isEmpty { headers.append(("Cookie", kept.joined(separator: "; "))) }
             default:
                 headers.append((field.name.rawName, field.value))
             }
         }
         if let remote = context.remoteAddress { headers.append(("X-Forwarded-For", remote)) }
-        headers.append(("X-Forwarded-Proto", settings.publicURL.hasPrefix("https") ? "https" : "http"))
+        headers.append(("X-Forwarded-Proto", forwardedProto))
         // The host the client reached is the gateway's public one, whatever `Host` the client sent.
-        headers.append(("X-Forwarded-Host", settings.publicAuthority))
+        headers.append(("X-Forwarded-Host", forwardedHost))
         return headers
     }
 

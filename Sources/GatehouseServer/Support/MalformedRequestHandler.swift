@@ -1,4 +1,4 @@
-import Foundation
+import GatehouseCore
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -43,27 +43,17 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
             context.fireErrorCaught(error)
             return
         }
-        let (status, code, detail): (HTTPResponse.Status, String, String) = switch parserError {
-        case .headerOverflow: (.init(code: 431), "headers_too_large", "The request head exceeds 80 KiB.")
-        default: (.badRequest, "invalid_request", "The request is not valid HTTP/1.1.")
+        let problem = switch parserError {
+        case .headerOverflow: GatehouseError(code: .headersTooLarge, status: 431, detail: "The request head exceeds 80 KiB.")
+        default: GatehouseError.invalidRequest("The request is not valid HTTP/1.1.")
         }
-        let body = Self.problem(status: status, code: code, detail: detail)
-        var headers = HTTPFields()
-        headers[.contentType] = "application/problem+json"
+        let body = Problem.body(problem)
+        var headers = Problem.headers(problem)
         headers[.contentLength] = String(body.readableBytes)
         headers[.connection] = "close"
-        headers[.cacheControl] = "no-store"
+        let status = HTTPResponse.Status(code: problem.status)
         context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-    }
-
-    private static func problem(status: HTTPResponse.Status, code: String, detail: String) -> ByteBuffer {
-        let object: [String: Any] = [
-            "type": "about:blank", "title": HTTPResponseStatus(statusCode: status.code).reasonPhrase, "status": status.code,
-            "detail": detail, "code": code,
-        ]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return ByteBuffer(bytes: data)
     }
 }

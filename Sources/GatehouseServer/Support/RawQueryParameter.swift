@@ -16,24 +16,14 @@ enum RawQueryParameter {
     static func isSafe(_ value: Substring) -> Bool {
         var bytes = value.utf8.makeIterator()
         while let byte = bytes.next() {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                continue
-            case UInt8(ascii: "%"):
-                guard let high = bytes.next(), let low = bytes.next(), isHex(high), isHex(low) else { return false }
-            default:
-                guard allowed.contains(byte) else { return false }
+            if byte == UInt8(ascii: "%") {
+                guard let high = bytes.next(), let low = bytes.next(),
+                    PercentEncoding.hexValue(high) != nil, PercentEncoding.hexValue(low) != nil
+                else { return false }
+            } else if !PercentEncoding.isQueryCharacter(byte) || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "=") {
+                return false
             }
         }
         return true
-    }
-
-    private static let allowed: Set<UInt8> = Set("-._~!$'()*+,;:@/?".utf8)
-
-    private static func isHex(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
-        default: false
-        }
     }
 }
