@@ -43,7 +43,7 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     Application(
         router: buildRouter(gateway: gateway),
-        server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestHandler()])),
+        server: .gateway(relay: APIRelay(gateway: gateway)),
         configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse"),
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },

@@ -22,7 +22,6 @@ struct ProxyController: Sendable {
     let upstream: UpstreamClient
 
     private static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .head, .options]
-    private static let assertionHeader = "X-Gatehouse-Assertion"
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         let api = router.group("/v1/api").add(middleware: SessionMiddleware(resolver: resolver))
@@ -98,17 +97,8 @@ struct ProxyController: Sendable {
     private func backendHeaders(_ session: ActiveSession) -> Attachment {
         let (backend, signer, clock) = (self.backend, self.signer, self.clock)
         return { outgoing in
-            if backend.identityHeaders {
-                outgoing.headers.append(("X-Gatehouse-Provider", session.provider))
-                outgoing.headers.append(("X-Gatehouse-Subject", session.identity.subject))
-                if let email = session.identity.email { outgoing.headers.append(("X-Gatehouse-Email", email)) }
-            }
-            if backend.assertion {
-                outgoing.headers.append((Self.assertionHeader, try await signer.assertion(for: session, now: clock.now())))
-            }
-            if backend.forwardAccessToken {
-                outgoing.headers.append(("X-Gatehouse-Access-Token", session.credential.accessToken))
-            }
+            let assertion = backend.assertion ? try await signer.assertion(for: session, now: clock.now()) : nil
+            BackendIdentityHeaders.add(for: session, backend: backend, assertion: assertion) { outgoing.headers.append(($0, $1)) }
         }
     }
 

@@ -79,27 +79,19 @@ struct UpstreamClient: Sendable {
         }
     }
 
-    /// The client's headers minus hop-by-hop ones, credentials and anything claiming to be the gateway's.
+    /// The client's headers as ``ForwardedHeaderRule`` lets them pass, plus `X-Forwarded-*`.
     private func forwardedHeaders(of request: Request, _ context: GatehouseRequestContext) -> [(name: String, value: String)] {
         let dropped = HopByHopHeaders.names(in: request.headers)
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(request.headers.count + 6)
         for field in request.headers {
-            let name = field.name.canonicalName
-            if dropped.contains(name) || name.hasPrefix("x-gatehouse-") || name.hasPrefix("x-forwarded-") { continue }
-            // CGI and WSGI servers fold `_` into `-` (`X_Gatehouse_Subject` is `X-Gatehouse-Subject` to
-            // them): like nginx and Apache by default, no client header with an underscore passes.
-            if name.utf8.contains(UInt8(ascii: "_")) { continue }
-            switch name {
-            case "host", "content-length", "authorization", "forwarded":
-                continue
-            case "cookie":
-                // Keep the application's own cookies, never the gateway's session.
-                let kept = field.value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-                    .filter { !$0.hasPrefix(sessionCookiePrefix) }
-                if !kept.isEmpty { headers.append(("Cookie", kept.joined(separator: "; "))) }
-            default:
-                headers.append((field.name.rawName, field.value))
+            switch ForwardedHeaderRule.disposition(of: field.name.canonicalName, hopByHop: dropped) {
+            case .drop: continue
+            case .keep: headers.append((field.name.rawName, field.value))
+            case .filterCookie:
+                if let kept = ForwardedHeaderRule.keptCookies(field.value, sessionCookiePrefix: sessionCookiePrefix) {
+                    headers.append(("Cookie", kept))
+                }
             }
         }
         if let remote = context.remoteAddress { headers.append(("X-Forwarded-For", remote)) }

@@ -36,13 +36,16 @@ enum UpstreamPath {
     /// `base` + an already normalized path + `query`.
     static func join(base: String, path: NormalizedPath, query: Substring?) -> String {
         let (origin, basePath) = split(base)
+        return origin + target(basePath: basePath, path: path, query: query)
+    }
+
+    /// The request target (origin-form) for `basePath` (from ``split(_:)``) + a normalized path + `query`.
+    static func target(basePath: String, path: NormalizedPath, query: Substring?) -> String {
         var target = basePath
         if !path.segments.isEmpty { target += path.encoded }
         if target.isEmpty { target = "/" }
-        let encodedQuery = query.flatMap { $0.isEmpty ? nil : encodeQuery($0) }
-        var url = origin + target
-        if let encodedQuery { url += "?" + encodedQuery }
-        return url
+        if let query, !query.isEmpty { target += "?" + encodeQuery(query) }
+        return target
     }
 
     /// `https://api.example:8443/base/` → (`https://api.example:8443`, `/base`).

@@ -44,10 +44,7 @@ final class AssertionSigner: Sendable {
 
     /// The assertion for a session, reused while fresh and while the session's credential is unchanged.
     func assertion(for session: ActiveSession, now: Date) async throws -> String {
-        let cached = cache.withLock { $0[session.id] }
-        if let cached, cached.version == session.record.credentialVersion, now.timeIntervalSince(cached.issuedAt) < lifetime / 2 {
-            return cached.token
-        }
+        if let cached = cachedAssertion(for: session, now: now) { return cached }
         // Whole seconds: JWT libraries expect integer NumericDates (RFC 7519 allows fractions; many reject them).
         let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let payload = IdentityAssertionPayload(
@@ -68,6 +65,15 @@ final class AssertionSigner: Sendable {
             cache[session.id] = (token, now, session.record.credentialVersion)
         }
         return token
+    }
+
+    /// The reusable assertion of a session, if there is one; `nil` means one must be signed (``assertion(for:now:)``).
+    func cachedAssertion(for session: ActiveSession, now: Date) -> String? {
+        let cached = cache.withLock { $0[session.id] }
+        guard let cached, cached.version == session.record.credentialVersion, now.timeIntervalSince(cached.issuedAt) < lifetime / 2 else {
+            return nil
+        }
+        return cached.token
     }
 
     /// Forgets a session's assertion (logout).

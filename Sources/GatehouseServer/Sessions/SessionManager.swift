@@ -11,6 +11,17 @@ struct SessionManager: Sendable {
     /// Called with the id of every session that ends here (logout, replayed code, refused refresh).
     let onEnd: @Sendable (String) -> Void
     let cache = OpenedSessionCache()
+    /// The store's synchronous look-up, when it has one (cast once, not per request).
+    private let lookup: (any CachedSessionLookup)?
+
+    init(store: any SessionStore, sealer: CredentialSealer, clock: TimeSource, settings: ServerSettings, onEnd: @escaping @Sendable (String) -> Void) {
+        self.store = store
+        self.sealer = sealer
+        self.clock = clock
+        self.settings = settings
+        self.onEnd = onEnd
+        lookup = store as? any CachedSessionLookup
+    }
 
     /// Creates a session and returns its token (shown once, never stored).
     func create(provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16)) async throws -> (token: String, session: ActiveSession) {
@@ -41,11 +52,27 @@ struct SessionManager: Sendable {
             try? await store.deleteSession(id: record.id)
             throw GatehouseError.invalidSession("The session has expired.")
         }
-        // Activity is recorded coarsely: a write per request would cost more than the idle timeout needs.
-        if now.timeIntervalSince(record.lastSeenAt) > min(60, settings.idleTimeout / 10) {
+        if needsTouch(record, now: now) {
             try await store.touchSession(id: record.id, at: now)
         }
         return try open(record)
+    }
+
+    /// The session of `token` when everything needed is in memory (the store's cached copy, already opened)
+    /// and nothing needs writing; `nil` sends the caller to ``authenticate(token:)``, which decides everything else.
+    func cachedSession(token: String) -> ActiveSession? {
+        guard let lookup, !token.isEmpty, let record = lookup.cachedSession(tokenHash: RandomToken.hash(token)) else { return nil }
+        let now = clock.now()
+        guard record.expiresAt > now, !needsTouch(record, now: now),
+            record.lastSeenAt.addingTimeInterval(settings.idleTimeout) > now,
+            let (identity, credential) = cache.lookup(record)
+        else { return nil }
+        return ActiveSession(record: record, identity: identity, credential: credential)
+    }
+
+    /// Activity is recorded coarsely: a write per request would cost more than the idle timeout needs.
+    private func needsTouch(_ record: SessionRecord, now: Date) -> Bool {
+        now.timeIntervalSince(record.lastSeenAt) > min(60, settings.idleTimeout / 10)
     }
 
     /// The stored state of a session by id (after another request or instance changed it).

@@ -28,21 +28,31 @@ struct SessionResolver: Sendable {
 
     /// The token a request presents and how.
     func token(in headers: HTTPFields, method: HTTPRequest.Method) throws -> (String, Presentation) {
-        if let authorization = headers[.authorization] {
+        try token(
+            authorization: headers[.authorization], cookies: headers[values: .cookie], csrf: headers[Self.csrfHeader],
+            method: method.rawValue)
+    }
+
+    /// The same over plain values, for front ends that hold other header types: the `Authorization` value,
+    /// the `Cookie` values, the `X-CSRF` value and the method.
+    func token(
+        authorization: String?, cookies: @autoclosure () -> [String], csrf: @autoclosure () -> String?, method: String
+    ) throws -> (String, Presentation) {
+        if let authorization {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                 throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>'.")
             }
             return (String(parts[1]).trimmingCharacters(in: .whitespaces), .bearer)
         }
-        if let cookie = Cookies(from: headers[values: .cookie])[cookieName] {
-            if !Self.safeMethods.contains(method), (headers[Self.csrfHeader] ?? "").isEmpty {
-                throw GatehouseError.forbidden(.csrfRequired, "A cookie-authenticated \(method.rawValue) needs the X-CSRF header.")
+        if let cookie = Cookies(from: cookies())[cookieName] {
+            if !Self.safeMethods.contains(method), (csrf() ?? "").isEmpty {
+                throw GatehouseError.forbidden(.csrfRequired, "A cookie-authenticated \(method) needs the X-CSRF header.")
             }
             return (cookie.value, .cookie)
         }
         throw GatehouseError.invalidSession("No session token: send 'Authorization: Bearer <token>' or the session cookie.")
     }
 
-    private static let safeMethods: Set<HTTPRequest.Method> = [.get, .head, .options]
+    private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS"]
 }

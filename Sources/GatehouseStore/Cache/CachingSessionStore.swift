@@ -13,7 +13,7 @@ import Synchronization
 /// bound on staleness should a notification ever be lost. Everything else — `session(id:)` (the refresh
 /// path re-reads under its lease), writes, codes, leases — always goes to the base store.
 /// The sweeper's deletions need no eviction: a copy of a swept session fails the same expiry checks.
-public final class CachingSessionStore: ForwardingSessionStore {
+public final class CachingSessionStore: ForwardingSessionStore, CachedSessionLookup {
     /// The store that owns the data.
     public let base: any SessionStore
     private let timeToLive: TimeInterval
@@ -66,6 +66,11 @@ public final class CachingSessionStore: ForwardingSessionStore {
     // MARK: SessionStore (what is not here goes to the base store)
 
     public var forwardee: any SessionStore { base }
+
+    public func cachedSession(tokenHash: String) -> SessionRecord? {
+        let now = clock.now()
+        return cache.withLock { $0.record(tokenHash: tokenHash, now: now) }
+    }
 
     public func session(tokenHash: String) async throws -> SessionRecord? {
         let now = clock.now()

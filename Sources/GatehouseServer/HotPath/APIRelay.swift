@@ -1,0 +1,219 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Decides, for each request head, whether the event-loop relay serves it, and builds what goes to the
+/// backend. Plain values only: ``APIRelayHandler`` calls it on the event loop, and it never blocks.
+///
+/// The relay takes a request only when it is sure to forward it: `/v1/api/…`, HTTP/1.1, a method the route
+/// has, within the limits, no upgrade or `Expect`, no CORS preflight or `Origin` to answer for, a session that
+/// resolves, a path that normalizes. Everything else (every refusal and error included) goes to the router,
+/// which answers as it always has — so both front ends give the same answers by construction.
+struct APIRelay: Sendable {
+    let resolver: SessionResolver
+    let signer: AssertionSigner
+    let clock: TimeSource
+    let settings: ServerSettings
+    let metrics: GatewayMetrics
+    let logger: Logger
+    let pools: UpstreamPools
+    /// `host[:port]` of the backend: the upstream request's `Host`.
+    let upstreamAuthority: String
+    /// The backend URL's path (no trailing slash), prefixed to every forwarded path.
+    let basePath: String
+    /// The backend URL without credentials or query, for log lines.
+    let redactedBackend: String
+    private let forwardedProto: String
+    private let forwardedHost: String
+    private let sessionCookiePrefix: String
+
+    private static let prefix = "/v1/api/"
+    /// The methods `/v1/api` has.
+    private static func isRouted(_ method: HTTPMethod) -> Bool {
+        switch method {
+        case .GET, .POST, .PUT, .PATCH, .DELETE, .HEAD, .OPTIONS: true
+        default: false
+        }
+    }
+
+    /// The relay for a gateway, or `nil` when its backend is not plain `http://host[:port][/path]` (the
+    /// router's client then carries every call, TLS included).
+    init?(gateway: Gateway) {
+        let settings = gateway.settings
+        guard let url = URL(string: settings.backend.url), url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty,
+            url.user == nil, url.query == nil, url.fragment == nil
+        else { return nil }
+        let port = url.port ?? 80
+        let (_, basePath) = UpstreamPath.split(settings.backend.url)
+        self.resolver = gateway.resolver
+        self.signer = gateway.signer
+        self.clock = gateway.clock
+        self.settings = settings
+        self.metrics = gateway.metrics
+        self.logger = gateway.logger
+        self.pools = UpstreamPools(host: host, port: port)
+        self.upstreamAuthority = url.port.map { "\(host):\($0)" } ?? host
+        self.basePath = basePath
+        self.redactedBackend = "http://\(upstreamAuthority)\(basePath)"
+        forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
+        forwardedHost = settings.publicAuthority
+        sessionCookiePrefix = settings.cookie.name + "="
+    }
+
+    /// What to do with a request head.
+    enum Decision {
+        /// The router answers.
+        case pass
+        /// The relay forwards this head.
+        case forward(HTTPRequestHead)
+        /// Something must be read or signed first: ask ``decideAsync(_:remoteAddress:)``.
+        case resolveAsync
+    }
+
+    /// The decision from memory alone.
+    func decide(_ head: HTTPRequestHead, remoteAddress: String?) -> Decision {
+        guard claims(head), let token = token(of: head) else { return .pass }
+        guard let session = resolver.sessions.cachedSession(token: token) else { return .resolveAsync }
+        return forward(head, session: session, remoteAddress: remoteAddress, assertion: nil)
+    }
+
+    /// The decision after reading the store or signing an assertion; never `.resolveAsync`.
+    func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
+        guard let token = token(of: head), let session = try? await resolver.sessions.authenticate(token: token) else { return .pass }
+        var assertion: String?
+        if settings.backend.assertion {
+            guard let signed = try? await signer.assertion(for: session, now: clock.now()) else { return .pass }
+            assertion = signed
+        }
+        if case .forward(let upstream) = forward(head, session: session, remoteAddress: remoteAddress, assertion: assertion) {
+            return .forward(upstream)
+        }
+        return .pass
+    }
+
+    // MARK: Claims
+
+    /// Whether the head is one the relay may take, judged in one pass over the fields.
+    private func claims(_ head: HTTPRequestHead) -> Bool {
+        guard head.version == .http1_1, head.uri.hasPrefix(Self.prefix), Self.isRouted(head.method),
+            head.uri.utf8.count <= settings.maxURLBytes
+        else { return false }
+        var hosts = 0
+        var authorizations = 0
+        var lengths = 0
+        var size = 0
+        let corsEnabled = !settings.corsAllowedOrigins.isEmpty
+        for (name, value) in head.headers {
+            size += name.utf8.count + value.utf8.count + 4
+            switch name.utf8.count {
+            case 4 where name.caseInsensitiveEquals("host"): hosts += 1
+            case 13 where name.caseInsensitiveEquals("authorization"): authorizations += 1
+            case 14 where name.caseInsensitiveEquals("content-length"):
+                lengths += 1
+                guard let length = Int(value), length >= 0, length <= settings.maxBodyBytes else { return false }
+            case 17 where name.caseInsensitiveEquals("transfer-encoding"):
+                guard value.caseInsensitiveEquals("chunked") else { return false }
+            case 7 where name.caseInsensitiveEquals("upgrade"): return false
+            case 6 where name.caseInsensitiveEquals("expect"): return false
+            case 6 where corsEnabled && name.caseInsensitiveEquals("origin"): return false
+            default: break
+            }
+        }
+        return hosts == 1 && authorizations <= 1 && lengths <= 1 && size <= settings.maxHeaderBytes
+    }
+
+    private func token(of head: HTTPRequestHead) -> String? {
+        (try? resolver.token(
+            authorization: head.headers.first(name: "authorization"), cookies: head.headers["cookie"],
+            csrf: head.headers.first(name: "x-csrf"), method: head.method.rawValue))?.0
+    }
+
+    // MARK: The upstream head
+
+    private func forward(_ head: HTTPRequestHead, session: ActiveSession, remoteAddress: String?, assertion: String?) -> Decision {
+        // A refreshable credential that the backend receives may need a refresh before or a replay after
+        // the call: the router's path does both.
+        if settings.backend.forwardAccessToken, session.credential.isRefreshable { return .pass }
+        var assertion = assertion
+        if settings.backend.assertion, assertion == nil {
+            guard let cached = signer.cachedAssertion(for: session, now: clock.now()) else { return .resolveAsync }
+            assertion = cached
+        }
+        guard let target = target(of: head.uri) else { return .pass }
+        return .forward(HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers(of: head, session: session, remoteAddress: remoteAddress, assertion: assertion)))
+    }
+
+    /// The backend's request target: the base path + the client's path below `/v1/api`, normalized.
+    private func target(of uri: String) -> String? {
+        let question = uri.utf8.firstIndex(of: UInt8(ascii: "?"))
+        let rawPath = question.map { Substring(uri[..<$0]) } ?? Substring(uri)
+        let query = question.map { uri[uri.index(after: $0)...] }
+        guard let path = try? NormalizedPath(raw: UpstreamPath.remainder(of: rawPath, droppingSegments: 2)) else { return nil }
+        return UpstreamPath.target(basePath: basePath, path: path, query: query)
+    }
+
+    private func headers(of head: HTTPRequestHead, session: ActiveSession, remoteAddress: String?, assertion: String?) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(head.headers.count + 8)
+        headers.add(name: "Host", value: upstreamAuthority)
+        let connection = head.headers["connection"]
+        let hopByHop = connection.isEmpty ? HopByHopHeaders.names : HopByHopHeaders.names(listedIn: connection)
+        for (name, value) in head.headers {
+            switch ForwardedHeaderRule.disposition(of: name.lowercased(), hopByHop: hopByHop) {
+            case .drop: continue
+            case .keep: headers.add(name: name, value: value)
+            case .filterCookie:
+                if let kept = ForwardedHeaderRule.keptCookies(value, sessionCookiePrefix: sessionCookiePrefix) {
+                    headers.add(name: "Cookie", value: kept)
+                }
+            }
+        }
+        // The relay frames the body as the client did (the decoder has undone any chunking).
+        if let length = head.headers.first(name: "content-length") {
+            headers.add(name: "Content-Length", value: length)
+        } else if head.headers.contains(name: "transfer-encoding") {
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        } else if head.method == .POST || head.method == .PUT || head.method == .PATCH {
+            headers.add(name: "Content-Length", value: "0")
+        }
+        if let remoteAddress { headers.add(name: "X-Forwarded-For", value: remoteAddress) }
+        headers.add(name: "X-Forwarded-Proto", value: forwardedProto)
+        headers.add(name: "X-Forwarded-Host", value: forwardedHost)
+        BackendIdentityHeaders.add(for: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
+        return headers
+    }
+
+    // MARK: The answer
+
+    /// The backend's response head for the client: hop-by-hop fields dropped.
+    func clientHead(of head: HTTPResponseHead) -> HTTPResponseHead {
+        let connection = head.headers["connection"]
+        let hopByHop = connection.isEmpty ? HopByHopHeaders.names : HopByHopHeaders.names(listedIn: connection)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(head.headers.count)
+        for (name, value) in head.headers where !hopByHop.contains(name.lowercased()) {
+            headers.add(name: name, value: value)
+        }
+        return HTTPResponseHead(version: .http1_1, status: head.status, headers: headers)
+    }
+
+    /// A problem answer written by the relay itself (502, 504, 413, 400).
+    func problemHead(_ error: GatehouseError, bodyLength: Int, close: Bool) -> HTTPResponseHead {
+        var headers = HTTPHeaders(Problem.headers(error).map { ($0.name.rawName, $0.value) })
+        headers.add(name: "Content-Length", value: String(bodyLength))
+        if close { headers.add(name: "Connection", value: "close") }
+        return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: error.status), headers: headers)
+    }
+}
+
+private extension String {
+    /// ASCII case-insensitive equality with a lowercase literal, without allocating.
+    func caseInsensitiveEquals(_ lowercase: String) -> Bool {
+        guard utf8.count == lowercase.utf8.count else { return false }
+        for (a, b) in zip(utf8, lowercase.utf8) where a != b && (a | 0x20) != b { return false }
+        return true
+    }
+}

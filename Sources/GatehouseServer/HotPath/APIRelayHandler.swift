@@ -1,0 +1,394 @@
+import GatehouseCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import Prometheus
+
+/// The event-loop relay for `/v1/api/…`: for each request it claims (``APIRelay``), it takes a keep-alive
+/// backend connection from its loop's ``UpstreamConnectionPool``, writes the rewritten head and streams the
+/// body, and streams the answer back — no task, no thread change, no copy of a body. Requests it does not
+/// claim go on to the router untouched.
+///
+/// Flow control: the client is read only while the backend connection can take more, and the backend only
+/// while the client can. A request lost by a reused connection before any answer is sent again once on a
+/// new connection when its method is idempotent and its body was kept (RFC 9110 §9.2.2); never otherwise.
+/// The backend has `upstreamTimeout` to start its answer (then 504); an unreachable one gives 502.
+///
+/// `HTTPServerPipelineHandler`, in front of this handler, delivers one request at a time, so the relay's
+/// answers and the router's never interleave.
+final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamReceiver {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let relay: APIRelay
+    private let pool: NIOLoopBound<UpstreamConnectionPool>
+    private let remoteAddress: String?
+    private var context: ChannelHandlerContext?
+
+    private enum State {
+        /// Between requests.
+        case idle
+        /// The current request is the router's, up to its end.
+        case passing
+        /// Waiting for ``APIRelay/decideAsync(_:remoteAddress:)``; the parts read meanwhile are kept.
+        case resolving([HTTPServerRequestPart])
+        /// The relay owns the request: ``exchange`` is set.
+        case relaying
+        /// The answer is out; what is left of the request is dropped.
+        case discarding
+    }
+
+    /// One relayed request.
+    private final class Exchange {
+        let head: HTTPRequestHead
+        let idempotent: Bool
+        var connection: UpstreamConnection?
+        var attempts = 0
+        /// Body parts read before the connection was ready.
+        var unsent: [ByteBuffer] = []
+        /// Every body part so far, while small enough to send again; `nil` once it is not.
+        var kept: [ByteBuffer]? = []
+        var keptBytes = 0
+        var bodyBytes = 0
+        var requestComplete = false
+        /// Something of the answer went to the client.
+        var responseStarted = false
+        var upstreamKeepAlive = true
+        var timeout: Scheduled<Void>?
+
+        init(head: HTTPRequestHead) {
+            self.head = head
+            switch head.method {
+            case .GET, .HEAD, .PUT, .DELETE, .OPTIONS, .TRACE: idempotent = true
+            default: idempotent = false
+            }
+        }
+    }
+
+    private var state = State.idle
+    private var exchange: Exchange?
+    /// A read the channel asked for while the relay could not take more.
+    private var readPending = false
+
+    init(relay: APIRelay, pool: NIOLoopBound<UpstreamConnectionPool>, remoteAddress: String?) {
+        self.relay = relay
+        self.pool = pool
+        self.remoteAddress = remoteAddress
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        abandonExchange()
+        self.context = nil
+    }
+
+    // MARK: From the client
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        switch state {
+        case .idle:
+            guard case .head(let head) = part else {
+                context.fireChannelRead(data)
+                return
+            }
+            switch relay.decide(head, remoteAddress: remoteAddress) {
+            case .pass:
+                state = .passing
+                context.fireChannelRead(data)
+            case .forward(let upstreamHead):
+                start(upstreamHead)
+            case .resolveAsync:
+                state = .resolving([part])
+                let (relay, remoteAddress) = (relay, remoteAddress)
+                context.eventLoop.makeFutureWithTask { await relay.decideAsync(head, remoteAddress: remoteAddress) }
+                    .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
+            }
+        case .passing:
+            if case .end = part { state = .idle }
+            context.fireChannelRead(data)
+        case .resolving(var parts):
+            parts.append(part)
+            state = .resolving(parts)
+        case .relaying:
+            received(part)
+        case .discarding:
+            if case .end = part { state = .idle }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if case .relaying = state { exchange?.connection?.flush() }
+        context.fireChannelReadComplete()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        switch state {
+        case .resolving:
+            readPending = true
+        case .relaying:
+            guard let connection = exchange?.connection, connection.isWritable else {
+                readPending = true
+                return
+            }
+            context.read()
+        case .idle, .passing, .discarding:
+            context.read()
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if case .relaying = state, let exchange, exchange.responseStarted {
+            exchange.connection?.setReading(context.channel.isWritable)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        abandonExchange()
+        state = .idle
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        switch state {
+        case .relaying, .resolving:
+            // The client's own request broke (a malformed chunk): nothing more can be read from it.
+            relay.logger.info("the client's request body could not be read; nothing more was sent upstream")
+            fail(GatehouseError.invalidRequest("The request body could not be read."), closing: true)
+        case .idle, .passing, .discarding:
+            context.fireErrorCaught(error)
+        }
+    }
+
+    // MARK: The decision
+
+    private func resolved(_ decision: APIRelay.Decision) {
+        guard let context, case .resolving(let parts) = state else { return }
+        switch decision {
+        case .forward(let upstreamHead):
+            start(upstreamHead)
+            for part in parts.dropFirst() { received(part) }
+            exchange?.connection?.flush()
+        case .pass, .resolveAsync:
+            state = .passing
+            for part in parts {
+                if case .end = part { state = .idle }
+                context.fireChannelRead(wrapInboundOut(part))
+            }
+            context.fireChannelReadComplete()
+            resumeReading()
+        }
+    }
+
+    // MARK: The exchange
+
+    private func start(_ upstreamHead: HTTPRequestHead) {
+        state = .relaying
+        exchange = Exchange(head: upstreamHead)
+        relay.metrics.proxiedRequests.increment()
+        connect(fresh: false)
+    }
+
+    private func connect(fresh: Bool) {
+        guard let exchange else { return }
+        let pool = self.pool.value
+        let connecting = fresh ? pool.connect() : pool.acquire()
+        connecting.whenComplete { result in
+            switch result {
+            case .success(let connection):
+                guard self.exchange === exchange else {
+                    // The exchange ended (the client left) while connecting.
+                    connection.close()
+                    return
+                }
+                self.send(exchange, on: connection)
+            case .failure(let error):
+                guard self.exchange === exchange else { return }
+                self.upstreamUnreachable(error)
+            }
+        }
+    }
+
+    private func send(_ exchange: Exchange, on connection: UpstreamConnection) {
+        exchange.connection = connection
+        exchange.attempts += 1
+        connection.handler.receiver = self
+        connection.setReading(context?.channel.isWritable ?? true)
+        connection.write(.head(exchange.head))
+        // A second attempt sends everything kept; the first, what arrived while connecting.
+        let parts = exchange.attempts > 1 ? (exchange.kept ?? []) : exchange.unsent
+        exchange.unsent = []
+        for part in parts { connection.write(.body(.byteBuffer(part))) }
+        if exchange.requestComplete { connection.write(.end(nil)) }
+        connection.flush()
+        let timeout = TimeAmount.milliseconds(Int64(relay.settings.upstreamTimeout * 1000))
+        exchange.timeout?.cancel()
+        exchange.timeout = context?.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
+            guard let self, self.exchange === exchange, !exchange.responseStarted else { return }
+            self.relay.metrics.upstreamErrors.increment()
+            self.fail(GatehouseError.gatewayTimeout("The upstream did not answer in time."), closing: !exchange.requestComplete)
+        }
+        resumeReading()
+    }
+
+    /// A part of the client's request while the relay owns it.
+    private func received(_ part: HTTPServerRequestPart) {
+        guard let exchange else { return }
+        switch part {
+        case .head:
+            break
+        case .body(let buffer):
+            exchange.bodyBytes += buffer.readableBytes
+            guard exchange.bodyBytes <= relay.settings.maxBodyBytes else {
+                fail(GatehouseError.payloadTooLarge("The request body exceeds \(relay.settings.maxBodyBytes) bytes."), closing: true)
+                return
+            }
+            if exchange.kept != nil {
+                exchange.keptBytes += buffer.readableBytes
+                if exchange.idempotent, exchange.keptBytes <= relay.settings.replayLimitBytes {
+                    exchange.kept?.append(buffer)
+                } else {
+                    exchange.kept = nil
+                }
+            }
+            if let connection = exchange.connection {
+                connection.write(.body(.byteBuffer(buffer)))
+            } else {
+                exchange.unsent.append(buffer)
+            }
+        case .end:
+            exchange.requestComplete = true
+            if let connection = exchange.connection {
+                connection.write(.end(nil))
+                connection.flush()
+            }
+        }
+    }
+
+    // MARK: From the backend
+
+    func upstreamReceived(_ part: HTTPClientResponsePart) {
+        guard let context, let exchange else { return }
+        switch part {
+        case .head(let head):
+            if head.status.code < 200 {
+                // 1xx: an upgrade was never asked for (the router takes those); others are passed on.
+                guard head.status != .switchingProtocols else {
+                    upstreamFailed(UpstreamConnectionHandler.Closed())
+                    return
+                }
+                exchange.responseStarted = true
+                context.write(wrapOutboundOut(.head(relay.clientHead(of: head))), promise: nil)
+                return
+            }
+            exchange.timeout?.cancel()
+            exchange.responseStarted = true
+            exchange.upstreamKeepAlive = head.isKeepAlive
+            context.write(wrapOutboundOut(.head(relay.clientHead(of: head))), promise: nil)
+        case .body(let buffer):
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        case .end:
+            finish(exchange)
+        }
+    }
+
+    func upstreamReadComplete() {
+        guard let context, let exchange else { return }
+        context.flush()
+        if !context.channel.isWritable { exchange.connection?.setReading(false) }
+    }
+
+    func upstreamWritabilityChanged(_ isWritable: Bool) {
+        if isWritable { resumeReading() }
+    }
+
+    func upstreamFailed(_ error: any Error) {
+        guard let exchange, let connection = exchange.connection else { return }
+        exchange.timeout?.cancel()
+        connection.close()
+        exchange.connection = nil
+        if exchange.responseStarted {
+            // Part of the answer is out: the client can only learn of the failure by the connection's end.
+            self.exchange = nil
+            state = .discarding
+            context?.close(promise: nil)
+            return
+        }
+        if connection.reused, exchange.attempts == 1, exchange.idempotent, exchange.kept != nil {
+            // The backend closed a kept-alive connection as the request went out: nothing was processed.
+            connect(fresh: true)
+            return
+        }
+        upstreamUnreachable(error)
+    }
+
+    // MARK: Endings
+
+    private func finish(_ exchange: Exchange) {
+        guard let context else { return }
+        exchange.timeout?.cancel()
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        if let connection = exchange.connection {
+            if exchange.requestComplete, exchange.upstreamKeepAlive {
+                pool.value.release(connection)
+            } else {
+                connection.close()
+            }
+        }
+        self.exchange = nil
+        state = exchange.requestComplete ? .idle : .discarding
+        resumeReading()
+    }
+
+    private func upstreamUnreachable(_ error: any Error) {
+        relay.metrics.upstreamErrors.increment()
+        relay.logger.warning("upstream request failed", metadata: ["upstream": "\(relay.redactedBackend)", "error": "\(error)"])
+        fail(GatehouseError.badGateway("The upstream could not be reached."), closing: !(exchange?.requestComplete ?? true))
+    }
+
+    /// Ends the exchange with a problem answer; `closing` when the rest of the request cannot be read.
+    private func fail(_ error: GatehouseError, closing: Bool) {
+        guard let context else { return }
+        let exchange = self.exchange
+        self.exchange = nil
+        exchange?.timeout?.cancel()
+        exchange?.connection?.close()
+        if exchange?.responseStarted == true {
+            state = .discarding
+            context.close(promise: nil)
+            return
+        }
+        let body = Problem.body(error)
+        context.write(wrapOutboundOut(.head(relay.problemHead(error, bodyLength: body.readableBytes, close: closing))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if closing {
+            state = .discarding
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        } else {
+            state = .idle
+            resumeReading()
+        }
+    }
+
+    /// The client left: drop the backend connection (it is mid-request).
+    private func abandonExchange() {
+        guard let exchange else { return }
+        self.exchange = nil
+        exchange.timeout?.cancel()
+        exchange.connection?.close()
+    }
+
+    private func resumeReading() {
+        guard readPending, let context else { return }
+        if case .relaying = state, !(exchange?.connection?.isWritable ?? false) { return }
+        readPending = false
+        context.read()
+    }
+}

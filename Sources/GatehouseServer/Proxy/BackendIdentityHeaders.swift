@@ -1,0 +1,25 @@
+import GatehouseCore
+
+/// What the backend learns about the caller: the identity headers, the signed assertion and (when
+/// configured) the provider's access token, as `backend.*` asks. The one list both upstream paths send.
+enum BackendIdentityHeaders {
+    static let provider = "X-Gatehouse-Provider"
+    static let subject = "X-Gatehouse-Subject"
+    static let email = "X-Gatehouse-Email"
+    static let assertion = "X-Gatehouse-Assertion"
+    static let accessToken = "X-Gatehouse-Access-Token"
+
+    /// Calls `add` once per header; `assertion` is the session's signed assertion when `backend.assertion` is on.
+    static func add(
+        for session: ActiveSession, backend: ServerSettings.BackendSettings, assertion: String?,
+        _ add: (_ name: String, _ value: String) -> Void
+    ) {
+        if backend.identityHeaders {
+            add(provider, session.provider)
+            add(subject, session.identity.subject)
+            if let address = session.identity.email { add(email, address) }
+        }
+        if backend.assertion, let assertion { add(Self.assertion, assertion) }
+        if backend.forwardAccessToken { add(accessToken, session.credential.accessToken) }
+    }
+}
