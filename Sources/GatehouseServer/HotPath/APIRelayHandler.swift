@@ -192,6 +192,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         state = .relaying
         exchange = Exchange(head: upstreamHead)
         relay.metrics.proxiedRequests.increment()
+        relay.metrics.relayedRequests.increment()
         connect(fresh: false)
     }
 
@@ -333,7 +334,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     private func finish(_ exchange: Exchange) {
         guard let context else { return }
         exchange.timeout?.cancel()
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         if let connection = exchange.connection {
             if exchange.requestComplete, exchange.upstreamKeepAlive {
                 pool.value.release(connection)
@@ -341,8 +341,11 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 connection.close()
             }
         }
+        // The state moves on before the end is written: writing it lets the pipeline handler deliver the
+        // next request, into this handler, at once.
         self.exchange = nil
         state = exchange.requestComplete ? .idle : .discarding
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         resumeReading()
     }
 
@@ -367,12 +370,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         let body = Problem.body(error)
         context.write(wrapOutboundOut(.head(relay.problemHead(error, bodyLength: body.readableBytes, close: closing))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        // As in `finish`: the state first, then the end (which may deliver the next request).
+        state = closing ? .discarding : .idle
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if closing {
-            state = .discarding
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         } else {
-            state = .idle
             resumeReading()
         }
     }

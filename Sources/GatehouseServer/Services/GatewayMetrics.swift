@@ -10,6 +10,7 @@ final class GatewayMetrics: Sendable {
     let refreshFailures: Counter
     let proxiedRequests: Counter
     let upstreamErrors: Counter
+    let relayedRequests: Counter
     let logouts: Counter
 
     init() {
@@ -23,6 +24,7 @@ final class GatewayMetrics: Sendable {
         refreshes = counter("refreshes", "Provider credentials refreshed.")
         refreshFailures = counter("refresh_failures", "Provider refreshes that failed.")
         proxiedRequests = counter("proxied_requests", "Requests forwarded upstream.")
+        relayedRequests = counter("relayed_requests", "Requests to /v1/api forwarded by the event-loop relay (also counted in proxied_requests).")
         upstreamErrors = counter("upstream_errors", "Upstream requests that failed to connect or timed out.")
         logouts = counter("logouts", "Sessions ended by the client.")
     }

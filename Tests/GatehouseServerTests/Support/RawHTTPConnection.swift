@@ -1,0 +1,100 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One plain TCP connection to a loopback port, for what an HTTP client library will not do: several
+/// requests in one write (pipelining), a body that breaks the limits mid-stream, and reading exactly what
+/// came back. Blocking I/O on a thread of its own, so the test's executor is never held.
+enum RawHTTPConnection {
+    struct Response: Sendable {
+        var status: Int
+        var head: String
+        var body: String
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Sends each of `writes` (with `pause` between them) on one new connection, then reads until `responses`
+    /// answers (framed by `Content-Length`) have come, the peer closes, or `timeout` passes.
+    static func exchange(
+        port: Int, _ writes: [String], pause: TimeInterval = 0, responses: Int, timeout: TimeInterval = 10
+    ) async throws -> (responses: [Response], closedByPeer: Bool) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try run(port: port, writes, pause: pause, responses: responses, timeout: timeout) })
+            }
+        }
+    }
+
+    private static func run(port: Int, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval) throws -> ([Response], Bool) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failure(description: "connect() failed") }
+        var interval = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        for (index, text) in writes.enumerated() {
+            if index > 0, pause > 0 { Thread.sleep(forTimeInterval: pause) }
+            let bytes = Array(text.utf8)
+            var sent = 0
+            while sent < bytes.count {
+                let offset = sent
+                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+                // The peer may close while we still write (a refused upload): read what it said.
+                if n <= 0 { break }
+                sent += n
+            }
+        }
+        var received = [UInt8]()
+        var closed = false
+        let deadline = Date().addingTimeInterval(timeout)
+        var parsed: [Response] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while Date() < deadline {
+            parsed = parse(received)
+            if parsed.count >= wanted { break }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65536, 0) }
+            if n == 0 { closed = true; break }
+            if n < 0 {
+                if errno == EAGAIN || errno == EWOULDBLOCK { continue }
+                closed = true
+                break
+            }
+            received += chunk[0..<n]
+        }
+        return (parse(received), closed)
+    }
+
+    /// The complete responses at the start of `bytes`.
+    private static func parse(_ bytes: [UInt8]) -> [Response] {
+        var responses: [Response] = []
+        var rest = bytes[...]
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        while let end = rest.firstRange(of: separator) {
+            let head = String(decoding: rest[rest.startIndex..<end.lowerBound], as: UTF8.self)
+            let lines = head.components(separatedBy: "\r\n")
+            let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+            let length = lines.dropFirst().compactMap { line -> Int? in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                return Int(parts[1].trimmingCharacters(in: .whitespaces))
+            }.first ?? 0
+            let bodyStart = end.upperBound
+            guard rest.distance(from: bodyStart, to: rest.endIndex) >= length else { break }
+            let bodyEnd = rest.index(bodyStart, offsetBy: length)
+            responses.append(Response(status: status, head: head, body: String(decoding: rest[bodyStart..<bodyEnd], as: UTF8.self)))
+            rest = rest[bodyEnd...]
+        }
+        return responses
+    }
+}
