@@ -109,16 +109,16 @@ struct APIRelay: Sendable {
         for (name, value) in head.headers {
             size += name.utf8.count + value.utf8.count + 4
             switch name.utf8.count {
-            case 4 where name.caseInsensitiveEquals("host"): hosts += 1
-            case 13 where name.caseInsensitiveEquals("authorization"): authorizations += 1
-            case 14 where name.caseInsensitiveEquals("content-length"):
+            case 4 where ASCII.equalsIgnoringCase(name, "host"): hosts += 1
+            case 13 where ASCII.equalsIgnoringCase(name, "authorization"): authorizations += 1
+            case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
                 lengths += 1
                 guard let length = Int(value), length >= 0, length <= settings.maxBodyBytes else { return false }
-            case 17 where name.caseInsensitiveEquals("transfer-encoding"):
-                guard value.caseInsensitiveEquals("chunked") else { return false }
-            case 7 where name.caseInsensitiveEquals("upgrade"): return false
-            case 6 where name.caseInsensitiveEquals("expect"): return false
-            case 6 where corsEnabled && name.caseInsensitiveEquals("origin"): return false
+            case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"):
+                guard ASCII.equalsIgnoringCase(value, "chunked") else { return false }
+            case 7 where ASCII.equalsIgnoringCase(name, "upgrade"): return false
+            case 6 where ASCII.equalsIgnoringCase(name, "expect"): return false
+            case 6 where corsEnabled && ASCII.equalsIgnoringCase(name, "origin"): return false
             default: break
             }
         }
@@ -159,10 +159,9 @@ struct APIRelay: Sendable {
         var headers = HTTPHeaders()
         headers.reserveCapacity(head.headers.count + 8)
         headers.add(name: "Host", value: upstreamAuthority)
-        let connection = head.headers["connection"]
-        let hopByHop = connection.isEmpty ? HopByHopHeaders.names : HopByHopHeaders.names(listedIn: connection)
+        let listed = HopByHopHeaders.listed(in: head.headers["connection"])
         for (name, value) in head.headers {
-            switch ForwardedHeaderRule.disposition(of: name.lowercased(), hopByHop: hopByHop) {
+            switch ForwardedHeaderRule.disposition(of: name, listed: listed) {
             case .drop: continue
             case .keep: headers.add(name: name, value: value)
             case .filterCookie:
@@ -190,13 +189,11 @@ struct APIRelay: Sendable {
 
     /// The backend's response head for the client: hop-by-hop fields dropped.
     func clientHead(of head: HTTPResponseHead) -> HTTPResponseHead {
-        let connection = head.headers["connection"]
-        let hopByHop = connection.isEmpty ? HopByHopHeaders.names : HopByHopHeaders.names(listedIn: connection)
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(head.headers.count)
-        for (name, value) in head.headers where !hopByHop.contains(name.lowercased()) {
-            headers.add(name: name, value: value)
-        }
+        let listed = HopByHopHeaders.listed(in: head.headers["connection"])
+        var headers = head.headers
+        // Usually only `Connection: keep-alive` goes: remove in place rather than copy the rest.
+        let dropped = head.headers.compactMap { HopByHopHeaders.contains($0.name, listed: listed) ? $0.name : nil }
+        for name in dropped { headers.remove(name: name) }
         return HTTPResponseHead(version: .http1_1, status: head.status, headers: headers)
     }
 
@@ -206,14 +203,5 @@ struct APIRelay: Sendable {
         headers.add(name: "Content-Length", value: String(bodyLength))
         if close { headers.add(name: "Connection", value: "close") }
         return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: error.status), headers: headers)
-    }
-}
-
-private extension String {
-    /// ASCII case-insensitive equality with a lowercase literal, without allocating.
-    func caseInsensitiveEquals(_ lowercase: String) -> Bool {
-        guard utf8.count == lowercase.utf8.count else { return false }
-        for (a, b) in zip(utf8, lowercase.utf8) where a != b && (a | 0x20) != b { return false }
-        return true
     }
 }

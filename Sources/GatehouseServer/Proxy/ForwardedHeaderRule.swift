@@ -1,5 +1,3 @@
-import Foundation
-
 /// Which of the client's header fields go upstream: the one rule of both upstream paths (the router's
 /// ``UpstreamClient`` and the event-loop relay, ``APIRelay``).
 ///
@@ -16,13 +14,18 @@ enum ForwardedHeaderRule {
         case filterCookie
     }
 
-    /// What happens to a field; `name` lowercased, `hopByHop` from ``HopByHopHeaders``.
-    static func disposition(of name: String, hopByHop: Set<String>) -> Disposition {
-        if hopByHop.contains(name) || name.hasPrefix("x-gatehouse-") || name.hasPrefix("x-forwarded-") { return .drop }
+    /// What happens to a field; `name` in any case, `listed` the names its `Connection` lists
+    /// (``HopByHopHeaders/listed(in:)``).
+    static func disposition(of name: String, listed: [String]) -> Disposition {
+        if HopByHopHeaders.contains(name, listed: listed) { return .drop }
         if name.utf8.contains(UInt8(ascii: "_")) { return .drop }
-        switch name {
-        case "host", "content-length", "authorization", "forwarded": return .drop
-        case "cookie": return .filterCookie
+        if ASCII.hasPrefixIgnoringCase(name, "x-gatehouse-") || ASCII.hasPrefixIgnoringCase(name, "x-forwarded-") { return .drop }
+        switch name.utf8.count {
+        case 4 where ASCII.equalsIgnoringCase(name, "host"): return .drop
+        case 6 where ASCII.equalsIgnoringCase(name, "cookie"): return .filterCookie
+        case 9 where ASCII.equalsIgnoringCase(name, "forwarded"): return .drop
+        case 13 where ASCII.equalsIgnoringCase(name, "authorization"): return .drop
+        case 14 where ASCII.equalsIgnoringCase(name, "content-length"): return .drop
         default: return .keep
         }
     }
@@ -32,8 +35,7 @@ enum ForwardedHeaderRule {
     static func keptCookies(_ value: String, sessionCookiePrefix: String) -> String? {
         // Fast path: most requests carry no session cookie at all.
         guard value.contains(sessionCookiePrefix) else { return value.isEmpty ? nil : value }
-        let kept = value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.hasPrefix(sessionCookiePrefix) }
+        let kept = value.split(separator: ";").map { String(ASCII.trimmed($0)) }.filter { !$0.hasPrefix(sessionCookiePrefix) }
         return kept.isEmpty ? nil : kept.joined(separator: "; ")
     }
 }

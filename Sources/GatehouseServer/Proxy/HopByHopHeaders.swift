@@ -1,26 +1,37 @@
-import Foundation
-import HTTPTypes
-
-/// Headers that belong to one connection (RFC 9110 §7.6.1) and never cross the proxy.
+/// Headers that belong to one connection (RFC 9110 §7.6.1) and never cross the proxy: `Connection`,
+/// `Keep-Alive`, `Proxy-Authenticate`, `Proxy-Authorization`, `Proxy-Connection`, `TE`, `Trailer`,
+/// `Transfer-Encoding`, `Upgrade`, and whatever `Connection` lists.
 enum HopByHopHeaders {
-    static let names: Set<String> = [
-        "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
-        "te", "trailer", "transfer-encoding", "upgrade",
-    ]
-
-    /// Hop-by-hop names plus those the `Connection` header lists.
-    static func names(in fields: HTTPFields) -> Set<String> {
-        names(listedIn: fields[values: .connection])
+    /// Whether `name` (in any case) is one of the fixed hop-by-hop names.
+    static func isFixed(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2: ASCII.equalsIgnoringCase(name, "te")
+        case 7: ASCII.equalsIgnoringCase(name, "trailer") || ASCII.equalsIgnoringCase(name, "upgrade")
+        case 10: ASCII.equalsIgnoringCase(name, "connection") || ASCII.equalsIgnoringCase(name, "keep-alive")
+        case 16: ASCII.equalsIgnoringCase(name, "proxy-connection")
+        case 17: ASCII.equalsIgnoringCase(name, "transfer-encoding")
+        case 18: ASCII.equalsIgnoringCase(name, "proxy-authenticate")
+        case 19: ASCII.equalsIgnoringCase(name, "proxy-authorization")
+        default: false
+        }
     }
 
-    /// Hop-by-hop names plus those listed in the given `Connection` header values (any header type).
-    static func names(listedIn connectionValues: some Sequence<String>) -> Set<String> {
-        var result = names
+    /// The further names (lowercase) that `Connection` values list: its tokens other than `close` and
+    /// `keep-alive`. Usually none, and then nothing is allocated.
+    static func listed(in connectionValues: [String]) -> [String] {
+        var listed: [String] = []
         for value in connectionValues {
-            for token in value.split(separator: ",") {
-                result.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+            for token in value.utf8.split(separator: UInt8(ascii: ",")) {
+                let name = ASCII.trimmed(Substring(token))
+                if name.isEmpty || ASCII.equalsIgnoringCase(name, "keep-alive") || ASCII.equalsIgnoringCase(name, "close") { continue }
+                listed.append(ASCII.lowercased(String(name)))
             }
         }
-        return result
+        return listed
+    }
+
+    /// Whether `name` is hop-by-hop for a message whose `Connection` lists `listed` (from ``listed(in:)``).
+    static func contains(_ name: String, listed: [String]) -> Bool {
+        isFixed(name) || (!listed.isEmpty && listed.contains { ASCII.equalsIgnoringCase(name, $0) })
     }
 }

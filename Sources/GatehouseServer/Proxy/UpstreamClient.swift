@@ -81,11 +81,11 @@ struct UpstreamClient: Sendable {
 
     /// The client's headers as ``ForwardedHeaderRule`` lets them pass, plus `X-Forwarded-*`.
     private func forwardedHeaders(of request: Request, _ context: GatehouseRequestContext) -> [(name: String, value: String)] {
-        let dropped = HopByHopHeaders.names(in: request.headers)
+        let listed = HopByHopHeaders.listed(in: request.headers[values: .connection])
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(request.headers.count + 6)
         for field in request.headers {
-            switch ForwardedHeaderRule.disposition(of: field.name.canonicalName, hopByHop: dropped) {
+            switch ForwardedHeaderRule.disposition(of: field.name.canonicalName, listed: listed) {
             case .drop: continue
             case .keep: headers.append((field.name.rawName, field.value))
             case .filterCookie:
@@ -103,10 +103,10 @@ struct UpstreamClient: Sendable {
 
     /// The upstream's answer for the client, streamed; hop-by-hop headers (and, from a provider's API, its cookies) dropped.
     func makeResponse(_ upstream: HTTPClientResponse, dropCookies: Bool) -> Response {
-        var names = HopByHopHeaders.names(listedIn: upstream.headers["connection"])
-        if dropCookies { names.insert("set-cookie") }
+        let listed = HopByHopHeaders.listed(in: upstream.headers["connection"])
         var fields = HTTPFields()
-        for header in upstream.headers where !names.contains(header.name.lowercased()) {
+        for header in upstream.headers where !HopByHopHeaders.contains(header.name, listed: listed) {
+            if dropCookies, ASCII.equalsIgnoringCase(header.name, "set-cookie") { continue }
             if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
         }
         return Response(status: .init(code: Int(upstream.status.code)), headers: fields, body: ResponseBody(asyncSequence: upstream.body))

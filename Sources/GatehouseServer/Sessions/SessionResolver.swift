@@ -40,10 +40,10 @@ struct SessionResolver: Sendable {
     ) throws -> (String, Presentation) {
         if let authorization {
             let parts = authorization.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            guard parts.count == 2, ASCII.equalsIgnoringCase(parts[0], "bearer") else {
                 throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>'.")
             }
-            return (String(parts[1]).trimmingCharacters(in: .whitespaces), .bearer)
+            return (String(ASCII.trimmed(parts[1])), .bearer)
         }
         if let cookie = Cookies(from: cookies())[cookieName] {
             if !Self.safeMethods.contains(method), (csrf() ?? "").isEmpty {
