@@ -1,6 +1,6 @@
 import Foundation
 import GatehouseCore
-import GatehouseServer
+@testable import GatehouseServer
 import GatehouseStore
 import NIOHTTP1
 import Testing
@@ -63,6 +63,32 @@ struct RelayTests {
                 #expect(after.status == 401)
             }
         }
+    }
+
+    @Test("fields the client's Connection lists, and identity values with line breaks, never reach the backend")
+    func dropsConnectionListedFields() async throws {
+        let clock = TestClock()
+        try await StandIns.with { standIns in
+            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock) { gw in
+                let (token, _) = try await gw.nativeLogin()
+                let port = Int(gw.baseURL.split(separator: ":").last!)!
+                let result = try await RawHTTPConnection.exchange(
+                    port: port,
+                    ["GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: keep-alive, X-Secret\r\nX-Secret: s\r\nX-Kept: k\r\nTE: trailers\r\n\r\n"],
+                    responses: 1)
+                let echo = try #require(result.responses.first)
+                #expect(echo.status == 200)
+                let headers = JSONValue.parse(Data(echo.body.utf8))?["headers"]?.objectValue ?? [:]
+                #expect(headers["x-kept"]?.stringValue == "k")
+                #expect(headers["x-secret"] == nil)
+                #expect(headers["te"] == nil)
+                #expect(headers["connection"] == nil)
+                #expect(try await Self.relayed(gw) >= 1)
+            }
+        }
+        #expect(!APIRelay.isSafeFieldValue("alice\r\nX-Gatehouse-Subject: admin"))
+        #expect(!APIRelay.isSafeFieldValue("alice\u{0}"))
+        #expect(APIRelay.isSafeFieldValue("Alice Ä. Example\tx"))
     }
 
     @Test("a request a reused backend connection loses is sent again on a new one if idempotent (GET), never otherwise (POST → 502)")

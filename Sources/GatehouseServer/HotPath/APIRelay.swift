@@ -142,7 +142,12 @@ struct APIRelay: Sendable {
             guard let cached = signer.cachedAssertion(for: session, now: clock.now()) else { return .resolveAsync }
             assertion = cached
         }
-        guard let target = target(of: head.uri) else { return .pass }
+        // Identity values come from providers: one with a line break would add fields of its own upstream.
+        guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
+            session.identity.email.map(Self.isSafeFieldValue) ?? true,
+            !settings.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken),
+            let target = target(of: head.uri)
+        else { return .pass }
         return .forward(HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers(of: head, session: session, remoteAddress: remoteAddress, assertion: assertion)))
     }
 
@@ -183,6 +188,11 @@ struct APIRelay: Sendable {
         headers.add(name: "X-Forwarded-Host", value: forwardedHost)
         BackendIdentityHeaders.add(for: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
         return headers
+    }
+
+    /// A field value without CR, LF, NUL or other control characters but tab (RFC 9110 §5.5).
+    static func isSafeFieldValue(_ value: String) -> Bool {
+        !value.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
     }
 
     // MARK: The answer

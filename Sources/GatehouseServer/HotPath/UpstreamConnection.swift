@@ -33,8 +33,13 @@ final class UpstreamConnection {
 
     var isWritable: Bool { channel.isWritable }
 
-    /// Reads from the backend only while the client can take what comes (back-pressure).
+    private var reading = true
+
+    /// Reads from the backend only while the client can take what comes (back-pressure). Changes the
+    /// channel only when the wish changes: every change costs an `epoll_ctl`.
     func setReading(_ reading: Bool) {
+        guard reading != self.reading else { return }
+        self.reading = reading
         try? channel.syncOptions?.setOption(.autoRead, value: reading)
         if reading { channel.read() }
     }

@@ -38,7 +38,9 @@ final class UpstreamConnectionPool {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    // No outbound validation: the relay writes fields llhttp parsed from the client, its own, and
+                    // identity values it has checked (`APIRelay.isSafeFieldValue`).
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
                     try channel.pipeline.syncOperations.addHandler(UpstreamConnectionHandler())
                 }
             }
