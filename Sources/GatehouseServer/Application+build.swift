@@ -41,11 +41,12 @@ public func buildApplication(
     gateway: Gateway, host: String, port: Int, services: [any Service] = [],
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    Application(
+    let relay = APIRelay(gateway: gateway)
+    return Application(
         router: buildRouter(gateway: gateway),
-        server: .gateway(relay: APIRelay(gateway: gateway)),
+        server: .gateway(relay: relay),
         configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse"),
-        services: services,
+        services: services + (relay.map { [RelayPoolService(pools: $0.pools)] } ?? []),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
         logger: gateway.logger
     )
