@@ -91,6 +91,26 @@ struct RelayTests {
         #expect(APIRelay.isSafeFieldValue("Alice Ä. Example\tx"))
     }
 
+    @Test("a relayed request with Connection: close gets its answer, then the connection ends")
+    func honoursConnectionClose() async throws {
+        let clock = TestClock()
+        try await StandIns.with { standIns in
+            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock) { gw in
+                let (token, _) = try await gw.nativeLogin()
+                let port = Int(gw.baseURL.split(separator: ":").last!)!
+                let before = try await Self.relayed(gw)
+                // Two answers wanted, one request sent: the read goes on until the gateway closes.
+                let result = try await RawHTTPConnection.exchange(
+                    port: port, ["GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"],
+                    responses: 2, timeout: 5)
+                #expect(result.responses.map(\.status) == [200])
+                #expect(result.responses.first?.head.lowercased().contains("connection: close") == true)
+                #expect(result.closedByPeer)
+                #expect(try await Self.relayed(gw) == before + 1)
+            }
+        }
+    }
+
     @Test("a request a reused backend connection loses is sent again on a new one if idempotent (GET), never otherwise (POST → 502)")
     func retriesOnlyIdempotentRequests() async throws {
         let backend = try await ScriptedBackend.start(.dropSecondRequest)

@@ -44,6 +44,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     private final class Exchange {
         let head: HTTPRequestHead
         let idempotent: Bool
+        /// The client keeps the connection after this exchange (else it is closed after the answer).
+        let clientKeepAlive: Bool
         var connection: UpstreamConnection?
         var attempts = 0
         /// Body parts read before the connection was ready.
@@ -58,8 +60,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         var upstreamKeepAlive = true
         var timeout: Scheduled<Void>?
 
-        init(head: HTTPRequestHead) {
+        init(head: HTTPRequestHead, clientKeepAlive: Bool) {
             self.head = head
+            self.clientKeepAlive = clientKeepAlive
             switch head.method {
             case .GET, .HEAD, .PUT, .DELETE, .OPTIONS, .TRACE: idempotent = true
             default: idempotent = false
@@ -102,7 +105,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 state = .passing
                 context.fireChannelRead(data)
             case .forward(let upstreamHead):
-                start(upstreamHead)
+                start(upstreamHead, clientKeepAlive: head.isKeepAlive)
             case .resolveAsync:
                 state = .resolving([part])
                 let (relay, remoteAddress) = (relay, remoteAddress)
@@ -172,7 +175,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         guard let context, case .resolving(let parts) = state else { return }
         switch decision {
         case .forward(let upstreamHead):
-            start(upstreamHead)
+            guard case .head(let head) = parts.first else { return }
+            start(upstreamHead, clientKeepAlive: head.isKeepAlive)
             for part in parts.dropFirst() { received(part) }
             exchange?.connection?.flush()
         case .pass, .resolveAsync:
@@ -188,9 +192,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     // MARK: The exchange
 
-    private func start(_ upstreamHead: HTTPRequestHead) {
+    private func start(_ upstreamHead: HTTPRequestHead, clientKeepAlive: Bool) {
         state = .relaying
-        exchange = Exchange(head: upstreamHead)
+        exchange = Exchange(head: upstreamHead, clientKeepAlive: clientKeepAlive)
         relay.metrics.proxiedRequests.increment()
         relay.metrics.relayedRequests.increment()
         connect(fresh: false)
@@ -291,7 +295,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             exchange.timeout?.cancel()
             exchange.responseStarted = true
             exchange.upstreamKeepAlive = head.isKeepAlive
-            context.write(wrapOutboundOut(.head(relay.clientHead(of: head))), promise: nil)
+            var clientHead = relay.clientHead(of: head)
+            if !exchange.clientKeepAlive { clientHead.headers.add(name: "Connection", value: "close") }
+            context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
         case .body(let buffer):
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         case .end:
@@ -345,7 +351,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         // next request, into this handler, at once.
         self.exchange = nil
         state = exchange.requestComplete ? .idle : .discarding
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !exchange.clientKeepAlive {
+            // `Connection: close` from the client (or HTTP/1.0 semantics): the connection ends with this answer.
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            return
+        }
         resumeReading()
     }
 
@@ -359,6 +370,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     private func fail(_ error: GatehouseError, closing: Bool) {
         guard let context else { return }
         let exchange = self.exchange
+        let closing = closing || exchange?.clientKeepAlive == false
         self.exchange = nil
         exchange?.timeout?.cancel()
         exchange?.connection?.close()
