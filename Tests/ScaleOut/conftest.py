@@ -151,7 +151,10 @@ class TokenProxy:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 1024  # the default 5 is too few for a refresh storm's connections
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/o/token/"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
