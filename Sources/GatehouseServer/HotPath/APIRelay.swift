@@ -9,9 +9,14 @@ import NIOHTTP1
 /// backend. Plain values only: ``APIRelayHandler`` calls it on the event loop, and it never blocks.
 ///
 /// The relay takes a request only when it is sure to forward it: `/v1/api/…`, HTTP/1.1, a method the route
-/// has, within the limits, no upgrade or `Expect`, no CORS preflight or `Origin` to answer for, a session that
+/// has, within the limits, no `Expect`, no CORS preflight or `Origin` to answer for, a session that
 /// resolves, a path that normalizes. Everything else (every refusal and error included) goes to the router,
 /// which answers as it always has — so both front ends give the same answers by construction.
+///
+/// WebSocket upgrades (RFC 6455: `GET`, `Connection: Upgrade`, `Upgrade: websocket`, no body) are the
+/// relay's alone: it forwards them with the upgrade fields and, after the backend's `101`, tunnels the bytes.
+/// A browser's upgrade carried by the session cookie must come from the gateway's own origin or a CORS-allowed
+/// one (cross-site WebSocket hijacking); a bearer token is never sent by a browser on its own.
 struct APIRelay: Sendable {
     let resolver: SessionResolver
     let signer: AssertionSigner
@@ -29,6 +34,8 @@ struct APIRelay: Sendable {
     private let forwardedProto: String
     private let forwardedHost: String
     private let sessionCookiePrefix: String
+    /// The origins a cookie-carried upgrade may come from: the gateway's own and the CORS-allowed ones.
+    private let upgradeOrigins: Set<String>
 
     private static let prefix = "/v1/api/"
     /// The methods `/v1/api` has.
@@ -61,6 +68,15 @@ struct APIRelay: Sendable {
         forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
         forwardedHost = settings.publicAuthority
         sessionCookiePrefix = settings.cookie.name + "="
+        upgradeOrigins = Set([Self.origin(of: settings.publicURL)] + settings.corsAllowedOrigins.map(Self.origin(of:)))
+    }
+
+    /// `scheme://authority` of a URL, lowercased: how a browser's `Origin` spells it.
+    private static func origin(of url: String) -> String {
+        let lowered = ASCII.lowercased(url)
+        guard let scheme = lowered.range(of: "://") else { return lowered }
+        let rest = lowered[scheme.upperBound...]
+        return String(lowered[..<scheme.upperBound]) + rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     }
 
     /// What to do with a request head.
@@ -69,43 +85,61 @@ struct APIRelay: Sendable {
         case pass
         /// The relay forwards this head.
         case forward(HTTPRequestHead)
+        /// The relay forwards this upgrade request and, after the backend's `101`, tunnels the connection.
+        case upgrade(HTTPRequestHead)
         /// Something must be read or signed first: ask ``decideAsync(_:remoteAddress:)``.
         case resolveAsync
     }
 
     /// The decision from memory alone.
     func decide(_ head: HTTPRequestHead, remoteAddress: String?) -> Decision {
-        guard claims(head), let token = token(of: head) else { return .pass }
+        let claim = claim(head)
+        guard claim != .none, let token = token(of: head, claim: claim) else { return .pass }
         guard let session = resolver.sessions.cachedSession(token: token) else { return .resolveAsync }
-        return forward(head, session: session, remoteAddress: remoteAddress, assertion: nil)
+        return forward(head, upgrade: claim == .upgrade, session: session, remoteAddress: remoteAddress, assertion: nil)
     }
 
     /// The decision after reading the store or signing an assertion; never `.resolveAsync`.
     func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
-        guard let token = token(of: head), let session = try? await resolver.sessions.authenticate(token: token) else { return .pass }
+        let claim = claim(head)
+        guard claim != .none, let token = token(of: head, claim: claim),
+            let session = try? await resolver.sessions.authenticate(token: token)
+        else { return .pass }
         var assertion: String?
         if settings.backend.assertion {
             guard let signed = try? await signer.assertion(for: session, now: clock.now()) else { return .pass }
             assertion = signed
         }
-        if case .forward(let upstream) = forward(head, session: session, remoteAddress: remoteAddress, assertion: assertion) {
-            return .forward(upstream)
+        switch forward(head, upgrade: claim == .upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion) {
+        case .forward(let upstream): return .forward(upstream)
+        case .upgrade(let upstream): return .upgrade(upstream)
+        case .pass, .resolveAsync: return .pass
         }
-        return .pass
     }
 
     // MARK: Claims
 
+    /// How the relay may take a request.
+    private enum Claim {
+        case none
+        case plain
+        case upgrade
+    }
+
     /// Whether the head is one the relay may take, judged in one pass over the fields.
-    private func claims(_ head: HTTPRequestHead) -> Bool {
+    private func claim(_ head: HTTPRequestHead) -> Claim {
         guard head.version == .http1_1, head.uri.hasPrefix(Self.prefix), Self.isRouted(head.method),
             head.uri.utf8.count <= settings.maxURLBytes
-        else { return false }
+        else { return .none }
         var hosts = 0
         var authorizations = 0
         var lengths = 0
+        var chunked = false
+        var upgrades = 0
+        var websocket = false
+        var connectionUpgrade = false
+        var origins = 0
         var size = 0
-        let corsEnabled = !settings.corsAllowedOrigins.isEmpty
         for (name, value) in head.headers {
             size += name.utf8.count + value.utf8.count + 4
             switch name.utf8.count {
@@ -113,27 +147,50 @@ struct APIRelay: Sendable {
             case 13 where ASCII.equalsIgnoringCase(name, "authorization"): authorizations += 1
             case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
                 lengths += 1
-                guard let length = Int(value), length >= 0, length <= settings.maxBodyBytes else { return false }
+                guard let length = Int(value), length >= 0, length <= settings.maxBodyBytes else { return .none }
             case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"):
-                guard ASCII.equalsIgnoringCase(value, "chunked") else { return false }
-            case 7 where ASCII.equalsIgnoringCase(name, "upgrade"): return false
-            case 6 where ASCII.equalsIgnoringCase(name, "expect"): return false
-            case 6 where corsEnabled && ASCII.equalsIgnoringCase(name, "origin"): return false
+                guard ASCII.equalsIgnoringCase(value, "chunked") else { return .none }
+                chunked = true
+            case 10 where ASCII.equalsIgnoringCase(name, "connection"):
+                connectionUpgrade = connectionUpgrade || Self.hasUpgradeToken(value)
+            case 7 where ASCII.equalsIgnoringCase(name, "upgrade"):
+                upgrades += 1
+                websocket = ASCII.equalsIgnoringCase(ASCII.trimmed(Substring(value)), "websocket")
+            case 6 where ASCII.equalsIgnoringCase(name, "expect"): return .none
+            case 6 where ASCII.equalsIgnoringCase(name, "origin"): origins += 1
             default: break
             }
         }
-        return hosts == 1 && authorizations <= 1 && lengths <= 1 && size <= settings.maxHeaderBytes
+        guard hosts == 1, authorizations <= 1, lengths <= 1, size <= settings.maxHeaderBytes else { return .none }
+        if upgrades == 0 {
+            // The router answers CORS (preflights and `Origin`).
+            return origins > 0 && !settings.corsAllowedOrigins.isEmpty ? .none : .plain
+        }
+        // Only a WebSocket handshake is upgraded; anything else that asks for a new protocol goes to the router.
+        guard upgrades == 1, websocket, connectionUpgrade, head.method == .GET, lengths == 0, !chunked, origins <= 1 else { return .none }
+        return .upgrade
     }
 
-    private func token(of head: HTTPRequestHead) -> String? {
-        (try? resolver.token(
+    /// Whether a `Connection` value lists `upgrade`.
+    private static func hasUpgradeToken(_ value: String) -> Bool {
+        value.split(separator: ",").contains { ASCII.equalsIgnoringCase(ASCII.trimmed($0), "upgrade") }
+    }
+
+    private func token(of head: HTTPRequestHead, claim: Claim) -> String? {
+        guard let (token, presentation) = try? resolver.token(
             authorization: head.headers.first(name: "authorization"), cookies: head.headers["cookie"],
-            csrf: head.headers.first(name: "x-csrf"), method: head.method.rawValue))?.0
+            csrf: head.headers.first(name: "x-csrf"), method: head.method.rawValue)
+        else { return nil }
+        // A browser sends the cookie on any site's WebSocket: only the gateway's own origins may use it so.
+        if claim == .upgrade, presentation == .cookie {
+            guard let origin = head.headers.first(name: "origin"), upgradeOrigins.contains(ASCII.lowercased(origin)) else { return nil }
+        }
+        return token
     }
 
     // MARK: The upstream head
 
-    private func forward(_ head: HTTPRequestHead, session: ActiveSession, remoteAddress: String?, assertion: String?) -> Decision {
+    private func forward(_ head: HTTPRequestHead, upgrade: Bool, session: ActiveSession, remoteAddress: String?, assertion: String?) -> Decision {
         // A refreshable credential that the backend receives may need a refresh before or a replay after
         // the call: the router's path does both.
         if settings.backend.forwardAccessToken, session.credential.isRefreshable { return .pass }
@@ -148,7 +205,10 @@ struct APIRelay: Sendable {
             !settings.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken),
             let target = target(of: head.uri)
         else { return .pass }
-        return .forward(HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers(of: head, session: session, remoteAddress: remoteAddress, assertion: assertion)))
+        let upstream = HTTPRequestHead(
+            version: .http1_1, method: head.method, uri: target,
+            headers: headers(of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion))
+        return upgrade ? .upgrade(upstream) : .forward(upstream)
     }
 
     /// The backend's request target: the base path + the client's path below `/v1/api`, normalized.
@@ -160,7 +220,7 @@ struct APIRelay: Sendable {
         return UpstreamPath.target(basePath: basePath, path: path, query: query)
     }
 
-    private func headers(of head: HTTPRequestHead, session: ActiveSession, remoteAddress: String?, assertion: String?) -> HTTPHeaders {
+    private func headers(of head: HTTPRequestHead, upgrade: Bool, session: ActiveSession, remoteAddress: String?, assertion: String?) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.reserveCapacity(head.headers.count + 8)
         headers.add(name: "Host", value: upstreamAuthority)
@@ -183,6 +243,11 @@ struct APIRelay: Sendable {
         } else if head.method == .POST || head.method == .PUT || head.method == .PATCH {
             headers.add(name: "Content-Length", value: "0")
         }
+        if upgrade {
+            // Hop-by-hop fields, dropped above; an upgrade is asked of the next hop again.
+            headers.add(name: "Connection", value: "Upgrade")
+            headers.add(name: "Upgrade", value: "websocket")
+        }
         if let remoteAddress { headers.add(name: "X-Forwarded-For", value: remoteAddress) }
         headers.add(name: "X-Forwarded-Proto", value: forwardedProto)
         headers.add(name: "X-Forwarded-Host", value: forwardedHost)
@@ -204,6 +269,11 @@ struct APIRelay: Sendable {
         // Usually only `Connection: keep-alive` goes: remove in place rather than copy the rest.
         let dropped = head.headers.compactMap { HopByHopHeaders.contains($0.name, listed: listed) ? $0.name : nil }
         for name in dropped { headers.remove(name: name) }
+        if head.status == .switchingProtocols, let upgrade = head.headers.first(name: "upgrade") {
+            // The switch itself is the answer to the client's upgrade: its fields go on.
+            headers.add(name: "Connection", value: "Upgrade")
+            headers.add(name: "Upgrade", value: upgrade)
+        }
         return HTTPResponseHead(version: .http1_1, status: head.status, headers: headers)
     }
 

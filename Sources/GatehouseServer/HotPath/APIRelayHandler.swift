@@ -14,6 +14,11 @@ import Prometheus
 /// new connection when its method is idempotent and its body was kept (RFC 9110 §9.2.2); never otherwise.
 /// The backend has `upstreamTimeout` to start its answer (then 504); an unreachable one gives 502.
 ///
+/// A WebSocket handshake (``APIRelay/Decision/upgrade(_:)``) goes out the same way; after the backend's `101`
+/// both connections leave HTTP and a ``TunnelHandler`` pair carries their bytes until either side closes.
+/// Any other answer to a handshake ends the client's connection (its HTTP decoder stops after an upgrade
+/// request), as does the router's answer to any upgrade request the relay did not take.
+///
 /// `HTTPServerPipelineHandler`, in front of this handler, delivers one request at a time, so the relay's
 /// answers and the router's never interleave.
 final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamReceiver {
@@ -32,6 +37,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         case idle
         /// The current request is the router's, up to its end.
         case passing
+        /// The request became a tunnel: nothing more is HTTP.
+        case tunnelled
         /// Waiting for ``APIRelay/decideAsync(_:remoteAddress:)``; the parts read meanwhile are kept.
         case resolving([HTTPServerRequestPart])
         /// The relay owns the request: ``exchange`` is set.
@@ -46,6 +53,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         let idempotent: Bool
         /// The client keeps the connection after this exchange (else it is closed after the answer).
         let clientKeepAlive: Bool
+        /// A WebSocket handshake: a `101` turns the exchange into a tunnel.
+        let upgrade: Bool
+        /// The backend said `101`: the tunnel opens at the end of its head.
+        var switching = false
         var connection: UpstreamConnection?
         var attempts = 0
         /// Body parts read before the connection was ready.
@@ -60,9 +71,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         var upstreamKeepAlive = true
         var timeout: Scheduled<Void>?
 
-        init(head: HTTPRequestHead, clientKeepAlive: Bool) {
+        init(head: HTTPRequestHead, clientKeepAlive: Bool, upgrade: Bool) {
             self.head = head
             self.clientKeepAlive = clientKeepAlive
+            self.upgrade = upgrade
             switch head.method {
             case .GET, .HEAD, .PUT, .DELETE, .OPTIONS, .TRACE: idempotent = true
             default: idempotent = false
@@ -74,6 +86,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     private var exchange: Exchange?
     /// A read the channel asked for while the relay could not take more.
     private var readPending = false
+    /// The router is answering an upgrade request (or `CONNECT`): the decoder reads nothing after it, so
+    /// the connection ends with the answer.
+    private var closeAfterPassedResponse = false
 
     init(relay: APIRelay, pool: NIOLoopBound<UpstreamConnectionPool>, remoteAddress: String?) {
         self.relay = relay
@@ -103,9 +118,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             switch relay.decide(head, remoteAddress: remoteAddress) {
             case .pass:
                 state = .passing
+                if head.method == .CONNECT || head.headers.contains(name: "upgrade") { closeAfterPassedResponse = true }
                 context.fireChannelRead(data)
             case .forward(let upstreamHead):
-                start(upstreamHead, clientKeepAlive: head.isKeepAlive)
+                start(upstreamHead, clientKeepAlive: head.isKeepAlive, upgrade: false)
+            case .upgrade(let upstreamHead):
+                start(upstreamHead, clientKeepAlive: false, upgrade: true)
             case .resolveAsync:
                 state = .resolving([part])
                 let (relay, remoteAddress) = (relay, remoteAddress)
@@ -122,6 +140,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             received(part)
         case .discarding:
             if case .end = part { state = .idle }
+        case .tunnelled:
+            break
         }
     }
 
@@ -140,8 +160,26 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 return
             }
             context.read()
-        case .idle, .passing, .discarding:
+        case .idle, .passing, .discarding, .tunnelled:
             context.read()
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard closeAfterPassedResponse else {
+            context.write(data, promise: promise)
+            return
+        }
+        switch unwrapOutboundIn(data) {
+        case .head(var head) where head.status.code >= 200:
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .end:
+            closeAfterPassedResponse = false
+            context.writeAndFlush(data, promise: promise)
+            context.close(promise: nil)
+        case .head, .body:
+            context.write(data, promise: promise)
         }
     }
 
@@ -164,7 +202,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             // The client's own request broke (a malformed chunk): nothing more can be read from it.
             relay.logger.info("the client's request body could not be read; nothing more was sent upstream")
             fail(GatehouseError.invalidRequest("The request body could not be read."), closing: true)
-        case .idle, .passing, .discarding:
+        case .idle, .passing, .discarding, .tunnelled:
             context.fireErrorCaught(error)
         }
     }
@@ -176,11 +214,18 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         switch decision {
         case .forward(let upstreamHead):
             guard case .head(let head) = parts.first else { return }
-            start(upstreamHead, clientKeepAlive: head.isKeepAlive)
+            start(upstreamHead, clientKeepAlive: head.isKeepAlive, upgrade: false)
+            for part in parts.dropFirst() { received(part) }
+            exchange?.connection?.flush()
+        case .upgrade(let upstreamHead):
+            start(upstreamHead, clientKeepAlive: false, upgrade: true)
             for part in parts.dropFirst() { received(part) }
             exchange?.connection?.flush()
         case .pass, .resolveAsync:
             state = .passing
+            if case .head(let head) = parts.first, head.method == .CONNECT || head.headers.contains(name: "upgrade") {
+                closeAfterPassedResponse = true
+            }
             for part in parts {
                 if case .end = part { state = .idle }
                 context.fireChannelRead(wrapInboundOut(part))
@@ -192,9 +237,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     // MARK: The exchange
 
-    private func start(_ upstreamHead: HTTPRequestHead, clientKeepAlive: Bool) {
+    private func start(_ upstreamHead: HTTPRequestHead, clientKeepAlive: Bool, upgrade: Bool) {
         state = .relaying
-        exchange = Exchange(head: upstreamHead, clientKeepAlive: clientKeepAlive)
+        exchange = Exchange(head: upstreamHead, clientKeepAlive: clientKeepAlive, upgrade: upgrade)
         relay.metrics.proxiedRequests.increment()
         relay.metrics.relayedRequests.increment()
         connect(fresh: false)
@@ -282,12 +327,20 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         guard let context, let exchange else { return }
         switch part {
         case .head(let head):
-            if head.status.code < 200 {
-                // 1xx: an upgrade was never asked for (the router takes those); others are passed on.
-                guard head.status != .switchingProtocols else {
+            if head.status == .switchingProtocols {
+                // A switch nobody asked for cannot be relayed: the connection is dropped.
+                guard exchange.upgrade else {
                     upstreamFailed(UpstreamConnectionHandler.Closed())
                     return
                 }
+                exchange.timeout?.cancel()
+                exchange.responseStarted = true
+                exchange.switching = true
+                context.write(wrapOutboundOut(.head(relay.clientHead(of: head))), promise: nil)
+                return
+            }
+            if head.status.code < 200 {
+                // Other 1xx are passed on; the final answer follows.
                 exchange.responseStarted = true
                 context.write(wrapOutboundOut(.head(relay.clientHead(of: head))), promise: nil)
                 return
@@ -301,7 +354,11 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         case .body(let buffer):
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         case .end:
-            finish(exchange)
+            if exchange.switching {
+                tunnel(exchange)
+            } else {
+                finish(exchange)
+            }
         }
     }
 
@@ -358,6 +415,38 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             return
         }
         resumeReading()
+    }
+
+    /// The backend switched protocols: both connections leave HTTP and are joined byte for byte.
+    private func tunnel(_ exchange: Exchange) {
+        guard let context, let connection = exchange.connection else { return }
+        self.exchange = nil
+        state = .tunnelled
+        connection.handler.receiver = nil
+        connection.setReading(true)
+        // The `101` goes out through the HTTP encoder before any tunnelled byte (writes keep their order).
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        let (clientEnd, upstreamEnd) = TunnelHandler.pair()
+        do {
+            // The client's decoder parses nothing after an upgrade request: bytes read from now on reach the
+            // tunnel first, in front of the HTTP handlers (which stay, idle, until the connection closes).
+            try context.pipeline.syncOperations.addHandler(clientEnd, position: .first)
+            // The backend's decoder holds whatever came after the `101` in the same read; removing it hands
+            // those bytes on (`leftOverBytesStrategy: .forwardBytes`) to the tunnel, which is already there.
+            let upstream = connection.channel.pipeline.syncOperations
+            _ = upstream.removeHandler(connection.handler)
+            try upstream.addHandler(upstreamEnd)
+            _ = upstream.removeHandler(try upstream.handler(type: HTTPRequestEncoder.self))
+            // The decoder leaves on a later tick of the loop and hands its bytes on then, outside any read
+            // cycle of the backend connection: nothing flushes them but this.
+            upstream.removeHandler(try upstream.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self))
+                .assumeIsolated().whenComplete { _ in context.flush() }
+            relay.metrics.upgradedConnections.increment()
+        } catch {
+            relay.logger.warning("the upgraded connection could not be joined", metadata: ["error": "\(error)"])
+            connection.close()
+            context.close(promise: nil)
+        }
     }
 
     private func upstreamUnreachable(_ error: any Error) {

@@ -40,7 +40,9 @@ final class UpstreamConnectionPool {
                 channel.eventLoop.makeCompletedFuture {
                     // No outbound validation: the relay writes fields llhttp parsed from the client, its own, and
                     // identity values it has checked (`APIRelay.isSafeFieldValue`).
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
+                    // Bytes after a `101` in the decoder's buffer go on to the tunnel when the decoder is removed.
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers(
+                        leftOverBytesStrategy: .forwardBytes, enableOutboundHeaderValidation: false)
                     try channel.pipeline.syncOperations.addHandler(UpstreamConnectionHandler())
                 }
             }
