@@ -40,4 +40,28 @@ struct NormalizedPathTests {
         #expect(forwarded("/v1/api/a?q=a/b?c") == "http://up.test/base/a?q=a/b?c")
         #expect(forwarded("/v1/api/a?") == "http://up.test/base/a")
     }
+
+    @Test("the relay's plain-path shortcut gives exactly the normalized target, or declines")
+    func plainTargetAgreesWithNormalization() throws {
+        // Random paths and queries over an alphabet rich in what normalization changes (`%`, `.`, `/`, `;`, `?`, space).
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ab./%2eE;:@!$&'()*+,=-_~?# \\\u{7f}é")
+        var taken = 0
+        for _ in 0..<20_000 {
+            let path = "/" + String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            let query: Substring? = Bool.random(using: &generator)
+                ? Substring(String((0..<Int.random(in: 0...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
+                : nil
+            guard let plain = UpstreamPath.plainTarget(basePath: "/base", path: Substring(path), query: query) else { continue }
+            taken += 1
+            let normalized = try NormalizedPath(raw: Substring(path))
+            #expect(plain == UpstreamPath.target(basePath: "/base", path: normalized, query: query), "\(path) ? \(query ?? "-")")
+        }
+        #expect(taken > 500)
+        #expect(UpstreamPath.plainTarget(basePath: "", path: "/a/b/", query: "x=1") == "/a/b/?x=1")
+        for declined in ["/", "", "//a", "/a//b", "/./a", "/a/..", "/a/.b", "/%61", "/a b", "/é"] {
+            #expect(UpstreamPath.plainTarget(basePath: "/base", path: Substring(declined), query: nil) == nil, "\(declined)")
+        }
+        #expect(UpstreamPath.plainTarget(basePath: "/base", path: "/a", query: "%zz") == nil)
+    }
 }

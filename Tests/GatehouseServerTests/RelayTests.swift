@@ -65,6 +65,40 @@ struct RelayTests {
         }
     }
 
+    @Test("a keep-alive connection's remembered session ends with a logout elsewhere, and past the session's deadlines")
+    func connectionMemoFollowsTheStore() async throws {
+        let clock = TestClock()
+        try await StandIns.with { standIns in
+            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock) { gw in
+                let port = Int(gw.baseURL.split(separator: ":").last!)!
+                let call = { (token: String) in "GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n" }
+                let before = try await Self.relayed(gw)
+
+                // One connection, one token: the first call looks the session up, the next ones remember it.
+                let (token, _) = try await gw.nativeLogin()
+                let connection = try RawHTTPConnection.KeptAlive(port: port)
+                for _ in 0..<3 { #expect(try await connection.send(call(token)).status == 200) }
+                // Past the moment activity must be recorded (a minute): not from memory, but still served.
+                clock.advance(by: 90)
+                #expect(try await connection.send(call(token)).status == 200)
+                #expect(try await connection.send(call(token)).status == 200)
+                #expect(try await Self.relayed(gw) == before + 5)
+
+                // Ended on another connection (as by another instance's notification): refused on this one at once.
+                let logout = try await gw.http.send(.DELETE, gw.url("/v1/session"), headers: gw.bearer(token))
+                #expect(logout.status == 200)
+                let after = try await connection.send(call(token))
+                #expect(after.status == 401)
+
+                // A second session on the same connection is its own: the memo is keyed by the token sent.
+                let (other, _) = try await gw.nativeLogin()
+                #expect(try await connection.send(call(other)).status == 200)
+                #expect(try await connection.send(call(token)).status == 401)
+                #expect(try await connection.send(call(other)).status == 200)
+            }
+        }
+    }
+
     @Test("fields the client's Connection lists, and identity values with line breaks, never reach the backend")
     func dropsConnectionListedFields() async throws {
         let clock = TestClock()

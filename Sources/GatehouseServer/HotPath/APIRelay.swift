@@ -91,18 +91,58 @@ struct APIRelay: Sendable {
         case resolveAsync
     }
 
-    /// The decision from memory alone.
-    func decide(_ head: HTTPRequestHead, remoteAddress: String?) -> Decision {
-        let claim = claim(head)
-        guard claim != .none, let token = token(of: head, claim: claim) else { return .pass }
-        guard let session = resolver.sessions.cachedSession(token: token) else { return .resolveAsync }
-        return forward(head, upgrade: claim == .upgrade, session: session, remoteAddress: remoteAddress, assertion: nil)
+    /// What one connection remembers of the session its last request presented: a keep-alive client sends
+    /// the same `Authorization` each time, and while the store's cache has evicted nothing since (its
+    /// ``CachedSessionLookup/evictionEpoch``) and no deadline has passed, the session and assertion found
+    /// then are still the ones the look-ups would find — without hashing the token or taking a lock again.
+    struct Memo {
+        /// The `Authorization` value, byte for byte.
+        let authorization: String
+        let epoch: UInt64
+        /// The first of: the session's end, idle limit and next recorded activity, the assertion's reuse
+        /// limit, and one second after it was made (a bound of its own on anything else unforeseen).
+        let until: Date
+        let session: ActiveSession
+        let assertion: String?
+    }
+
+    /// The decision from memory alone. `memo` is the connection's (``Memo``): used when it still holds,
+    /// replaced after a bearer token's look-up.
+    func decide(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> Decision {
+        let (claim, authorization) = claim(head)
+        guard claim != .none else { return .pass }
+        let now = clock.now()
+        if let kept = memo, let authorization, kept.authorization == authorization, now < kept.until,
+            kept.epoch == resolver.sessions.cacheEpoch
+        {
+            return forward(head, upgrade: claim == .upgrade, session: kept.session, remoteAddress: remoteAddress, assertion: kept.assertion)
+        }
+        guard let (token, presentation) = token(of: head, claim: claim) else { return .pass }
+        // Read before the look-up: an eviction after it makes the memo stale at once.
+        guard let epoch = resolver.sessions.cacheEpoch, let (session, sessionUntil) = resolver.sessions.cachedSession(token: token, now: now) else {
+            return .resolveAsync
+        }
+        var assertion: String?
+        var until = min(sessionUntil, now.addingTimeInterval(1))
+        if settings.backend.assertion {
+            guard let (signed, signedUntil) = signer.cachedAssertionEntry(for: session, now: now) else { return .resolveAsync }
+            assertion = signed
+            until = min(until, signedUntil)
+        }
+        let decision = forward(head, upgrade: claim == .upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion)
+        if presentation == .bearer, let authorization {
+            switch decision {
+            case .forward, .upgrade: memo = Memo(authorization: authorization, epoch: epoch, until: until, session: session, assertion: assertion)
+            case .pass, .resolveAsync: break
+            }
+        }
+        return decision
     }
 
     /// The decision after reading the store or signing an assertion; never `.resolveAsync`.
     func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
-        let claim = claim(head)
-        guard claim != .none, let token = token(of: head, claim: claim),
+        let (claim, _) = claim(head)
+        guard claim != .none, let (token, _) = token(of: head, claim: claim),
             let session = try? await resolver.sessions.authenticate(token: token)
         else { return .pass }
         var assertion: String?
@@ -126,11 +166,13 @@ struct APIRelay: Sendable {
         case upgrade
     }
 
-    /// Whether the head is one the relay may take, judged in one pass over the fields.
-    private func claim(_ head: HTTPRequestHead) -> Claim {
+    /// Whether the head is one the relay may take, judged in one pass over the fields, and its
+    /// `Authorization` value.
+    private func claim(_ head: HTTPRequestHead) -> (Claim, authorization: String?) {
         guard head.version == .http1_1, head.uri.hasPrefix(Self.prefix), Self.isRouted(head.method),
             head.uri.utf8.count <= settings.maxURLBytes
-        else { return .none }
+        else { return (.none, nil) }
+        var authorization: String?
         var hosts = 0
         var authorizations = 0
         var lengths = 0
@@ -144,31 +186,33 @@ struct APIRelay: Sendable {
             size += name.utf8.count + value.utf8.count + 4
             switch name.utf8.count {
             case 4 where ASCII.equalsIgnoringCase(name, "host"): hosts += 1
-            case 13 where ASCII.equalsIgnoringCase(name, "authorization"): authorizations += 1
+            case 13 where ASCII.equalsIgnoringCase(name, "authorization"):
+                authorizations += 1
+                authorization = value
             case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
                 lengths += 1
-                guard let length = Int(value), length >= 0, length <= settings.maxBodyBytes else { return .none }
+                guard let length = Int(value), length >= 0, length <= settings.maxBodyBytes else { return (.none, nil) }
             case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"):
-                guard ASCII.equalsIgnoringCase(value, "chunked") else { return .none }
+                guard ASCII.equalsIgnoringCase(value, "chunked") else { return (.none, nil) }
                 chunked = true
             case 10 where ASCII.equalsIgnoringCase(name, "connection"):
                 connectionUpgrade = connectionUpgrade || Self.hasUpgradeToken(value)
             case 7 where ASCII.equalsIgnoringCase(name, "upgrade"):
                 upgrades += 1
                 websocket = ASCII.equalsIgnoringCase(ASCII.trimmed(Substring(value)), "websocket")
-            case 6 where ASCII.equalsIgnoringCase(name, "expect"): return .none
+            case 6 where ASCII.equalsIgnoringCase(name, "expect"): return (.none, nil)
             case 6 where ASCII.equalsIgnoringCase(name, "origin"): origins += 1
             default: break
             }
         }
-        guard hosts == 1, authorizations <= 1, lengths <= 1, size <= settings.maxHeaderBytes else { return .none }
+        guard hosts == 1, authorizations <= 1, lengths <= 1, size <= settings.maxHeaderBytes else { return (.none, nil) }
         if upgrades == 0 {
             // The router answers CORS (preflights and `Origin`).
-            return origins > 0 && !settings.corsAllowedOrigins.isEmpty ? .none : .plain
+            return (origins > 0 && !settings.corsAllowedOrigins.isEmpty ? .none : .plain, authorization)
         }
         // Only a WebSocket handshake is upgraded; anything else that asks for a new protocol goes to the router.
-        guard upgrades == 1, websocket, connectionUpgrade, head.method == .GET, lengths == 0, !chunked, origins <= 1 else { return .none }
-        return .upgrade
+        guard upgrades == 1, websocket, connectionUpgrade, head.method == .GET, lengths == 0, !chunked, origins <= 1 else { return (.none, nil) }
+        return (.upgrade, authorization)
     }
 
     /// Whether a `Connection` value lists `upgrade`.
@@ -176,7 +220,7 @@ struct APIRelay: Sendable {
         value.split(separator: ",").contains { ASCII.equalsIgnoringCase(ASCII.trimmed($0), "upgrade") }
     }
 
-    private func token(of head: HTTPRequestHead, claim: Claim) -> String? {
+    private func token(of head: HTTPRequestHead, claim: Claim) -> (String, SessionResolver.Presentation)? {
         guard let (token, presentation) = try? resolver.token(
             authorization: head.headers.first(name: "authorization"), cookies: head.headers["cookie"],
             csrf: head.headers.first(name: "x-csrf"), method: head.method.rawValue)
@@ -185,7 +229,7 @@ struct APIRelay: Sendable {
         if claim == .upgrade, presentation == .cookie {
             guard let origin = head.headers.first(name: "origin"), upgradeOrigins.contains(ASCII.lowercased(origin)) else { return nil }
         }
-        return token
+        return (token, presentation)
     }
 
     // MARK: The upstream head
@@ -216,7 +260,9 @@ struct APIRelay: Sendable {
         let question = uri.utf8.firstIndex(of: UInt8(ascii: "?"))
         let rawPath = question.map { Substring(uri[..<$0]) } ?? Substring(uri)
         let query = question.map { uri[uri.index(after: $0)...] }
-        guard let path = try? NormalizedPath(raw: UpstreamPath.remainder(of: rawPath, droppingSegments: 2)) else { return nil }
+        let remainder = UpstreamPath.remainder(of: rawPath, droppingSegments: 2)
+        if let plain = UpstreamPath.plainTarget(basePath: basePath, path: remainder, query: query) { return plain }
+        guard let path = try? NormalizedPath(raw: remainder) else { return nil }
         return UpstreamPath.target(basePath: basePath, path: path, query: query)
     }
 

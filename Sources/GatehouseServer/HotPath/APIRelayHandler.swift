@@ -69,7 +69,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         /// Something of the answer went to the client.
         var responseStarted = false
         var upstreamKeepAlive = true
-        var timeout: Scheduled<Void>?
+        /// When the backend must have started its answer (`upstream_timeout_seconds` after the request went out).
+        var deadline = NIODeadline.distantFuture
 
         init(head: HTTPRequestHead, clientKeepAlive: Bool, upgrade: Bool) {
             self.head = head
@@ -84,6 +85,11 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     private var state = State.idle
     private var exchange: Exchange?
+    /// The session this connection's last request presented (``APIRelay/Memo``).
+    private var memo: APIRelay.Memo?
+    /// One timer per connection, not per request (scheduling and cancelling one per request cost 3 % of the
+    /// relay's CPU): when it fires it ends an exchange past its deadline, or waits for the current one's.
+    private var timer: Scheduled<Void>?
     /// A read the channel asked for while the relay could not take more.
     private var readPending = false
     /// The router is answering an upgrade request (or `CONNECT`): the decoder reads nothing after it, so
@@ -102,6 +108,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     func handlerRemoved(context: ChannelHandlerContext) {
         abandonExchange()
+        timer?.cancel()
+        timer = nil
         self.context = nil
     }
 
@@ -115,7 +123,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 context.fireChannelRead(data)
                 return
             }
-            switch relay.decide(head, remoteAddress: remoteAddress) {
+            switch relay.decide(head, remoteAddress: remoteAddress, memo: &memo) {
             case .pass:
                 state = .passing
                 if head.method == .CONNECT || head.headers.contains(name: "upgrade") { closeAfterPassedResponse = true }
@@ -192,6 +200,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     func channelInactive(context: ChannelHandlerContext) {
         abandonExchange()
+        timer?.cancel()
+        timer = nil
         state = .idle
         context.fireChannelInactive()
     }
@@ -277,14 +287,26 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         for part in parts { connection.write(.body(.byteBuffer(part))) }
         if exchange.requestComplete { connection.write(.end(nil)) }
         connection.flush()
-        let timeout = TimeAmount.milliseconds(Int64(relay.settings.upstreamTimeout * 1000))
-        exchange.timeout?.cancel()
-        exchange.timeout = context?.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
-            guard let self, self.exchange === exchange, !exchange.responseStarted else { return }
-            self.relay.metrics.upstreamErrors.increment()
-            self.fail(GatehouseError.gatewayTimeout("The upstream did not answer in time."), closing: !exchange.requestComplete)
-        }
+        exchange.deadline = .now() + .milliseconds(Int64(relay.settings.upstreamTimeout * 1000))
+        armTimer(at: exchange.deadline)
         resumeReading()
+    }
+
+    private func armTimer(at deadline: NIODeadline) {
+        guard timer == nil, let context else { return }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in self?.timerFired() }
+    }
+
+    private func timerFired() {
+        timer = nil
+        // No request out (between requests, or connecting again): `send` arms the timer when one goes out.
+        guard let exchange, exchange.connection != nil, !exchange.responseStarted else { return }
+        guard NIODeadline.now() >= exchange.deadline else {
+            armTimer(at: exchange.deadline)
+            return
+        }
+        relay.metrics.upstreamErrors.increment()
+        fail(GatehouseError.gatewayTimeout("The upstream did not answer in time."), closing: !exchange.requestComplete)
     }
 
     /// A part of the client's request while the relay owns it.
@@ -333,7 +355,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                     upstreamFailed(UpstreamConnectionHandler.Closed())
                     return
                 }
-                exchange.timeout?.cancel()
                 exchange.responseStarted = true
                 exchange.switching = true
                 context.write(wrapOutboundOut(.head(relay.clientHead(of: head))), promise: nil)
@@ -345,7 +366,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 context.write(wrapOutboundOut(.head(relay.clientHead(of: head))), promise: nil)
                 return
             }
-            exchange.timeout?.cancel()
             exchange.responseStarted = true
             exchange.upstreamKeepAlive = head.isKeepAlive
             var clientHead = relay.clientHead(of: head)
@@ -374,7 +394,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     func upstreamFailed(_ error: any Error) {
         guard let exchange, let connection = exchange.connection else { return }
-        exchange.timeout?.cancel()
         connection.close()
         exchange.connection = nil
         if exchange.responseStarted {
@@ -396,7 +415,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     private func finish(_ exchange: Exchange) {
         guard let context else { return }
-        exchange.timeout?.cancel()
         if let connection = exchange.connection {
             if exchange.requestComplete, exchange.upstreamKeepAlive {
                 pool.value.release(connection)
@@ -461,7 +479,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         let exchange = self.exchange
         let closing = closing || exchange?.clientKeepAlive == false
         self.exchange = nil
-        exchange?.timeout?.cancel()
         exchange?.connection?.close()
         if exchange?.responseStarted == true {
             state = .discarding
@@ -485,7 +502,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     private func abandonExchange() {
         guard let exchange else { return }
         self.exchange = nil
-        exchange.timeout?.cancel()
         exchange.connection?.close()
     }
 

@@ -48,6 +48,33 @@ enum UpstreamPath {
         return target
     }
 
+    /// The same target, built without splitting or re-encoding, for the common case where normalization
+    /// changes nothing: `path` (the client's, below the route's prefix) is `/` followed by non-empty segments
+    /// of path characters only (no `%`, no segment starting with `.`), and `query` holds query characters
+    /// only. `nil` otherwise: take ``target(basePath:path:query:)`` with a ``NormalizedPath``.
+    static func plainTarget(basePath: String, path: Substring, query: Substring?) -> String? {
+        let slash = UInt8(ascii: "/")
+        guard path.utf8.first == slash, path.utf8.count > 1 else { return nil }
+        var previous = slash
+        for byte in path.utf8.dropFirst() {
+            if byte == slash {
+                guard previous != slash else { return nil }
+            } else {
+                guard PercentEncoding.isPathCharacter(byte), previous != slash || byte != UInt8(ascii: ".") else { return nil }
+            }
+            previous = byte
+        }
+        if let query, query.utf8.contains(where: { !PercentEncoding.isQueryCharacter($0) }) { return nil }
+        var target = basePath
+        target.reserveCapacity(basePath.utf8.count + path.utf8.count + (query?.utf8.count ?? 0) + 1)
+        target += path
+        if let query, !query.isEmpty {
+            target += "?"
+            target += query
+        }
+        return target
+    }
+
     /// `https://api.example:8443/base/` → (`https://api.example:8443`, `/base`).
     static func split(_ base: String) -> (origin: String, path: String) {
         var base = Substring(base)

@@ -69,11 +69,15 @@ final class AssertionSigner: Sendable {
 
     /// The reusable assertion of a session, if there is one; `nil` means one must be signed (``assertion(for:now:)``).
     func cachedAssertion(for session: ActiveSession, now: Date) -> String? {
+        cachedAssertionEntry(for: session, now: now)?.token
+    }
+
+    /// The same, with the moment from which it is no longer reused.
+    func cachedAssertionEntry(for session: ActiveSession, now: Date) -> (token: String, until: Date)? {
         let cached = cache.withLock { $0[session.id] }
-        guard let cached, cached.version == session.record.credentialVersion, now.timeIntervalSince(cached.issuedAt) < lifetime / 2 else {
-            return nil
-        }
-        return cached.token
+        guard let cached, cached.version == session.record.credentialVersion else { return nil }
+        let until = cached.issuedAt.addingTimeInterval(lifetime / 2)
+        return now < until ? (cached.token, until) : nil
     }
 
     /// Forgets a session's assertion (logout).

@@ -61,18 +61,28 @@ struct SessionManager: Sendable {
     /// The session of `token` when everything needed is in memory (the store's cached copy, already opened)
     /// and nothing needs writing; `nil` sends the caller to ``authenticate(token:)``, which decides everything else.
     func cachedSession(token: String) -> ActiveSession? {
-        guard let lookup, !token.isEmpty, let record = lookup.cachedSession(tokenHash: RandomToken.hash(token)) else { return nil }
-        let now = clock.now()
-        guard record.expiresAt > now, !needsTouch(record, now: now),
-            record.lastSeenAt.addingTimeInterval(settings.idleTimeout) > now,
-            let (identity, credential) = cache.lookup(record)
-        else { return nil }
-        return ActiveSession(record: record, identity: identity, credential: credential)
+        cachedSession(token: token, now: clock.now())?.session
     }
+
+    /// The same, with the moment until which the answer stays right unless the store's cache evicts something
+    /// (``cacheEpoch``): the session's end, its idle limit and its next recorded activity, whichever is first.
+    func cachedSession(token: String, now: Date) -> (session: ActiveSession, until: Date)? {
+        guard let lookup, !token.isEmpty, let record = lookup.cachedSession(tokenHash: RandomToken.hash(token)) else { return nil }
+        let until = min(record.expiresAt, record.lastSeenAt.addingTimeInterval(settings.idleTimeout), touchDeadline(record))
+        guard now < until, let (identity, credential) = cache.lookup(record) else { return nil }
+        return (ActiveSession(record: record, identity: identity, credential: credential), until)
+    }
+
+    /// The store cache's ``CachedSessionLookup/evictionEpoch``; `nil` when the store has no synchronous look-up.
+    var cacheEpoch: UInt64? { lookup?.evictionEpoch }
 
     /// Activity is recorded coarsely: a write per request would cost more than the idle timeout needs.
     private func needsTouch(_ record: SessionRecord, now: Date) -> Bool {
-        now.timeIntervalSince(record.lastSeenAt) > min(60, settings.idleTimeout / 10)
+        now > touchDeadline(record)
+    }
+
+    private func touchDeadline(_ record: SessionRecord) -> Date {
+        record.lastSeenAt.addingTimeInterval(min(60, settings.idleTimeout / 10))
     }
 
     /// The stored state of a session by id (after another request or instance changed it).

@@ -19,6 +19,8 @@ public final class CachingSessionStore: ForwardingSessionStore, CachedSessionLoo
     private let timeToLive: TimeInterval
     private let clock: TimeSource
     private let cache: Mutex<SessionCache>
+    /// ``evictionEpoch``: moved inside the lock, before the change it announces.
+    private let epoch = Atomic<UInt64>(0)
 
     /// - Parameters:
     ///   - base: the shared store.
@@ -36,25 +38,44 @@ public final class CachingSessionStore: ForwardingSessionStore, CachedSessionLoo
 
     /// The feed listens: copies may be served from now on (starting empty).
     public func feedStarted() {
-        cache.withLock { $0.setSynchronized(true) }
+        cache.withLock {
+            announceEviction()
+            $0.setSynchronized(true)
+        }
     }
 
     /// The feed stopped (connection lost): drop every copy and read the database until it listens again.
     public func feedStopped() {
-        cache.withLock { $0.setSynchronized(false) }
+        cache.withLock {
+            announceEviction()
+            $0.setSynchronized(false)
+        }
     }
 
     /// A session changed or ended (here or on another instance).
     public func sessionChanged(id: String) {
-        cache.withLock { $0.evict(sessionID: id) }
+        cache.withLock {
+            announceEviction()
+            $0.evict(sessionID: id)
+        }
     }
 
     /// What the feed announced: one session, or anything (then every copy goes).
     public func apply(_ change: SessionChange) {
         switch change {
         case .session(let id): sessionChanged(id: id)
-        case .unknown: cache.withLock { $0.evictAll() }
+        case .unknown:
+            cache.withLock {
+                announceEviction()
+                $0.evictAll()
+            }
         }
+    }
+
+    public var evictionEpoch: UInt64 { epoch.load(ordering: .acquiring) }
+
+    private func announceEviction() {
+        epoch.wrappingAdd(1, ordering: .releasing)
     }
 
     /// Whether copies are being served.

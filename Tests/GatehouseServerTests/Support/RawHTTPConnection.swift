@@ -29,20 +29,57 @@ enum RawHTTPConnection {
         }
     }
 
+    /// A connection that stays open between requests, as a keep-alive client's does.
+    final class KeptAlive: Sendable {
+        private let fd: Int32
+
+        init(port: Int) throws {
+            fd = try RawHTTPConnection.connect(port: port)
+        }
+
+        deinit { close(fd) }
+
+        /// Sends `request` and reads its one answer (framed by `Content-Length`).
+        func send(_ request: String, timeout: TimeInterval = 10) async throws -> Response {
+            let fd = self.fd
+            return try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(with: Result {
+                        let (responses, _) = try RawHTTPConnection.transfer(fd: fd, [request], pause: 0, responses: 1, timeout: timeout)
+                        guard let response = responses.first else { throw Failure(description: "no answer on the kept-alive connection") }
+                        return response
+                    })
+                }
+            }
+        }
+    }
+
     private static func run(port: Int, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval) throws -> ([Response], Bool) {
+        let fd = try connect(port: port)
+        defer { close(fd) }
+        return try transfer(fd: fd, writes, pause: pause, responses: wanted, timeout: timeout)
+    }
+
+    private static func connect(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw Failure(description: "connect() failed") }
+        guard connected == 0 else {
+            close(fd)
+            throw Failure(description: "connect() failed")
+        }
         var interval = timeval(tv_sec: 0, tv_usec: 200_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        return fd
+    }
+
+    private static func transfer(fd: Int32, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval) throws -> ([Response], Bool) {
         for (index, text) in writes.enumerated() {
             if index > 0, pause > 0 { Thread.sleep(forTimeInterval: pause) }
             let bytes = Array(text.utf8)
