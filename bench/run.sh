@@ -11,6 +11,7 @@
 #   CONNECTIONS=32    wrk connections
 #   WARMUP=2          seconds of unmeasured load per target before the first run (0: none)
 #   GATEHOUSE_BIN     use this gatehouse binary instead of building release
+#   STORM=1000        calls at once in the refresh storm (0: no storm)
 #   KEEP_TMP=1        keep the temp dir (nginx/Caddy/gateway configs, logs, raw wrk output)
 set -euo pipefail
 
@@ -21,7 +22,9 @@ source "$script_dir/lib.sh" # wrk defaults, helpers; cds to the repository root
 STOP_WAIT=5
 SESSION_CACHE_SECONDS=30 # store.session_cache_seconds of the "cache on" SQLite gateway (the default)
 
+STORM=${STORM:-1000}
 check_wrk_settings
+require_counts STORM
 
 # --- tools -------------------------------------------------------------------------------------
 install_load_tools
@@ -46,9 +49,14 @@ caddy_pid=""
 gw_pid=""
 sqlite_pid=""
 sqlite0_pid=""
-cleanup_pids=(gw_pid sqlite_pid sqlite0_pid caddy_pid proxy_pid nginx_pid)
-remove_demo_dir() { # the demo keeps its files under $TMPDIR/gatehouse-demo-<pid>
-    [[ -n $gw_pid ]] && rm -rf "${TMPDIR:-/tmp}/gatehouse-demo-$gw_pid"
+storm_pid=""
+cleanup_pids=(gw_pid sqlite_pid sqlite0_pid storm_pid caddy_pid proxy_pid nginx_pid)
+remove_demo_dir() { # each demo keeps its files under $TMPDIR/gatehouse-demo-<pid>
+    local pid
+    for pid in "$gw_pid" "$storm_pid"; do
+        [[ -n $pid ]] && rm -rf "${TMPDIR:-/tmp}/gatehouse-demo-$pid"
+    done
+    return 0
 }
 cleanup_hook=remove_demo_dir
 make_tmp gatehouse-bench
@@ -255,6 +263,29 @@ for t in "${targets[@]}"; do
     printf '%s\t%s\t%s\t%s\n' "$t" "${label[$t]}" "${cpu_key[$t]}" "$(rss_kib ${rss_pids[$t]})"
 done >"$tmp/targets.tsv"
 
+# --- refresh storm -----------------------------------------------------------------------------------
+# STORM calls at once (one new connection each) on one session whose provider credential is due for a
+# refresh: a demo gateway whose stand-in issues 20 s access tokens, which the gateway refreshes within half
+# their lifetime of expiry (min(refresh skew 30 s, lifetime / 2)), so 11 s after the login every call needs
+# the new one (and the new one is good for another 10 s, far longer than the storm). The provider API (/v1/proxy/demo/…) carries
+# the credential. Exactly one refresh may reach the provider, and every call must succeed.
+if ((STORM > 0)); then
+    storm_port=$(free_port)
+    storm="http://127.0.0.1:$storm_port"
+    "$BIN" demo --listen "127.0.0.1:$storm_port" --backend "$backend" --token-lifetime 20 >"$tmp/gateway-storm.log" 2>&1 &
+    storm_pid=$!
+    wait_http "$storm/healthz" "$storm_pid" "storm gateway"
+    storm_token=$(python3 "$script_dir/login.py" "$storm") || die "storm login failed (log: $tmp/gateway-storm.log)"
+    refreshes() { curl -s "$storm/metrics" | awk '$1 == "gatehouse_refreshes_total" { print $2 }'; }
+    storm_before=$(refreshes)
+    log "refresh storm: $STORM calls at once, 11 s after the login"
+    sleep 11
+    python3 "$script_dir/storm.py" "$storm/v1/proxy/demo/echo/storm" "$storm_token" "$STORM" >"$tmp/storm.json" \
+        || die "the storm client failed"
+    storm_after=$(refreshes)
+    require_alive "$storm_pid" "the storm gateway died (log: $tmp/gateway-storm.log)"
+fi
+
 # --- report --------------------------------------------------------------------------------------
 gateway_logs=("$tmp"/gateway*.log)
 gw_log_problems=$(log_problem_lines "${gateway_logs[@]}" | grep -c . || true)
@@ -265,6 +296,20 @@ command_line="GATEHOUSE_BIN=${GATEHOUSE_BIN:-} DURATION=$DURATION RUNS=$RUNS THR
 report_rc=0
 python3 "$script_dir/run_report.py" "$tmp" "$RUNS" "$clk_tck" "$bin_kind" "$DURATION" "$THREADS" "$CONNECTIONS" \
     "$gw_log_problems" "$caddy_log_problems" "$command_line" || report_rc=$?
+if ((STORM > 0)); then
+    storm_line=$(python3 - "$tmp/storm.json" "${storm_before:-0}" "${storm_after:-0}" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+refreshed = int(float(sys.argv[3]) - float(sys.argv[2]))
+ok = sum(n for s, n in r["statuses"].items() if s.startswith("2"))
+print(f"refresh storm: {r['count']} calls at once on an expiring credential: {refreshed} provider refresh(es), "
+      f"{r['count'] - ok} non-2xx {r['statuses']}, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, max {r['max_ms']} ms")
+print("ok" if refreshed == 1 and ok == r["count"] else "FAILED")
+PY
+)
+    printf '%s\n' "${storm_line%$'\n'*}"
+    [[ ${storm_line##*$'\n'} == ok ]] || { log "the refresh storm failed: expected exactly 1 refresh and no failures"; report_rc=1; }
+fi
 if ((gw_log_problems > 0)); then
     log "gateway logs, warning/error lines (first 20):"
     log_problem_lines "${gateway_logs[@]}" | head -20 >&2

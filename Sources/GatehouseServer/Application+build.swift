@@ -45,7 +45,9 @@ public func buildApplication(
     return Application(
         router: buildRouter(gateway: gateway),
         server: .gateway(relay: relay),
-        configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse"),
+        // A burst of new connections (a thousand clients at once) waits in the kernel's queue rather than being
+        // refused or left to retransmit their SYN; the kernel caps it at net.core.somaxconn (as for nginx and Go).
+        configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse", backlog: 4096),
         services: services + (relay.map { [RelayPoolService(pools: $0.pools)] } ?? []),
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
         logger: gateway.logger
