@@ -125,6 +125,36 @@ struct RelayTests {
         #expect(APIRelay.isSafeFieldValue("Alice Ä. Example\tx"))
     }
 
+    @Test("the backend's hop-by-hop fields, fixed and Connection-listed, never reach the client", arguments: [
+        "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nX-Kept: yes",
+        "HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nX-Hop: secret\r\nKeep-Alive: timeout=5\r\nX-Kept: yes",
+        "HTTP/1.1 200 OK\r\nX-Kept: yes\r\nProxy-Authenticate: Basic\r\nConnection: X-Hop\r\nX-Hop: secret",
+    ])
+    func dropsResponseHopByHopFields(head: String) async throws {
+        let backend = try await ScriptedBackend.start(.answer(head))
+        defer { Task { await backend.stop() } }
+        let clock = TestClock()
+        try await StandIns.with { standIns in
+            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock, configure: { $0.backend.url = backend.baseURL }) { gw in
+                let (token, _) = try await gw.nativeLogin()
+                let port = Int(gw.baseURL.split(separator: ":").last!)!
+                let call = "GET /v1/api/x HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"
+                // The second call is the relay's from memory; both must be clean.
+                let result = try await RawHTTPConnection.exchange(port: port, [call, call], pause: 0.2, responses: 2)
+                #expect(result.responses.map(\.status) == [200, 200])
+                for response in result.responses {
+                    let fields = response.head.lowercased()
+                    #expect(fields.contains("x-kept: yes"))
+                    #expect(!fields.contains("x-hop"))
+                    #expect(!fields.contains("keep-alive"))
+                    #expect(!fields.contains("proxy-authenticate"))
+                    #expect(!fields.contains("connection:"))
+                    #expect(response.body == "ok")
+                }
+            }
+        }
+    }
+
     @Test("a relayed request with Connection: close gets its answer, then the connection ends")
     func honoursConnectionClose() async throws {
         let clock = TestClock()

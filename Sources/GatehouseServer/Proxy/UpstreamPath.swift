@@ -25,12 +25,15 @@ enum UpstreamPath {
 
     /// The raw path after its first `count` non-empty segments (`/v1//api/x` minus 2 → `/x`).
     static func remainder(of rawPath: Substring, droppingSegments count: Int) -> Substring {
-        var rest = rawPath
+        // Over the bytes, not Characters: every stop is at a `/` or the end, so always a valid index.
+        let bytes = rawPath.utf8
+        let slash = UInt8(ascii: "/")
+        var index = bytes.startIndex
         for _ in 0..<count {
-            rest = rest.drop { $0 == "/" }
-            rest = rest.drop { $0 != "/" }
+            while index < bytes.endIndex, bytes[index] == slash { bytes.formIndex(after: &index) }
+            while index < bytes.endIndex, bytes[index] != slash { bytes.formIndex(after: &index) }
         }
-        return rest
+        return rawPath[index...]
     }
 
     /// `base` + an already normalized path + `query`.

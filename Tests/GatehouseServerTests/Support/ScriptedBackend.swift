@@ -12,6 +12,9 @@ final class ScriptedBackend: Sendable {
         case dropSecondRequest
         /// Reads and never answers.
         case silent
+        /// Answers every request with this head (status line and fields, no final blank line) and body `ok`,
+        /// keeping the connection.
+        case answer(String)
     }
 
     /// What the backend saw.
@@ -88,6 +91,9 @@ final class ScriptedBackend: Sendable {
                 switch script {
                 case .silent:
                     continue
+                case .answer(let responseHead):
+                    let response = "\(responseHead)\r\nContent-Length: 2\r\n\r\nok"
+                    context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response)), promise: nil)
                 case .dropSecondRequest:
                     answered += 1
                     if answered >= 2 {
