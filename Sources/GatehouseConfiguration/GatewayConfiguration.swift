@@ -1,5 +1,5 @@
 public import Foundation
-import GatehouseCore
+public import GatehouseCore
 
 /// Everything in `gatehouse.yaml`, with a default for every key that works on one machine.
 ///
@@ -25,6 +25,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// `allowed_redirect_uris`: client redirect URIs allowed for every provider.
     public var allowedRedirectURIs: [String]
     public var cors: CORS
+    /// `access:`; without one every signed-in user reaches the whole backend.
+    public var access: AccessPolicy
     public var limits: Limits
     public var logging: Logging
     /// The file the settings came from; nil when all are defaults.
@@ -45,6 +47,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         backend: Backend = Backend(),
         allowedRedirectURIs: [String] = [],
         cors: CORS = CORS(),
+        access: AccessPolicy = AccessPolicy(),
         limits: Limits = Limits(),
         logging: Logging = Logging(),
         file: String? = nil,
@@ -60,6 +63,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         self.backend = backend
         self.allowedRedirectURIs = allowedRedirectURIs
         self.cors = cors
+        self.access = access
         self.limits = limits
         self.logging = logging
         self.file = file
@@ -197,6 +201,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
             configuration.allowedRedirectURIs = try map.redirectURIs("allowed_redirect_uris")
         }
         errors.run(file: file, ()) { configuration.cors = try CORS(map.mapOrEmpty("cors")) }
+        errors.run(file: file, ()) { configuration.access = try access(map.mapOrEmpty("access")) }
         errors.run(file: file, ()) { configuration.limits = try Limits(map.mapOrEmpty("limits")) }
         errors.run(file: file, ()) { configuration.logging = try Logging(map.mapOrEmpty("logging")) }
         errors.run(file: file, ()) { try map.finish() }

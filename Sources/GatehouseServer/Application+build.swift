@@ -21,7 +21,8 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     ).addRoutes(to: router)
     ProxyController(
         providers: gateway.providers, backend: gateway.settings.backend, resolver: gateway.resolver, refresher: gateway.refresher,
-        refreshPolicy: gateway.refreshPolicy, signer: gateway.signer, clock: gateway.clock, upstream: gateway.upstream
+        refreshPolicy: gateway.refreshPolicy, signer: gateway.signer, clock: gateway.clock, upstream: gateway.upstream,
+        access: gateway.settings.access, metrics: gateway.metrics
     ).addRoutes(to: router)
     LoginPageController(
         providers: gateway.providers, flow: gateway.loginFlow,

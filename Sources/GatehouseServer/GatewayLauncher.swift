@@ -28,6 +28,7 @@ public enum GatewayLauncher {
         settings.backend.forwardAccessToken = configuration.backend.forwardAccessToken
         settings.allowedRedirectURIs = configuration.allowedRedirectURIs
         settings.corsAllowedOrigins = configuration.cors.allowedOrigins
+        settings.access = configuration.access
         settings.maxBodyBytes = configuration.limits.maxBodyBytes
         settings.maxHeaderBytes = configuration.limits.maxHeaderBytes
         settings.upstreamTimeout = TimeInterval(configuration.limits.upstreamTimeoutSeconds)

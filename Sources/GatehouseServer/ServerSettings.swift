@@ -1,4 +1,5 @@
 public import Foundation
+public import GatehouseCore
 
 /// Everything the server needs from `gatehouse.yaml`, already validated. The CLI maps the parsed
 /// configuration onto this; tests build it directly.
@@ -15,6 +16,8 @@ public struct ServerSettings: Sendable {
     /// Client redirect URIs allowed for every provider.
     public var allowedRedirectURIs: [String] = []
     public var corsAllowedOrigins: [String] = []
+    /// `access:`: who may sign in and reach which backend path.
+    public var access = AccessPolicy()
     public var maxBodyBytes = 10_485_760
     public var maxHeaderBytes = 16_384
     /// Longest request target (path and query); longer ones get 414, as nginx's default 8 KiB buffer.

@@ -102,6 +102,22 @@ def write_provider(root: Path, pid: str, text: str | None = None, **kwargs) -> P
     return path
 
 
+def write_capture_provider(root: Path, site: str, extra: list[str] | None = None) -> Path:
+    """Provider `legacy` (kind capture) of the legacy site at `site`: its probe `{site}/probe` names the user
+    (`{"id": …, "email": …}`), so `POST /v1/auth/legacy/token` starts a session without a browser."""
+    return write_provider(root, "legacy", "\n".join([
+        'id: "legacy"',
+        'kind: "capture"',
+        f"login_url: {q(site + '/login')}",
+        f"allowed_origins: [{q(site)}]",
+        f"success_url: {q(site + '/welcome*')}",
+        f"probe: {{url: {q(site + '/probe')}}}",
+        'claims: {subject: "id", email: "email"}',
+        *(extra or []),
+        "",
+    ]))
+
+
 def write_config(root: Path, text: str) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "Providers").mkdir(exist_ok=True)

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from conftest import q, write_config, write_provider
+from conftest import q, write_capture_provider, write_config
 
 SEED = 20261123
 CASES_PER_ROUTE = 2500
@@ -82,17 +82,7 @@ def setup(serve, tmp_path):
         f"  url: {q(base + '/base')}",
         "",
     ]))
-    write_provider(tmp_path, "legacy", "\n".join([
-        'id: "legacy"',
-        'kind: "capture"',
-        f"login_url: {q(base + '/login')}",
-        f"allowed_origins: [{q(base)}]",
-        f"success_url: {q(base + '/welcome*')}",
-        f"probe: {{url: {q(base + '/probe')}}}",
-        'claims: {subject: "id", email: "email"}',
-        f"api: {{url: {q(base + '/apibase/')}, auth: \"bearer\"}}",
-        "",
-    ]))
+    write_capture_provider(tmp_path, base, extra=[f"api: {{url: {q(base + '/apibase/')}, auth: \"bearer\"}}"])
     gw = serve(tmp_path, ["--config", str(config)])
     created = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "captured"}, timeout=5)
     assert created.status_code == 201, created.text

@@ -21,7 +21,7 @@ import websocket  # websocket-client
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import serve as ws_serve
 
-from conftest import q, write_config, write_provider
+from conftest import q, write_capture_provider, write_config
 
 PUBLIC = "https://gate.example.test"
 COOKIE = "__Host-gatehouse_session"
@@ -104,16 +104,7 @@ def setup(serve, tmp_path):
         f"  url: {q(f'http://127.0.0.1:{backend.port}/base')}",
         "",
     ]))
-    write_provider(tmp_path, "legacy", "\n".join([
-        'id: "legacy"',
-        'kind: "capture"',
-        f"login_url: {q(site + '/login')}",
-        f"allowed_origins: [{q(site)}]",
-        f"success_url: {q(site + '/welcome*')}",
-        f"probe: {{url: {q(site + '/probe')}}}",
-        'claims: {subject: "id", email: "email"}',
-        "",
-    ]))
+    write_capture_provider(tmp_path, site)
     gw = serve(tmp_path, ["--config", str(config)])
     created = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "captured"}, timeout=5)
     assert created.status_code == 201, created.text

@@ -166,6 +166,68 @@ struct GatewayConfigurationErrorTests {
             ])
     }
 
+    @Test func accessSectionReportsEveryProblemAtItsLine() throws {
+        let yaml = """
+            access:
+              login:
+                - {email_domain: "@example.com"}
+              rules:
+                - name: "a"
+                  paths: ["admin/**"]
+                  allow: "anyone"
+                - name: "b"
+                  paths: ["/x"]
+                  allow: "everybody"
+                - name: "a"
+                  paths: ["/y/**"]
+                  methods: ["GET", "P0ST"]
+                  allow: [{}]
+                - paths: ["/z"]
+                  allow: "authenticated"
+                  alow: 1
+              default: "maybe"
+            """
+        let (file, lines) = try Fixtures.gatewayErrors(yaml)
+        #expect(
+            lines == [
+                "\(file):3: 'access.login[0].email_domain' entry '@example.com' must be a domain like example.com (matched exactly)",
+                "\(file):6: 'access.rules[0].paths' pattern 'admin/**' must start with '/'",
+                "\(file):10: 'access.rules[1].allow' must be \"anyone\", \"authenticated\" or a list of conditions",
+                "\(file):13: 'access.rules[2].methods' entry 'P0ST' is not an HTTP method",
+                "\(file):15: 'access.rules[3].name' is required",
+                "\(file):18: 'access.default' must be one of deny, authenticated, not 'maybe'",
+            ])
+    }
+
+    @Test func accessSectionIsRead() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write("gatehouse.yaml", """
+            access:
+              login:
+                - {email_domain: "example.com", email_verified: true}
+                - {provider: "spid"}
+              rules:
+                - name: "admin"
+                  paths: ["/admin/**"]
+                  methods: ["get", "POST"]
+                  allow:
+                    - {email: ["alice@example.com"]}
+                    - {group: "admins", provider: "oidc", claim: {tier: ["gold", "silver"]}}
+                - name: "rest"
+                  paths: ["/**"]
+                  allow: "authenticated"
+              default: "deny"
+            """)
+        let access = try GatewayConfiguration.load(path: file, environment: [:]).access
+        #expect(access.login == [AccessCondition(emailDomains: ["example.com"], emailVerified: true), AccessCondition(providers: ["spid"])])
+        #expect(access.rules.map(\.name) == ["admin", "rest"])
+        #expect(access.rules[0].methods == ["GET", "POST"])
+        #expect(access.rules[0].allow == .conditions([
+            AccessCondition(emails: ["alice@example.com"]), AccessCondition(providers: ["oidc"], groups: ["admins"], claims: ["tier": ["gold", "silver"]]),
+        ]))
+        #expect(access.fallback == .deny)
+    }
+
     @Test func overrideListenRefusesTextThatIsNotHostPort() throws {
         var configuration = GatewayConfiguration()
         #expect(throws: ListenAddressError(value: "8080")) { try configuration.overrideListen("8080") }

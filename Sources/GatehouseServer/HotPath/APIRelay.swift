@@ -247,23 +247,33 @@ struct APIRelay: Sendable {
         guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
             session.identity.email.map(Self.isSafeFieldValue) ?? true,
             !settings.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken),
-            let target = target(of: head.uri)
+            let (target, segments) = target(of: head.uri, segmented: !settings.access.isOpenToSessions)
         else { return .pass }
+        // The access rules judge the path forwarded; anything but a plain yes is the router's to answer.
+        if let segments {
+            guard case .allow = settings.access.decide(method: head.method.rawValue, path: segments, user: (session.provider, session.identity)) else {
+                return .pass
+            }
+        }
         let upstream = HTTPRequestHead(
             version: .http1_1, method: head.method, uri: target,
             headers: headers(of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion))
         return upgrade ? .upgrade(upstream) : .forward(upstream)
     }
 
-    /// The backend's request target: the base path + the client's path below `/v1/api`, normalized.
-    private func target(of uri: String) -> String? {
+    /// The backend's request target: the base path + the client's path below `/v1/api`, normalized; with
+    /// `segmented`, also that path's decoded segments (for the access rules).
+    private func target(of uri: String, segmented: Bool) -> (String, [Substring]?)? {
         let question = uri.utf8.firstIndex(of: UInt8(ascii: "?"))
         let rawPath = question.map { Substring(uri[..<$0]) } ?? Substring(uri)
         let query = question.map { uri[uri.index(after: $0)...] }
         let remainder = UpstreamPath.remainder(of: rawPath, droppingSegments: 2)
-        if let plain = UpstreamPath.plainTarget(basePath: basePath, path: remainder, query: query) { return plain }
+        if let plain = UpstreamPath.plainTarget(basePath: basePath, path: remainder, query: query) {
+            // Plain characters only, no empty or dot segments: the raw segments are the decoded ones.
+            return (plain, segmented ? remainder.split(separator: "/") : nil)
+        }
         guard let path = try? NormalizedPath(raw: remainder) else { return nil }
-        return UpstreamPath.target(basePath: basePath, path: path, query: query)
+        return (UpstreamPath.target(basePath: basePath, path: path, query: query), segmented ? path.segments.map { Substring($0) } : nil)
     }
 
     private func headers(of head: HTTPRequestHead, upgrade: Bool, session: ActiveSession, remoteAddress: String?, assertion: String?) -> HTTPHeaders {

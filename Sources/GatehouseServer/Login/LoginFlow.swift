@@ -126,7 +126,12 @@ struct LoginFlow: Sendable {
 
     /// The end of an interactive login: a handoff code at the native client's redirect URI, or the
     /// session cookie and a redirect to `return_to` for a browser.
-    func finish(_ result: LoginResult, transaction: LoginTransaction, _ channel: Channel) async throws -> Response {
+    func finish(_ result: LoginResult, transaction: LoginTransaction, _ channel: Channel, asPage: Bool = true, logger: Logger) async throws -> Response {
+        // `access.login`: ends like a provider's refusal, before any code or session exists.
+        guard settings.access.permitsLogin(provider: transaction.provider, identity: result.identity) else {
+            logger.notice("login refused by access.login", metadata: ["provider": "\(transaction.provider)"])
+            return try fail(Self.loginRefused, transaction: transaction, channel, asPage: asPage, logger: logger)
+        }
         if let clientRedirectURI = transaction.clientRedirectURI, let challenge = transaction.clientCodeChallenge {
             let code = RandomToken.make()
             let now = clock.now()
@@ -161,6 +166,11 @@ struct LoginFlow: Sendable {
         return ErrorPage.response(failure.problem, headers: headers)
     }
 
+    /// A login that `access.login` does not let in.
+    static let loginRefused = LoginFailure(
+        error: .accessDenied, description: "This account may not sign in here.",
+        problem: GatehouseError.forbidden(.accessDenied, "This account may not sign in here."))
+
     // MARK: Sessions
 
     /// Creates the session of a finished login; returns its token (shown once).
@@ -179,6 +189,10 @@ struct LoginFlow: Sendable {
         } catch let error as ProviderError {
             metrics.loginFailures.increment()
             throw ErrorMapping.credentialRefusal(error)
+        }
+        guard settings.access.permitsLogin(provider: providerID, identity: result.identity) else {
+            metrics.loginFailures.increment()
+            throw Self.loginRefused.problem
         }
         return try await created(provider: providerID, result: result)
     }

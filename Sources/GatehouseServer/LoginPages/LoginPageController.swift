@@ -228,6 +228,6 @@ struct LoginPageController: Sendable {
         } catch let error as ProviderError {
             return try flow.fail(ErrorMapping.loginFailure(error, at: .pageCapture), transaction: entry.transaction, .pages, asPage: asPage, logger: context.logger)
         }
-        return try await flow.finish(result, transaction: entry.transaction, .pages)
+        return try await flow.finish(result, transaction: entry.transaction, .pages, asPage: asPage, logger: context.logger)
     }
 }

@@ -20,11 +20,14 @@ struct ProxyController: Sendable {
     let signer: AssertionSigner
     let clock: TimeSource
     let upstream: UpstreamClient
+    let access: AccessPolicy
+    let metrics: GatewayMetrics
 
     private static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .head, .options]
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
-        let api = router.group("/v1/api").add(middleware: SessionMiddleware(resolver: resolver))
+        // `/v1/api` resolves its session itself: the access policy may let a path through without one.
+        let api = router.group("/v1/api")
         let proxy = router.group("/v1/proxy/:provider").add(middleware: SessionMiddleware(resolver: resolver))
         for method in Self.methods {
             api.on("**", method: method) { request, context in try await backendCall(request, context) }
@@ -35,13 +38,48 @@ struct ProxyController: Sendable {
     // MARK: Routes
 
     private func backendCall(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
-        let session = try context.requireSession()
-        // `/v1/api` is the route's own prefix: two segments.
-        let url = try UpstreamPath.join(base: backend.url, rawPath: Substring(request.uri.path), droppingSegments: 2, query: request.uri.query.map { Substring($0) })
+        var resolved: ActiveSession?
+        var refusal: (any Error)?
+        do {
+            resolved = try await resolver.resolve(request.headers, method: request.method).0
+        } catch {
+            refusal = error
+        }
+        // Unless some rule lets anyone in, a request without a session ends here, before its path is read.
+        if let refusal, !access.hasAnonymousRules { throw refusal }
+        // `/v1/api` is the route's own prefix: two segments. The path judged is the path forwarded.
+        let path = try UpstreamPath.normalized(Substring(request.uri.path), droppingSegments: 2)
+        if !access.isOpenToSessions {
+            try judge(request, context, path: path, session: resolved, refusal: refusal)
+        }
+        let url = UpstreamPath.join(base: backend.url, path: path, query: request.uri.query.map { Substring($0) })
+        guard let session = resolved else {
+            // A path the rules open to anyone, asked without a session: forwarded with no identity.
+            let body = try await upstream.forwardBody(of: request)
+            return upstream.makeResponse(try await upstream.send(request, context, url: url, body: body, attach: { _ in }), dropCookies: false)
+        }
         // The backend only needs a fresh provider token when it receives one.
         let refresher = backend.forwardAccessToken ? refreshingProvider(for: session) : nil
         let response = try await exchange(request, context, session: session, url: url, refresher: refresher, attachment: backendHeaders)
         return upstream.makeResponse(response, dropCookies: false)
+    }
+
+    /// Applies `access.rules`: 401 without a session where one is needed, 403 `access_denied` naming the rule
+    /// (never the identity) where the session may not pass; a denial is counted and logged for audit.
+    private func judge(_ request: Request, _ context: GatehouseRequestContext, path: NormalizedPath, session: ActiveSession?, refusal: (any Error)?) throws {
+        let user = session.map { (provider: $0.provider, identity: $0.identity) }
+        switch access.decide(method: request.method.rawValue, path: path.segments.map { Substring($0) }, user: user) {
+        case .allow:
+            return
+        case .needsSession:
+            throw refusal ?? GatehouseError.invalidSession()
+        case .deny(let rule):
+            metrics.accessDenied(rule: rule)
+            context.logger.notice(
+                "access denied",
+                metadata: ["rule": "\(rule)", "provider": "\(session?.provider ?? "")", "session": "\(session?.id ?? "")", "method": "\(request.method)", "path": "\(path.encoded)"])
+            throw GatehouseError.forbidden(.accessDenied, "The access rule '\(rule)' does not let this session through.")
+        }
     }
 
     private func providerAPI(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {

@@ -12,15 +12,18 @@ enum UpstreamPath {
     /// `base` + the client's raw path below its first `droppingSegments` (the route's own prefix, e.g.
     /// `v1`, `api`) + `query`. Throws 400 `invalid_path` for what cannot be normalized.
     static func join(base: String, rawPath: Substring, droppingSegments: Int, query: Substring?) throws -> String {
+        join(base: base, path: try normalized(rawPath, droppingSegments: droppingSegments), query: query)
+    }
+
+    /// The client's raw path below its first `droppingSegments`, normalized; 400 `invalid_path` when it cannot be.
+    static func normalized(_ rawPath: Substring, droppingSegments: Int) throws -> NormalizedPath {
         // The route matched its prefix on the raw segments; only what follows is the client's path,
         // normalized on its own so that a `..` can never climb into (and past) the prefix.
-        let normalized: NormalizedPath
         do {
-            normalized = try NormalizedPath(raw: remainder(of: rawPath, droppingSegments: droppingSegments))
+            return try NormalizedPath(raw: remainder(of: rawPath, droppingSegments: droppingSegments))
         } catch {
             throw error.problem
         }
-        return join(base: base, path: normalized, query: query)
     }
 
     /// The raw path after its first `count` non-empty segments (`/v1//api/x` minus 2 → `/x`).

@@ -50,7 +50,7 @@ struct AuthController: Sendable {
         } catch let error as ProviderError {
             return try flow.fail(ErrorMapping.loginFailure(error, at: .callback), transaction: transaction, .callback, logger: context.logger)
         }
-        return try await flow.finish(result, transaction: transaction, .callback)
+        return try await flow.finish(result, transaction: transaction, .callback, logger: context.logger)
     }
 
     private struct AssertionBody: Decodable {

@@ -31,6 +31,15 @@ final class GatewayMetrics: Sendable {
         logouts = counter("logouts", "Sessions ended by the client.")
     }
 
+    /// Counts a request the access policy refused (`gatehouse_access_denials_total{rule}`); the registry keeps
+    /// one counter per rule name.
+    func accessDenied(rule: String) {
+        registry.makeCounter(
+            descriptor: .init(namespace: "gatehouse", metricName: "access_denials", unitName: "total", helpText: "Requests the access policy refused, by rule."),
+            labels: [("rule", rule)]
+        ).increment()
+    }
+
     /// The Prometheus text exposition.
     func render() -> String { registry.emitToString() }
 }

@@ -1,0 +1,88 @@
+import GatehouseCore
+
+extension GatewayConfiguration {
+    /// `access:` — who may sign in (`login`), who may reach which backend path (`rules`, first match decides),
+    /// and what applies when no rule matches (`default`: `authenticated` or `deny`). Every problem of the
+    /// section is reported, each at its line.
+    static func access(_ map: ConfigMap) throws -> AccessPolicy {
+        var errors = ErrorCollector()
+        var policy = AccessPolicy()
+        let file = map.file
+        errors.run(file: file, ()) {
+            policy.login = try map.maps("login").map { try condition($0) }
+        }
+        let rules = errors.run(file: file, []) { try map.maps("rules") }
+        var names: Set<String> = []
+        for rule in rules {
+            guard let parsed = errors.attempt(file: file, { try accessRule(rule) }) else { continue }
+            if !names.insert(parsed.name).inserted {
+                errors.append(rule.error("name", "'\(rule.qualified("name"))': another rule is already named '\(parsed.name)'"))
+            }
+            policy.rules.append(parsed)
+        }
+        errors.run(file: file, ()) {
+            if let fallback = try map.choice("default", ["deny", "authenticated"]) {
+                policy.fallback = AccessPolicy.Fallback(rawValue: fallback) ?? .authenticated
+            }
+        }
+        errors.run(file: file, ()) { try map.finish() }
+        guard errors.isEmpty else { throw ConfigurationErrors(errors.errors) }
+        return policy
+    }
+
+    private static func accessRule(_ map: ConfigMap) throws -> AccessRule {
+        let name = try map.requiredString("name")
+        guard let patterns = try map.strings("paths"), !patterns.isEmpty else {
+            throw map.error("paths", "'\(map.qualified("paths"))' is required: the backend paths the rule is for, like [\"/admin/**\"]")
+        }
+        let paths = try patterns.map { pattern in
+            do throws(PathPatternError) {
+                return try PathPattern(pattern)
+            } catch {
+                throw map.error("paths", "'\(map.qualified("paths"))' pattern '\(pattern)' \(error.message)")
+            }
+        }
+        var methods: Set<String>?
+        if let listed = try map.strings("methods") {
+            for method in listed where method.isEmpty || !method.allSatisfy({ $0.isASCII && $0.isLetter }) {
+                throw map.error("methods", "'\(map.qualified("methods"))' entry '\(method)' is not an HTTP method")
+            }
+            methods = Set(listed.map { $0.uppercased() })
+        }
+        guard let allowNode = map.node("allow") else {
+            throw map.error("allow", "'\(map.qualified("allow"))' is required: \"anyone\", \"authenticated\" or a list of conditions")
+        }
+        let allow: AccessRule.Allow
+        switch allowNode.value {
+        case .scalar("anyone"): allow = .anyone
+        case .scalar("authenticated"): allow = .authenticated
+        case .sequence:
+            allow = .conditions(try map.maps("allow").map { try condition($0) })
+        default:
+            throw ConfigError(at: allowNode, "'\(map.qualified("allow"))' must be \"anyone\", \"authenticated\" or a list of conditions")
+        }
+        try map.finish()
+        return AccessRule(name: name, paths: paths, methods: methods, allow: allow)
+    }
+
+    /// One condition: ALL of its keys must match; a key's list matches ANY of its values.
+    private static func condition(_ map: ConfigMap) throws -> AccessCondition {
+        var condition = AccessCondition(
+            providers: try map.strings("provider"), subjects: try map.strings("subject"), emails: try map.strings("email"),
+            emailDomains: try map.strings("email_domain"), emailVerified: try map.bool("email_verified"), groups: try map.strings("group"))
+        if let claims = try map.map("claim") {
+            if case .mapping(let entries) = claims.node.value {
+                for entry in entries { condition.claims[entry.key] = try claims.strings(entry.key) ?? [] }
+            }
+            try claims.finish()
+        }
+        if let domains = condition.emailDomains, let bad = domains.first(where: { $0.isEmpty || $0.contains("@") || $0.hasPrefix(".") }) {
+            throw map.error("email_domain", "'\(map.qualified("email_domain"))' entry '\(bad)' must be a domain like example.com (matched exactly)")
+        }
+        try map.finish()
+        guard !condition.isEmpty else {
+            throw ConfigError(at: map.node, "'\(map.section)' is empty: a condition needs at least one of provider, subject, email, email_domain, email_verified, group, claim")
+        }
+        return condition
+    }
+}

@@ -1,0 +1,9 @@
+/// What the access policy says about one request.
+public enum AccessDecision: Sendable, Equatable {
+    /// Let it through (`rule`: the rule that decided, `nil` for the default).
+    case allow(rule: String?)
+    /// A session is needed and there is none: 401.
+    case needsSession
+    /// The session may not: 403 naming the rule (`default` when no rule matched).
+    case deny(rule: String)
+}

@@ -1,0 +1,54 @@
+/// Who may sign in, and who may reach which backend path (`access:` in `gatehouse.yaml`). Without an
+/// `access` section every signed-in user reaches the whole backend.
+///
+/// ``decide(method:path:user:)`` is synchronous and allocation-free for the event-loop relay; it judges
+/// the normalized, decoded path segments — the path that is forwarded.
+public struct AccessPolicy: Sendable, Equatable {
+    /// What applies when no rule matches.
+    public enum Fallback: String, Sendable, Equatable {
+        case deny
+        case authenticated
+    }
+
+    /// `access.login`: a login must meet ANY of these; empty lets in anyone the provider vouches for.
+    public var login: [AccessCondition]
+    public var rules: [AccessRule]
+    public var fallback: Fallback
+
+    public init(login: [AccessCondition] = [], rules: [AccessRule] = [], fallback: Fallback = .authenticated) {
+        self.login = login
+        self.rules = rules
+        self.fallback = fallback
+    }
+
+    /// No rules and the default fallback: every request needs a session and nothing more (the behaviour
+    /// without an `access` section), so the path need not be judged.
+    public var isOpenToSessions: Bool { rules.isEmpty && fallback == .authenticated }
+
+    /// Whether some rule lets requests through without a session.
+    public var hasAnonymousRules: Bool { rules.contains { $0.allow == .anyone } }
+
+    /// The decision for a request; `user` is the session's provider and identity, `nil` without a session.
+    public func decide(method: String, path: [Substring], user: (provider: String, identity: Identity)?) -> AccessDecision {
+        guard let rule = rules.first(where: { $0.applies(method: method, path: path) }) else {
+            switch fallback {
+            case .authenticated: return user == nil ? .needsSession : .allow(rule: nil)
+            case .deny: return user == nil ? .needsSession : .deny(rule: "default")
+            }
+        }
+        switch rule.allow {
+        case .anyone:
+            return .allow(rule: rule.name)
+        case .authenticated:
+            return user == nil ? .needsSession : .allow(rule: rule.name)
+        case .conditions(let conditions):
+            guard let user else { return .needsSession }
+            return conditions.contains { $0.matches(provider: user.provider, identity: user.identity) } ? .allow(rule: rule.name) : .deny(rule: rule.name)
+        }
+    }
+
+    /// Whether `access.login` lets this user sign in.
+    public func permitsLogin(provider: String, identity: Identity) -> Bool {
+        login.isEmpty || login.contains { $0.matches(provider: provider, identity: identity) }
+    }
+}

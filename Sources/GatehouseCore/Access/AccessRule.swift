@@ -1,0 +1,31 @@
+/// One rule of `access.rules`: the first rule whose paths and methods match a request decides it.
+public struct AccessRule: Sendable, Equatable {
+    /// Who a rule lets through.
+    public enum Allow: Sendable, Equatable {
+        /// Everyone, with or without a session.
+        case anyone
+        /// Any session.
+        case authenticated
+        /// A session meeting ANY of the conditions.
+        case conditions([AccessCondition])
+    }
+
+    public var name: String
+    public var paths: [PathPattern]
+    /// Upper case; `nil` is every method.
+    public var methods: Set<String>?
+    public var allow: Allow
+
+    public init(name: String, paths: [PathPattern], methods: Set<String>? = nil, allow: Allow) {
+        self.name = name
+        self.paths = paths
+        self.methods = methods
+        self.allow = allow
+    }
+
+    /// Whether the rule is the one for this request.
+    public func applies(method: String, path: [Substring]) -> Bool {
+        if let methods, !methods.contains(method) { return false }
+        return paths.contains { $0.matches(path) }
+    }
+}
