@@ -102,7 +102,8 @@ def write_provider(root: Path, pid: str, text: str | None = None, **kwargs) -> P
     return path
 
 
-def write_capture_provider(root: Path, site: str, extra: list[str] | None = None) -> Path:
+def write_capture_provider(root: Path, site: str, extra: list[str] | None = None,
+                           claims: str = '{subject: "id", email: "email"}') -> Path:
     """Provider `legacy` (kind capture) of the legacy site at `site`: its probe `{site}/probe` names the user
     (`{"id": …, "email": …}`), so `POST /v1/auth/legacy/token` starts a session without a browser."""
     return write_provider(root, "legacy", "\n".join([
@@ -112,7 +113,7 @@ def write_capture_provider(root: Path, site: str, extra: list[str] | None = None
         f"allowed_origins: [{q(site)}]",
         f"success_url: {q(site + '/welcome*')}",
         f"probe: {{url: {q(site + '/probe')}}}",
-        'claims: {subject: "id", email: "email"}',
+        f"claims: {claims}",
         *(extra or []),
         "",
     ]))

@@ -7,6 +7,7 @@ reaches the backend, on the event-loop relay (a session from memory) and on the 
 """
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import threading
@@ -18,7 +19,7 @@ import requests
 from conftest import q, write_capture_provider, write_config
 
 USERS = {
-    "alice-token": {"id": "u-alice", "email": "alice@example.com"},
+    "alice-token": {"id": "u-alice", "email": "alice@example.com", "groups": ["admins", "ops,eu"]},
     "mallory-token": {"id": "u-mallory", "email": "mallory@evil-example.com"},
     "banned-token": {"id": "u-banned", "email": "eve@blocked.test"},
 }
@@ -29,6 +30,7 @@ class Site:
 
     def __init__(self):
         self.seen: list[dict] = []
+        self.headers: list[dict] = []
         self.lock = threading.Lock()
         site = self
 
@@ -44,6 +46,7 @@ class Site:
                 else:
                     with site.lock:
                         site.seen.append({"path": self.path, "subject": self.headers.get("X-Gatehouse-Subject")})
+                        site.headers.append(dict(self.headers.items()))
                     body = json.dumps({"path": self.path}).encode()
                     self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -79,13 +82,14 @@ def setup(serve, tmp_path):
         '    - {email_domain: ["example.com", "evil-example.com"]}',
         "  rules:",
         '    - {name: "public", paths: ["/public/**"], allow: "anyone"}',
+        '    - {name: "ops", paths: ["/ops/**"], allow: [{group: "admins"}]}',
         '    - name: "admin"',
         '      paths: ["/admin/**"]',
         '      allow: [{email: "alice@example.com"}]',
         '    - {name: "app", paths: ["/**"], allow: "authenticated"}',
         "",
     ]))
-    write_capture_provider(tmp_path, base)
+    write_capture_provider(tmp_path, base, claims='{subject: "id", email: "email", groups: "groups"}')
     gw = serve(tmp_path, ["--config", str(config)])
 
     def login(token: str) -> requests.Response:
@@ -163,6 +167,21 @@ def test_no_encoding_of_admin_reaches_the_backend_for_mallory(setup, target):
             assert new == [], (target, new)
     status, _ = raw_get(gw.port, target, None)
     assert status in (400, 401), (target, status)
+
+
+def test_groups_reach_the_rules_the_headers_and_the_assertion(setup):
+    gw, site, login = setup
+    alice, mallory = login("alice-token").json()["session_token"], login("mallory-token").json()["session_token"]
+    r = requests.get(gw.url + "/v1/api/ops/deploy", headers={"Authorization": f"Bearer {alice}"}, timeout=5)
+    assert r.status_code == 200, r.text
+    headers = {k.lower(): v for k, v in site.headers[-1].items()}
+    # A comma inside a group name is encoded: the header still lists two groups.
+    assert headers["x-gatehouse-groups"] == "admins,ops%2Ceu"
+    payload = headers["x-gatehouse-assertion"].split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert claims["groups"] == ["admins", "ops,eu"]
+    r = requests.get(gw.url + "/v1/api/ops/deploy", headers={"Authorization": f"Bearer {mallory}"}, timeout=5)
+    assert r.status_code == 403 and "'ops'" in r.json()["detail"]
 
 
 def test_access_login_refuses_other_domains_and_stores_nothing(setup):

@@ -246,6 +246,7 @@ struct APIRelay: Sendable {
         // Identity values come from providers: one with a line break would add fields of its own upstream.
         guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
             session.identity.email.map(Self.isSafeFieldValue) ?? true,
+            session.identity.groups.allSatisfy(Self.isSafeFieldValue),
             !settings.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken),
             let (target, segments) = target(of: head.uri, segmented: !settings.access.isOpenToSessions)
         else { return .pass }

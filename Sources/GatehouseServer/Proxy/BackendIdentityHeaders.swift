@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 
 /// What the backend learns about the caller: the identity headers, the signed assertion and (when
@@ -6,6 +7,7 @@ enum BackendIdentityHeaders {
     static let provider = "X-Gatehouse-Provider"
     static let subject = "X-Gatehouse-Subject"
     static let email = "X-Gatehouse-Email"
+    static let groups = "X-Gatehouse-Groups"
     static let assertion = "X-Gatehouse-Assertion"
     static let accessToken = "X-Gatehouse-Access-Token"
 
@@ -18,8 +20,15 @@ enum BackendIdentityHeaders {
             add(provider, session.provider)
             add(subject, session.identity.subject)
             if let address = session.identity.email { add(email, address) }
+            if !session.identity.groups.isEmpty { add(groups, groupsValue(session.identity.groups)) }
         }
         if backend.assertion, let assertion { add(Self.assertion, assertion) }
         if backend.forwardAccessToken { add(accessToken, session.credential.accessToken) }
+    }
+
+    /// `X-Gatehouse-Groups`: the groups joined by `,`, each with `%` and `,` percent-encoded (so a group
+    /// name holding a comma stays one group).
+    static func groupsValue(_ groups: [String]) -> String {
+        groups.map { $0.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ",", with: "%2C") }.joined(separator: ",")
     }
 }

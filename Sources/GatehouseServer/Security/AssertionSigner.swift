@@ -52,6 +52,7 @@ final class AssertionSigner: Sendable {
             aud: AudienceClaim(value: audience),
             sub: SubjectClaim(value: session.identity.subject),
             email: session.identity.email,
+            groups: session.identity.groups.isEmpty ? nil : session.identity.groups,
             provider: session.provider,
             sid: session.id,
             iat: IssuedAtClaim(value: issuedAt),

@@ -7,6 +7,8 @@ struct IdentityAssertionPayload: JWTPayload {
     var aud: AudienceClaim
     var sub: SubjectClaim
     var email: String?
+    /// The identity's groups; absent when it has none.
+    var groups: [String]?
     var provider: String
     var sid: String
     var iat: IssuedAtClaim
