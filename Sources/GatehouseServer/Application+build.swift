@@ -24,6 +24,11 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         refreshPolicy: gateway.refreshPolicy, signer: gateway.signer, clock: gateway.clock, upstream: gateway.upstream,
         access: gateway.settings.access, metrics: gateway.metrics
     ).addRoutes(to: router)
+    AuthzController(
+        resolver: gateway.resolver, access: gateway.settings.access, backend: gateway.settings.backend, signer: gateway.signer,
+        providers: gateway.providers, refresher: gateway.refresher, refreshPolicy: gateway.refreshPolicy, clock: gateway.clock,
+        metrics: gateway.metrics
+    ).addRoutes(to: router)
     LoginPageController(
         providers: gateway.providers, flow: gateway.loginFlow,
         transport: Gateway.providerTransport(client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout),

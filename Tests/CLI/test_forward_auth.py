@@ -1,0 +1,241 @@
+"""Forward authentication (`/v1/authz`) behind a real nginx (`auth_request`) and a real Caddy
+(`forward_auth`), both started here on loopback, in front of a backend that records what reaches it.
+
+The proxies' configurations are the ones README "Forward authentication" shows. The access rules are
+test_access_policy's: `/public/**` anyone, `/admin/**` alice only, the rest any session.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import q, write_capture_provider, write_config
+from gatehouse_testkit import free_port, missing, stop_process, tail, wait_until
+from test_access_policy import Site
+
+NGINX_CONF = """daemon off;
+worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log;
+events {{ worker_connections 256; }}
+http {{
+  access_log off;
+  client_body_temp_path {dir}; proxy_temp_path {dir}; fastcgi_temp_path {dir}; uwsgi_temp_path {dir}; scgi_temp_path {dir};
+  server {{
+    listen 127.0.0.1:{port};
+    # Gatehouse's own paths on the application's host (sign-in, callbacks, the session API).
+    location /v1/ {{ proxy_pass http://127.0.0.1:{gateway}; }}
+    location = /_gatehouse_authz {{
+      internal;
+      proxy_pass http://127.0.0.1:{gateway}/v1/authz;
+      proxy_pass_request_body off;
+      proxy_set_header Content-Length "";
+      proxy_set_header X-Original-URI $request_uri;
+      proxy_set_header X-Original-Method $request_method;
+    }}
+    location / {{
+      auth_request /_gatehouse_authz;
+      auth_request_set $gh_provider $upstream_http_x_gatehouse_provider;
+      auth_request_set $gh_subject $upstream_http_x_gatehouse_subject;
+      auth_request_set $gh_email $upstream_http_x_gatehouse_email;
+      auth_request_set $gh_groups $upstream_http_x_gatehouse_groups;
+      auth_request_set $gh_assertion $upstream_http_x_gatehouse_assertion;
+      # Set (or, when empty, removed): whatever the client sent under these names never passes.
+      proxy_set_header X-Gatehouse-Provider $gh_provider;
+      proxy_set_header X-Gatehouse-Subject $gh_subject;
+      proxy_set_header X-Gatehouse-Email $gh_email;
+      proxy_set_header X-Gatehouse-Groups $gh_groups;
+      proxy_set_header X-Gatehouse-Assertion $gh_assertion;
+      proxy_pass http://127.0.0.1:{backend};
+    }}
+  }}
+}}
+"""
+
+CADDYFILE = """{{
+  admin off
+  auto_https off
+}}
+http://127.0.0.1:{port} {{
+  # Whatever the client sent under these names never passes.
+  request_header -X-Gatehouse-Provider
+  request_header -X-Gatehouse-Subject
+  request_header -X-Gatehouse-Email
+  request_header -X-Gatehouse-Groups
+  request_header -X-Gatehouse-Assertion
+  handle /v1/* {{
+    reverse_proxy 127.0.0.1:{gateway}
+  }}
+  handle {{
+    forward_auth 127.0.0.1:{gateway} {{
+      uri /v1/authz
+      copy_headers X-Gatehouse-Provider X-Gatehouse-Subject X-Gatehouse-Email X-Gatehouse-Groups X-Gatehouse-Assertion
+    }}
+    reverse_proxy 127.0.0.1:{backend}
+  }}
+}}
+"""
+
+
+def binary(name: str, *candidates: str) -> str:
+    found = shutil.which(name) or next((c for c in candidates if Path(c).exists()), None)
+    if not found:
+        missing(f"{name} is not installed (bash scripts/test-setup installs it)")
+    return found
+
+
+class Proxy:
+    def __init__(self, kind: str, root: Path, gateway_port: int, backend_port: int):
+        self.port = free_port()
+        self.dir = root / kind
+        self.dir.mkdir()
+        values = {"dir": self.dir, "port": self.port, "gateway": gateway_port, "backend": backend_port}
+        if kind == "nginx":
+            conf = self.dir / "nginx.conf"
+            conf.write_text(NGINX_CONF.format(**values))
+            argv = [binary("nginx", "/usr/sbin/nginx"), "-c", str(conf), "-p", str(self.dir)]
+        else:
+            conf = self.dir / "Caddyfile"
+            conf.write_text(CADDYFILE.format(**values))
+            argv = [binary("caddy", "/usr/bin/caddy"), "run", "--config", str(conf), "--adapter", "caddyfile"]
+        self.log = self.dir / "proxy.log"
+        env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(self.dir), "XDG_DATA_HOME": str(self.dir), "XDG_CONFIG_HOME": str(self.dir)}
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+        def up() -> bool:
+            if self.proc.poll() is not None:
+                return True
+            try:
+                requests.get(self.url + "/public/ping", timeout=1)
+                return True
+            except requests.RequestException:
+                return False
+
+        wait_until(up, 20, 0.1)
+        if self.proc.poll() is not None:
+            pytest.fail(f"{kind} exited at start-up:\n{tail(self.log)}")
+
+    def stop(self):
+        stop_process(self.proc)
+
+
+@pytest.fixture(params=["nginx", "caddy"])
+def stack(request, serve, tmp_path):
+    site = Site()
+    base = f"http://127.0.0.1:{site.port}"
+    config = write_config(tmp_path / "gw", "\n".join([
+        'store: {kind: "memory"}',
+        'public_url: "https://gate.example.test"',
+        "backend:",
+        f"  url: {q(base)}",
+        "access:",
+        "  rules:",
+        '    - {name: "public", paths: ["/public/**"], allow: "anyone"}',
+        '    - name: "admin"',
+        '      paths: ["/admin/**"]',
+        '      allow: [{email: "alice@example.com"}]',
+        '    - {name: "app", paths: ["/**"], allow: "authenticated"}',
+        "",
+    ]))
+    write_capture_provider(tmp_path / "gw", base, claims='{subject: "id", email: "email", groups: "groups"}')
+    gw = serve(tmp_path / "gw", ["--config", str(config)])
+    proxy = Proxy(request.param, tmp_path, gw.port, site.port)
+
+    def session(token: str) -> str:
+        # Through the proxy: the gateway's /v1/ paths live on the application's host.
+        r = requests.post(proxy.url + "/v1/auth/legacy/token", json={"token": token}, timeout=5)
+        assert r.status_code == 201, r.text
+        return r.json()["session_token"]
+
+    yield proxy, site, session
+    proxy.stop()
+    site.server.shutdown()
+
+
+def seen_after(site: Site, before: int) -> list[dict]:
+    time.sleep(0.05)
+    with site.lock:
+        return site.headers[before:]
+
+
+def test_allowed_refused_and_anonymous_through_the_proxy(stack):
+    proxy, site, session = stack
+    alice, mallory = session("alice-token"), session("mallory-token")
+
+    # Anonymous on a public path: passes without identity, a spoofed one dropped.
+    before = len(site.headers)
+    r = requests.get(proxy.url + "/public/info", headers={"X-Gatehouse-Subject": "u-alice"}, timeout=5)
+    assert r.status_code == 200, r.text
+    [seen] = seen_after(site, before)
+    assert not {k: v for k, v in seen.items() if k.lower().startswith("x-gatehouse-") and v}, seen
+
+    # Anonymous elsewhere: 401 at the proxy, nothing reaches the backend.
+    before = len(site.headers)
+    assert requests.get(proxy.url + "/app/home", timeout=5).status_code == 401
+    assert seen_after(site, before) == []
+
+    # Alice on /admin: the identity arrives, copied by the proxy from Gatehouse's answer.
+    before = len(site.headers)
+    r = requests.get(proxy.url + "/admin/users", headers={"Authorization": f"Bearer {alice}", "X-Gatehouse-Subject": "root"}, timeout=5)
+    assert r.status_code == 200, r.text
+    [seen] = seen_after(site, before)
+    headers = {k.lower(): v for k, v in seen.items()}
+    assert headers["x-gatehouse-subject"] == "u-alice"
+    assert headers["x-gatehouse-email"] == "alice@example.com"
+    assert headers["x-gatehouse-groups"] == "admins,ops%2Ceu"
+    assert headers["x-gatehouse-assertion"].count(".") == 2
+
+    # Mallory on /admin, in any spelling: 403 at the proxy, nothing reaches the backend.
+    for path in ["/admin/users", "/ADMIN/users", "/public/../admin/users", "/%61dmin/users", "/admin;x=1/users"]:
+        before = len(site.headers)
+        r = requests.get(proxy.url + path, headers={"Authorization": f"Bearer {mallory}"}, timeout=5)
+        assert r.status_code in (400, 403), (path, r.status_code, r.text)
+        assert seen_after(site, before) == [], path
+
+    # Mallory elsewhere: her own identity, never the one she sends.
+    before = len(site.headers)
+    r = requests.get(proxy.url + "/app/home", headers={"Authorization": f"Bearer {mallory}", "X-Gatehouse-Subject": "u-alice"}, timeout=5)
+    assert r.status_code == 200
+    [seen] = seen_after(site, before)
+    assert {k.lower(): v for k, v in seen.items()}["x-gatehouse-subject"] == "u-mallory"
+
+
+def test_authz_itself(serve, tmp_path):
+    """`/v1/authz` asked directly: both header families, Envoy's path form, a conflict."""
+    site = Site()
+    base = f"http://127.0.0.1:{site.port}"
+    config = write_config(tmp_path, "\n".join([
+        'store: {kind: "memory"}',
+        "backend:",
+        f"  url: {q(base)}",
+        "access:",
+        "  rules:",
+        '    - {name: "public", paths: ["/public/**"], allow: "anyone"}',
+        '    - name: "admin"',
+        '      paths: ["/admin/**"]',
+        '      allow: [{email: "alice@example.com"}]',
+        "",
+    ]))
+    write_capture_provider(tmp_path, base)
+    gw = serve(tmp_path, ["--config", str(config)])
+    mallory = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "mallory-token"}, timeout=5).json()["session_token"]
+    bearer = {"Authorization": f"Bearer {mallory}"}
+    assert requests.get(gw.url + "/v1/authz", headers={"X-Forwarded-Uri": "/public/x"}, timeout=5).status_code == 200
+    assert requests.get(gw.url + "/v1/authz", headers={"X-Original-URI": "/app"}, timeout=5).status_code == 401
+    r = requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Original-URI": "/app", "X-Original-Method": "POST"}, timeout=5)
+    assert r.status_code == 200 and r.headers["X-Gatehouse-Subject"] == "u-mallory" and r.content == b""
+    r = requests.get(gw.url + "/v1/authz/admin/x", headers=bearer, timeout=5)  # Envoy ext_authz path_prefix
+    assert r.status_code == 403 and r.json()["code"] == "access_denied"
+    r = requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Forwarded-Uri": "/public/x", "X-Original-URI": "/admin/x"}, timeout=5)
+    assert r.status_code == 400, r.text
+    r = requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Forwarded-Method": "GET", "X-Original-Method": "DELETE", "X-Original-URI": "/app"}, timeout=5)
+    assert r.status_code == 400, r.text
+    assert requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Original-URI": "/a/%2e%2e/%2e%2e/admin"}, timeout=5).status_code == 400
+    site.server.shutdown()
