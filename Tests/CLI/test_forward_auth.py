@@ -82,6 +82,17 @@ http://127.0.0.1:{port} {{
 """
 
 
+ACCESS_RULES = [
+    "access:",
+    "  rules:",
+    '    - {name: "public", paths: ["/public/**"], allow: "anyone"}',
+    '    - name: "admin"',
+    '      paths: ["/admin/**"]',
+    '      allow: [{email: "alice@example.com"}]',
+    '    - {name: "app", paths: ["/**"], allow: "authenticated"}',
+]
+
+
 def binary(name: str, *candidates: str) -> str:
     found = shutil.which(name) or next((c for c in candidates if Path(c).exists()), None)
     if not found:
@@ -135,13 +146,7 @@ def stack(request, serve, tmp_path):
         'public_url: "https://gate.example.test"',
         "backend:",
         f"  url: {q(base)}",
-        "access:",
-        "  rules:",
-        '    - {name: "public", paths: ["/public/**"], allow: "anyone"}',
-        '    - name: "admin"',
-        '      paths: ["/admin/**"]',
-        '      allow: [{email: "alice@example.com"}]',
-        '    - {name: "app", paths: ["/**"], allow: "authenticated"}',
+        *ACCESS_RULES,
         "",
     ]))
     write_capture_provider(tmp_path / "gw", base, claims='{subject: "id", email: "email", groups: "groups"}')
@@ -215,12 +220,7 @@ def test_authz_itself(serve, tmp_path):
         'store: {kind: "memory"}',
         "backend:",
         f"  url: {q(base)}",
-        "access:",
-        "  rules:",
-        '    - {name: "public", paths: ["/public/**"], allow: "anyone"}',
-        '    - name: "admin"',
-        '      paths: ["/admin/**"]',
-        '      allow: [{email: "alice@example.com"}]',
+        *ACCESS_RULES[:-1],
         "",
     ]))
     write_capture_provider(tmp_path, base)
