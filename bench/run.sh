@@ -50,7 +50,8 @@ gw_pid=""
 sqlite_pid=""
 sqlite0_pid=""
 storm_pid=""
-cleanup_pids=(gw_pid sqlite_pid sqlite0_pid storm_pid caddy_pid proxy_pid nginx_pid)
+authz_pid=""
+cleanup_pids=(gw_pid sqlite_pid sqlite0_pid storm_pid caddy_pid proxy_pid authz_pid nginx_pid)
 remove_demo_dir() { # each demo keeps its files under $TMPDIR/gatehouse-demo-<pid>
     local pid
     for pid in "$gw_pid" "$storm_pid"; do
@@ -193,9 +194,54 @@ serve_sqlite sqlite0 "$sqlite0_port" 0 sqlite0_pid
 sqlite_token=$(capture_session "http://127.0.0.1:$sqlite_port" sqlite)
 sqlite0_token=$(capture_session "http://127.0.0.1:$sqlite0_port" sqlite0)
 
+# --- forward authentication: nginx auth_request -> the SQLite gateway's /v1/authz, then the backend ------
+# The price of forward auth per request, against the plain nginx proxy above: the same nginx settings,
+# plus one keep-alive subrequest to Gatehouse per request (no access rules: any session passes).
+authz_port=$(free_port)
+mkdir -p "$tmp/authz"
+{
+    nginx_conf_head "$tmp/authz" 4096 auto
+    cat <<EOF
+    upstream backend {
+        server 127.0.0.1:$nginx_port;
+        keepalive 64;
+        keepalive_requests 1000000;
+    }
+    upstream gatehouse {
+        server 127.0.0.1:$sqlite_port;
+        keepalive 64;
+        keepalive_requests 1000000;
+    }
+    server {
+        listen 127.0.0.1:$authz_port;
+        location = /_gatehouse_authz {
+            internal;
+            proxy_pass http://gatehouse/v1/authz;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_pass_request_body off;
+            proxy_set_header Content-Length "";
+            proxy_set_header X-Original-URI \$request_uri;
+            proxy_set_header X-Original-Method \$request_method;
+        }
+        location / {
+            auth_request /_gatehouse_authz;
+            auth_request_set \$gh_subject \$upstream_http_x_gatehouse_subject;
+            proxy_set_header X-Gatehouse-Subject \$gh_subject;
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }
+    }
+}
+EOF
+} >"$tmp/authz/nginx.conf"
+start_nginx "$tmp/authz" authz_pid
+wait_http "http://127.0.0.1:$authz_port/bench" "$authz_pid" "nginx auth_request" 401
+
 # --- targets ---------------------------------------------------------------------------------------
 # name, label, CPU key (run_wrk's "cpu" line; nginx's workers are <key>_<n>), pids for the RSS, URL, token
-targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-nocache)
+targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-nocache nginx-authz)
 declare -A label url tok cpu_key rss_pids
 label=(
     [direct]="nginx backend, direct"
@@ -204,6 +250,7 @@ label=(
     [gw-memory]="Gatehouse, memory store (demo)"
     [gw-sqlite]="Gatehouse, SQLite, session cache ${SESSION_CACHE_SECONDS} s"
     [gw-sqlite-nocache]="Gatehouse, SQLite, session cache 0"
+    [nginx-authz]="nginx auth_request -> Gatehouse /v1/authz, -> backend"
 )
 url=(
     [direct]="$backend/bench"
@@ -212,20 +259,27 @@ url=(
     [gw-memory]="$gw/v1/api/bench"
     [gw-sqlite]="http://127.0.0.1:$sqlite_port/v1/api/bench"
     [gw-sqlite-nocache]="http://127.0.0.1:$sqlite0_port/v1/api/bench"
+    [nginx-authz]="http://127.0.0.1:$authz_port/bench"
 )
 # Every target gets the same request: the proxies and nginx ignore the Authorization header.
-tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-nocache]=$sqlite0_token)
-cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-nocache]=sqlite0)
+tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
+cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
 mapfile -t backend_workers < <(nginx_workers "$nginx_pid")
 mapfile -t proxy_workers < <(nginx_workers "$proxy_pid")
+mapfile -t authz_workers < <(nginx_workers "$authz_pid")
 ((${#backend_workers[@]} > 0 && ${#proxy_workers[@]} > 0)) || die "no nginx worker processes found"
 rss_pids=(
     [direct]="$nginx_pid ${backend_workers[*]}"
     [nginx-proxy]="$proxy_pid ${proxy_workers[*]}"
     [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-nocache]=$sqlite0_pid
+    [nginx-authz]="$authz_pid ${authz_workers[*]} $sqlite_pid"
 )
 cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid")
 for i in "${!proxy_workers[@]}"; do cpu_watch+=("proxy_$((i + 1))=${proxy_workers[i]}"); done
+# The forward-auth row's CPU: its nginx workers and the gateway answering /v1/authz (the SQLite row's
+# gateway, idle during the other targets' runs).
+for i in "${!authz_workers[@]}"; do cpu_watch+=("authz_$((i + 1))=${authz_workers[i]}"); done
+cpu_watch+=("authz_gw=$sqlite_pid")
 
 for t in "${targets[@]}"; do sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: Bearer ${tok[$t]}"; done
 
@@ -237,6 +291,7 @@ require_all_alive() {
     require_alive "$gw_pid" "the memory-store gateway died during the $1 run (log: $tmp/gateway.log)"
     require_alive "$sqlite_pid" "the SQLite gateway died during the $1 run (log: $tmp/gateway-sqlite.log)"
     require_alive "$sqlite0_pid" "the SQLite gateway without cache died during the $1 run (log: $tmp/gateway-sqlite0.log)"
+    require_alive "$authz_pid" "the nginx auth_request proxy died during the $1 run (see $tmp/authz)"
 }
 wrk_target() { # name index seconds
     run_wrk "$1 run $2" "$tmp/wrk-$1-$2.txt" "$3" "${url[$1]}" -H "Authorization: Bearer ${tok[$1]}"

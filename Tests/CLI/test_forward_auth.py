@@ -238,4 +238,9 @@ def test_authz_itself(serve, tmp_path):
     r = requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Forwarded-Method": "GET", "X-Original-Method": "DELETE", "X-Original-URI": "/app"}, timeout=5)
     assert r.status_code == 400, r.text
     assert requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Original-URI": "/a/%2e%2e/%2e%2e/admin"}, timeout=5).status_code == 400
+    # ingress-nginx: the whole URL.
+    r = requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Original-URL": "https://app.example.test/admin/x?y=1"}, timeout=5)
+    assert r.status_code == 403, r.text
+    r = requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Original-URL": "https://app.example.test/app?y=1"}, timeout=5)
+    assert r.status_code == 200, r.text
     site.server.shutdown()

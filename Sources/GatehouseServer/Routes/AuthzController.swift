@@ -91,7 +91,8 @@ struct AuthzController: Sendable {
     /// The original method and request target.
     private func original(_ request: Request) throws -> (method: String, target: Substring) {
         let forwarded = (method: request.headers[Self.forwardedMethod], uri: request.headers[Self.forwardedURI])
-        let nginx = (method: request.headers[Self.originalMethod], uri: request.headers[Self.originalURI])
+        // ingress-nginx sends the whole URL (`X-Original-URL`); its path and query are the target.
+        let nginx = (method: request.headers[Self.originalMethod], uri: try request.headers[Self.originalURI] ?? request.headers[Self.originalURL].map(Self.target(ofURL:)))
         if let a = forwarded.method, let b = nginx.method, a.uppercased() != b.uppercased() {
             throw GatehouseError.invalidRequest("X-Forwarded-Method and X-Original-Method name different methods.")
         }
@@ -111,6 +112,16 @@ struct AuthzController: Sendable {
         return (method, Substring((rest.isEmpty ? "/" : String(rest)) + query))
     }
 
+    /// `/path?query` of an absolute URL.
+    private static func target(ofURL url: String) throws -> String {
+        guard let scheme = url.range(of: "://") else { throw GatehouseError.invalidRequest("X-Original-URL must be an absolute URL.") }
+        let rest = url[scheme.upperBound...]
+        guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        let target = String(rest[slash...])
+        return target.hasPrefix("?") ? "/" + target : target
+    }
+
+    private static let originalURL = HTTPField.Name("X-Original-URL")!
     private static let forwardedMethod = HTTPField.Name("X-Forwarded-Method")!
     private static let forwardedURI = HTTPField.Name("X-Forwarded-Uri")!
     private static let originalMethod = HTTPField.Name("X-Original-Method")!
