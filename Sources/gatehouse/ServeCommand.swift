@@ -22,8 +22,12 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let logger = LoggingSetup.logger(configuration.logging)
         let (host, publicURL) = (configuration.listenHost, configuration.publicURL)
+        if let problem = ListenProbe.problem(host: host, port: configuration.listenPort) {
+            printError(problem)
+            throw ExitCode(1)
+        }
+        let logger = LoggingSetup.logger(configuration.logging)
         do {
             try await GatewayLauncher.run(configuration, logger: logger, onServerRunning: { port in
                 logger.notice("gatehouse listening", metadata: ["address": "\(host):\(port)", "public_url": "\(publicURL)"])

@@ -133,3 +133,20 @@ def test_serve_listen_flag_without_public_url_sends_callbacks_to_the_listening_p
     write_provider(cwd, "x")
     gw = serve(cwd)
     assert callback_of_login(gw, "x") == f"http://127.0.0.1:{gw.port}/v1/auth/x/callback"
+
+
+def test_serve_on_a_port_in_use_says_so_and_creates_nothing(cli, tmp_path):
+    """Without a configuration the defaults would create ./data (store and keys): not when the port is taken."""
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        write_provider(tmp_path, "x")
+        result = cli(["serve", "--listen", f"127.0.0.1:{port}"], cwd=tmp_path)
+    assert result.returncode == 1, result
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"cannot listen on 127.0.0.1:{port}: the address is in use "
+        "(another process listens there; choose another with --listen or 'listen:')")
+    assert not (tmp_path / "data").exists()

@@ -89,4 +89,18 @@ import Testing
         let data = try JSONEncoder().encode(value)
         #expect(JSONValue.parse(data) == value)
     }
+
+    @Test("numeric ids of 10^15 and more keep every digit and no exponent")
+    func largeIntegers() throws {
+        let json = try #require(JSONValue.parse(Data(#"{"id": 1234567890123456789, "small": 42, "edge": 1000000000000000, "neg": -9007199254740993}"#.utf8)))
+        #expect(json["id"]?.stringValue == "1234567890123456789")
+        #expect(json["edge"]?.stringValue == "1000000000000000")
+        #expect(json["neg"]?.stringValue == "-9007199254740993")
+        #expect(json["small"] == .number(42))
+        let mapped = ClaimMapping(subject: "id").identity(from: json)
+        #expect(mapped?.subject == "1234567890123456789")
+        // And back out unchanged (handoff payloads are JSON).
+        let encoded = String(decoding: try JSONEncoder().encode(json["id"]), as: UTF8.self)
+        #expect(encoded == "1234567890123456789")
+    }
 }

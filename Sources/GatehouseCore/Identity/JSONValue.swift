@@ -5,6 +5,9 @@ public enum JSONValue: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
     case number(Double)
+    /// An integer too large for a `Double` to hold exactly or to print without an exponent (|n| ≥ 10^15):
+    /// numeric user ids at some providers. Smaller integers are `.number`.
+    case integer(Int64)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -15,6 +18,8 @@ public enum JSONValue: Sendable, Equatable, Codable {
             self = .null
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
+        } else if let value = try? container.decode(Int64.self), value.magnitude >= 1_000_000_000_000_000 {
+            self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
@@ -32,6 +37,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
         case .number(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
@@ -62,6 +68,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
         case .string(let value): return value
         case .number(let value):
             return value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        case .integer(let value): return String(value)
         case .bool(let value): return value ? "true" : "false"
         default: return nil
         }
@@ -70,6 +77,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
     public var doubleValue: Double? {
         switch self {
         case .number(let value): return value
+        case .integer(let value): return Double(value)
         case .string(let value): return Double(value)
         default: return nil
         }
