@@ -22,10 +22,10 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     ProxyController(
         providers: gateway.providers, backend: gateway.settings.backend, resolver: gateway.resolver, refresher: gateway.refresher,
         refreshPolicy: gateway.refreshPolicy, signer: gateway.signer, clock: gateway.clock, upstream: gateway.upstream,
-        access: gateway.settings.access, metrics: gateway.metrics
+        access: gateway.access, metrics: gateway.metrics
     ).addRoutes(to: router)
     AuthzController(
-        resolver: gateway.resolver, access: gateway.settings.access, backend: gateway.settings.backend, signer: gateway.signer,
+        resolver: gateway.resolver, access: gateway.access, backend: gateway.settings.backend, signer: gateway.signer,
         providers: gateway.providers, refresher: gateway.refresher, refreshPolicy: gateway.refreshPolicy, clock: gateway.clock,
         metrics: gateway.metrics
     ).addRoutes(to: router)

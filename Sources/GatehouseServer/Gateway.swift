@@ -21,6 +21,8 @@ public struct Gateway: Sendable {
     let loginFlow: LoginFlow
     let resolver: SessionResolver
     let upstream: UpstreamClient
+    /// `access:`, replaced on SIGHUP.
+    public let access: AccessRules
 
     /// - Parameters:
     ///   - sealingKeys: 32-byte AES keys with ids; the first seals.
@@ -37,6 +39,7 @@ public struct Gateway: Sendable {
         self.clock = clock
         self.logger = logger
         self.httpClient = httpClient
+        access = AccessRules(settings.access)
         let sealer = try CredentialSealer(keys: sealingKeys)
         let signer = try await AssertionSigner(
             signingKeys: signingKeysPEM.map { .init(id: $0.id, key: try .init(pem: $0.pem)) },
@@ -47,7 +50,7 @@ public struct Gateway: Sendable {
         self.metrics = metrics
         refresher = RefreshCoordinator(sessions: sessions, upstreamTimeout: settings.upstreamTimeout, metrics: metrics, logger: logger)
         refreshPolicy = RefreshPolicy(skew: settings.refreshSkew)
-        loginFlow = LoginFlow(settings: settings, sessions: sessions, metrics: metrics)
+        loginFlow = LoginFlow(settings: settings, sessions: sessions, metrics: metrics, access: access)
         resolver = SessionResolver(cookieName: settings.cookie.name, sessions: sessions)
         upstream = UpstreamClient(httpClient: httpClient, settings: settings, metrics: metrics)
     }

@@ -110,6 +110,12 @@ public enum GatewayLauncher {
             dataDirectory: (configuration.baseDirectory as NSString).appendingPathComponent("data"))
     }
 
+    /// Reads `access:` of the configuration file again (SIGHUP); `nil` without a file.
+    static func accessLoader(_ configuration: GatewayConfiguration) -> (@Sendable () throws -> AccessPolicy)? {
+        guard let file = configuration.file else { return nil }
+        return { @Sendable () throws -> AccessPolicy in try GatewayConfiguration.load(path: file).access }
+    }
+
     /// Runs the gateway until SIGTERM or SIGINT.
     /// - Parameters:
     ///   - makeProviders: builds the providers instead of reading `providers_dir` (`gatehouse demo`).
@@ -139,7 +145,9 @@ public enum GatewayLauncher {
                 let services: [any Service] = storeServices + [
                     HTTPClientService(client: client),
                     SessionSweeper(store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger),
-                    ProviderReloader(providers: providers, load: load, logger: logger),
+                    ProviderReloader(
+                        providers: providers, load: load, access: gateway.access,
+                        loadAccess: accessLoader(configuration), logger: logger),
                 ]
                 let app = buildApplication(
                     gateway: gateway, host: configuration.listenHost, port: configuration.listenPort, services: services,

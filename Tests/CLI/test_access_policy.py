@@ -191,3 +191,37 @@ def test_access_login_refuses_other_domains_and_stores_nothing(setup):
     assert r.json()["code"] == "access_denied"
     assert "session_token" not in r.text
     assert login("alice-token").status_code == 201
+
+
+def test_sighup_puts_new_rules_in_force_and_refuses_invalid_ones(setup, tmp_path):
+    import signal
+
+    gw, site, login = setup
+    mallory = login("mallory-token").json()["session_token"]
+    call = lambda: requests.get(gw.url + "/v1/api/app/home", headers={"Authorization": f"Bearer {mallory}"}, timeout=5)
+    for _ in range(2):  # also from the relay's memory of this connection's session
+        assert call().status_code == 200
+    config = tmp_path / "gatehouse.yaml"
+    text = config.read_text()
+    config.write_text(text.replace('    - {name: "app", paths: ["/**"], allow: "authenticated"}',
+                                   '    - {name: "app", paths: ["/**"], allow: [{email_domain: "example.com"}]}'))
+    gw.signal(signal.SIGHUP)
+    assert wait_for(lambda: call().status_code == 403), "the new rules were not put in force"
+    assert "'app'" in call().json()["detail"]
+    # A broken file is refused whole: the rules in force stay.
+    config.write_text(text.replace('allow: "anyone"', 'allow: "everybody"'))
+    gw.signal(signal.SIGHUP)
+    assert wait_for(lambda: "reload refused" in gw.log())
+    assert call().status_code == 403
+    assert requests.get(gw.url + "/v1/api/public/info", timeout=5).status_code == 200
+
+
+def wait_for(predicate, seconds: float = 10) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False

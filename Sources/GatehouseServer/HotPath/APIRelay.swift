@@ -25,6 +25,8 @@ struct APIRelay: Sendable {
     let metrics: GatewayMetrics
     let logger: Logger
     let pools: UpstreamPools
+    /// `access:` (read per request: SIGHUP may replace it).
+    let access: AccessRules
     /// `host[:port]` of the backend: the upstream request's `Host`.
     let upstreamAuthority: String
     /// The backend URL's path (no trailing slash), prefixed to every forwarded path.
@@ -62,6 +64,7 @@ struct APIRelay: Sendable {
         self.metrics = gateway.metrics
         self.logger = gateway.logger
         self.pools = UpstreamPools(host: host, port: port)
+        self.access = gateway.access
         self.upstreamAuthority = url.port.map { "\(host):\($0)" } ?? host
         self.basePath = basePath
         self.redactedBackend = "http://\(upstreamAuthority)\(basePath)"
@@ -248,11 +251,12 @@ struct APIRelay: Sendable {
             session.identity.email.map(Self.isSafeFieldValue) ?? true,
             session.identity.groups.allSatisfy(Self.isSafeFieldValue),
             !settings.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken),
-            let (target, segments) = target(of: head.uri, segmented: !settings.access.isOpenToSessions)
+            case let access = self.access.current,
+            let (target, segments) = target(of: head.uri, segmented: !access.isOpenToSessions)
         else { return .pass }
         // The access rules judge the path forwarded; anything but a plain yes is the router's to answer.
         if let segments {
-            guard case .allow = settings.access.decide(method: head.method.rawValue, path: segments, user: (session.provider, session.identity)) else {
+            guard case .allow = access.decide(method: head.method.rawValue, path: segments, user: (session.provider, session.identity)) else {
                 return .pass
             }
         }

@@ -20,6 +20,7 @@ struct LoginFlow: Sendable {
     let settings: ServerSettings
     let sessions: SessionManager
     let metrics: GatewayMetrics
+    let access: AccessRules
 
     private var store: any SessionStore { sessions.store }
     private var clock: TimeSource { sessions.clock }
@@ -128,7 +129,7 @@ struct LoginFlow: Sendable {
     /// session cookie and a redirect to `return_to` for a browser.
     func finish(_ result: LoginResult, transaction: LoginTransaction, _ channel: Channel, asPage: Bool = true, logger: Logger) async throws -> Response {
         // `access.login`: ends like a provider's refusal, before any code or session exists.
-        guard settings.access.permitsLogin(provider: transaction.provider, identity: result.identity) else {
+        guard access.current.permitsLogin(provider: transaction.provider, identity: result.identity) else {
             logger.notice("login refused by access.login", metadata: ["provider": "\(transaction.provider)"])
             return try fail(Self.loginRefused, transaction: transaction, channel, asPage: asPage, logger: logger)
         }
@@ -190,7 +191,7 @@ struct LoginFlow: Sendable {
             metrics.loginFailures.increment()
             throw ErrorMapping.credentialRefusal(error)
         }
-        guard settings.access.permitsLogin(provider: providerID, identity: result.identity) else {
+        guard access.current.permitsLogin(provider: providerID, identity: result.identity) else {
             metrics.loginFailures.increment()
             throw Self.loginRefused.problem
         }

@@ -20,7 +20,7 @@ struct ProxyController: Sendable {
     let signer: AssertionSigner
     let clock: TimeSource
     let upstream: UpstreamClient
-    let access: AccessPolicy
+    let access: AccessRules
     let metrics: GatewayMetrics
 
     private static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .head, .options]
@@ -38,6 +38,7 @@ struct ProxyController: Sendable {
     // MARK: Routes
 
     private func backendCall(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        let access = self.access.current
         var resolved: ActiveSession?
         var refusal: (any Error)?
         do {
@@ -50,7 +51,7 @@ struct ProxyController: Sendable {
         // `/v1/api` is the route's own prefix: two segments. The path judged is the path forwarded.
         let path = try UpstreamPath.normalized(Substring(request.uri.path), droppingSegments: 2)
         if !access.isOpenToSessions {
-            try judge(request, context, path: path, session: resolved, refusal: refusal)
+            try judge(request, context, access, path: path, session: resolved, refusal: refusal)
         }
         let url = UpstreamPath.join(base: backend.url, path: path, query: request.uri.query.map { Substring($0) })
         guard let session = resolved else {
@@ -66,7 +67,10 @@ struct ProxyController: Sendable {
 
     /// Applies `access.rules`: 401 without a session where one is needed, 403 `access_denied` naming the rule
     /// (never the identity) where the session may not pass; a denial is counted and logged for audit.
-    private func judge(_ request: Request, _ context: GatehouseRequestContext, path: NormalizedPath, session: ActiveSession?, refusal: (any Error)?) throws {
+    private func judge(
+        _ request: Request, _ context: GatehouseRequestContext, _ access: AccessPolicy, path: NormalizedPath, session: ActiveSession?,
+        refusal: (any Error)?
+    ) throws {
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
         switch access.decide(method: request.method.rawValue, path: path.segments.map { Substring($0) }, user: user) {
         case .allow:

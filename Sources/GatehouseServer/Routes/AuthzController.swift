@@ -19,7 +19,7 @@ import Logging
 /// not sent on another site's POST.
 struct AuthzController: Sendable {
     let resolver: SessionResolver
-    let access: AccessPolicy
+    let access: AccessRules
     let backend: ServerSettings.BackendSettings
     let signer: AssertionSigner
     let providers: ProviderSet
@@ -51,7 +51,7 @@ struct AuthzController: Sendable {
             refusal = error
         }
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        switch access.decide(method: method, path: path.segments.map { Substring($0) }, user: user) {
+        switch access.current.decide(method: method, path: path.segments.map { Substring($0) }, user: user) {
         case .allow:
             break
         case .needsSession:

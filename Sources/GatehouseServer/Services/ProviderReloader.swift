@@ -3,10 +3,14 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// Reloads the provider files on SIGHUP; a set that does not validate is refused and the old one kept.
+/// Reloads the provider files and the access rules (`access:` of `gatehouse.yaml`) on SIGHUP. Both are read
+/// and validated first; if either does not validate, both old ones stay in force.
 struct ProviderReloader: Service {
     let providers: ProviderSet
     let load: @Sendable () throws -> [any AuthProvider]
+    let access: AccessRules
+    /// Reads `access:` again; `nil` when there is no configuration file to read.
+    let loadAccess: (@Sendable () throws -> AccessPolicy)?
     let logger: Logger
 
     func run() async throws {
@@ -15,10 +19,12 @@ struct ProviderReloader: Service {
             for await _ in signals {
                 do {
                     let loaded = try load()
+                    let policy = try loadAccess?()
                     providers.replace(with: loaded)
-                    logger.notice("providers reloaded", metadata: ["count": "\(loaded.count)"])
+                    if let policy { access.replace(with: policy) }
+                    logger.notice("providers reloaded", metadata: ["count": "\(loaded.count)", "access_rules": "\(policy?.rules.count ?? access.current.rules.count)"])
                 } catch {
-                    logger.error("provider reload refused; keeping the previous set", metadata: ["errors": "\(error)"])
+                    logger.error("reload refused: keeping the previous providers and access rules", metadata: ["errors": "\(error)"])
                 }
             }
         }
