@@ -186,6 +186,7 @@ struct GatewayConfigurationErrorTests {
                   allow: "authenticated"
                   alow: 1
               default: "maybe"
+              return_to_origins: ["https://app.example.com/path"]
             """
         let (file, lines) = try Fixtures.gatewayErrors(yaml)
         #expect(
@@ -196,6 +197,7 @@ struct GatewayConfigurationErrorTests {
                 "\(file):13: 'access.rules[2].methods' entry 'P0ST' is not an HTTP method",
                 "\(file):15: 'access.rules[3].name' is required",
                 "\(file):18: 'access.default' must be one of deny, authenticated, not 'maybe'",
+                "\(file):19: 'access.return_to_origins' entry 'https://app.example.com/path' must be an origin like https://app.example.com",
             ])
     }
 

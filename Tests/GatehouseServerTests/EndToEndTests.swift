@@ -180,6 +180,25 @@ struct EndToEndTests {
         }
     }
 
+    @Test("a browser login returns to an application origin that access.return_to_origins lists, and to no other")
+    func returnToListedOrigins() async throws {
+        try await StandIns.with { standIns in
+            try await GatewayInstance.with(standIns, configure: { $0.access.returnToOrigins = ["https://app.example.test"] }) { gw in
+                _ = try await browserLogin(gw, returnTo: "https://app.example.test/orders?page=2")
+                _ = try await browserLogin(gw, returnTo: "/after")
+                for refused in [
+                    "https://evil.example.test/", "https://app.example.test.evil.test/", "https://app.example.test@evil.test/",
+                    "http://app.example.test/", "https://app.example.test:8443/", "//app.example.test/", "https:\\\\app.example.test/",
+                    "javascript:alert(1)", "https://app.example.test/\u{0A}x",
+                ] {
+                    let login = try await gw.http.send(.GET, gw.url("/v1/auth/demo/login?return_to=\(FormEncoding.escape(refused))"))
+                    #expect(login.status == 400, "\(refused)")
+                    #expect(login.problemCode == "invalid_request")
+                }
+            }
+        }
+    }
+
     /// Browser flow: no redirect_uri; the result is a cookie and a 303 to `return_to`.
     func browserLogin(_ gw: GatewayInstance, returnTo: String) async throws -> String {
         let login = try await gw.http.send(.GET, gw.url("/v1/auth/demo/login?return_to=\(FormEncoding.escape(returnTo))"))

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Who may sign in, and who may reach which backend path (`access:` in `gatehouse.yaml`). Without an
 /// `access` section every signed-in user reaches the whole backend.
 ///
@@ -14,11 +16,32 @@ public struct AccessPolicy: Sendable, Equatable {
     public var login: [AccessCondition]
     public var rules: [AccessRule]
     public var fallback: Fallback
+    /// `access.return_to_origins`: exact origins (`https://app.example.com`) a browser login may return to
+    /// besides the gateway's own paths (forward authentication: the application's host).
+    public var returnToOrigins: [String]
 
-    public init(login: [AccessCondition] = [], rules: [AccessRule] = [], fallback: Fallback = .authenticated) {
+    public init(login: [AccessCondition] = [], rules: [AccessRule] = [], fallback: Fallback = .authenticated, returnToOrigins: [String] = []) {
         self.login = login
         self.rules = rules
         self.fallback = fallback
+        self.returnToOrigins = returnToOrigins
+    }
+
+    /// Whether a browser login may end at the absolute URL `target`: http(s), no user info, no control
+    /// characters or backslashes, and its origin exactly one of ``returnToOrigins``.
+    public func allowsReturn(to target: String) -> Bool {
+        guard !returnToOrigins.isEmpty, !target.contains("\\"), !target.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7f }),
+            let origin = Self.origin(of: target)
+        else { return false }
+        return returnToOrigins.contains { Self.origin(of: $0) == origin }
+    }
+
+    /// `scheme://host[:port]`, lowercased, of an absolute http(s) URL without user info; `nil` otherwise.
+    public static func origin(of url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = components.host?.lowercased(), !host.isEmpty, components.user == nil, components.password == nil
+        else { return nil }
+        return "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
     }
 
     /// No rules and the default fallback: every request needs a session and nothing more (the behaviour

@@ -73,10 +73,11 @@ struct LoginFlow: Sendable {
             }
             return Started(transaction: transaction, headers: [:])
         }
-        // Browser: the session becomes a cookie; only a same-origin path to come back to.
+        // Browser: the session becomes a cookie; a same-origin path to come back to, or an application's
+        // origin that `access.return_to_origins` lists (forward authentication).
         let returnTo = query["return_to"] ?? "/"
-        guard ReturnToPolicy.isSafe(returnTo) else {
-            throw GatehouseError.invalidRequest("return_to must be a path on this gateway.")
+        guard ReturnToPolicy.isSafe(returnTo) || access.current.allowsReturn(to: returnTo) else {
+            throw GatehouseError.invalidRequest("return_to must be a path on this gateway or a URL on an origin access.return_to_origins lists.")
         }
         transaction.returnTo = returnTo
         let (secret, digest) = LoginBinding.make()
