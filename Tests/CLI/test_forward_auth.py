@@ -1,11 +1,12 @@
 """Forward authentication (`/v1/authz`) behind a real nginx (`auth_request`) and a real Caddy
 (`forward_auth`), both started here on loopback, in front of a backend that records what reaches it.
 
-The proxies' configurations are the ones README "Forward authentication" shows. The access rules are
+The proxies' configurations are read from docs/forward-auth.md: what users copy is what runs here. The access rules are
 test_access_policy's: `/public/**` anyone, `/admin/**` alice only, the rest any session.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import time
@@ -18,6 +19,22 @@ from conftest import q, write_capture_provider, write_config
 from gatehouse_testkit import free_port, missing, stop_process, tail, wait_until
 from test_access_policy import Site
 
+DOC = Path(__file__).resolve().parents[2] / "docs" / "forward-auth.md"
+
+
+def doc_block(info: str) -> str:
+    """The first fenced block of docs/forward-auth.md with this info string: the configuration users copy."""
+    match = re.search(r"^```" + re.escape(info) + r"\n(.*?)^```", DOC.read_text(), re.S | re.M)
+    assert match, f"docs/forward-auth.md has no ```{info} block"
+    return match.group(1)
+
+
+def ports(text: str, gateway: int, backend: int) -> str:
+    """The documentation's ports (Gatehouse 8080, the application 9000) replaced by the test's."""
+    return text.replace("127.0.0.1:8080", f"127.0.0.1:{gateway}").replace("127.0.0.1:9000", f"127.0.0.1:{backend}")
+
+
+# Around the documented block: what any nginx.conf has (the block goes inside the application's server).
 NGINX_CONF = """daemon off;
 worker_processes 1;
 pid {dir}/nginx.pid;
@@ -28,57 +45,16 @@ http {{
   client_body_temp_path {dir}; proxy_temp_path {dir}; fastcgi_temp_path {dir}; uwsgi_temp_path {dir}; scgi_temp_path {dir};
   server {{
     listen 127.0.0.1:{port};
-    # Gatehouse's own paths on the application's host (sign-in, callbacks, the session API).
-    location /v1/ {{ proxy_pass http://127.0.0.1:{gateway}; }}
-    location = /_gatehouse_authz {{
-      internal;
-      proxy_pass http://127.0.0.1:{gateway}/v1/authz;
-      proxy_pass_request_body off;
-      proxy_set_header Content-Length "";
-      proxy_set_header X-Original-URI $request_uri;
-      proxy_set_header X-Original-Method $request_method;
-    }}
-    location / {{
-      auth_request /_gatehouse_authz;
-      auth_request_set $gh_provider $upstream_http_x_gatehouse_provider;
-      auth_request_set $gh_subject $upstream_http_x_gatehouse_subject;
-      auth_request_set $gh_email $upstream_http_x_gatehouse_email;
-      auth_request_set $gh_groups $upstream_http_x_gatehouse_groups;
-      auth_request_set $gh_assertion $upstream_http_x_gatehouse_assertion;
-      # Set (or, when empty, removed): whatever the client sent under these names never passes.
-      proxy_set_header X-Gatehouse-Provider $gh_provider;
-      proxy_set_header X-Gatehouse-Subject $gh_subject;
-      proxy_set_header X-Gatehouse-Email $gh_email;
-      proxy_set_header X-Gatehouse-Groups $gh_groups;
-      proxy_set_header X-Gatehouse-Assertion $gh_assertion;
-      proxy_pass http://127.0.0.1:{backend};
-    }}
+{block}
   }}
 }}
 """
 
-CADDYFILE = """{{
+# Caddy's global options for a test on loopback; the documented site block follows, on the test's port.
+CADDY_GLOBAL = """{
   admin off
   auto_https off
-}}
-http://127.0.0.1:{port} {{
-  # Whatever the client sent under these names never passes.
-  request_header -X-Gatehouse-Provider
-  request_header -X-Gatehouse-Subject
-  request_header -X-Gatehouse-Email
-  request_header -X-Gatehouse-Groups
-  request_header -X-Gatehouse-Assertion
-  handle /v1/* {{
-    reverse_proxy 127.0.0.1:{gateway}
-  }}
-  handle {{
-    forward_auth 127.0.0.1:{gateway} {{
-      uri /v1/authz
-      copy_headers X-Gatehouse-Provider X-Gatehouse-Subject X-Gatehouse-Email X-Gatehouse-Groups X-Gatehouse-Assertion
-    }}
-    reverse_proxy 127.0.0.1:{backend}
-  }}
-}}
+}
 """
 
 
@@ -105,14 +81,15 @@ class Proxy:
         self.port = free_port()
         self.dir = root / kind
         self.dir.mkdir()
-        values = {"dir": self.dir, "port": self.port, "gateway": gateway_port, "backend": backend_port}
         if kind == "nginx":
             conf = self.dir / "nginx.conf"
-            conf.write_text(NGINX_CONF.format(**values))
+            block = ports(doc_block("nginx"), gateway_port, backend_port)
+            conf.write_text(NGINX_CONF.format(dir=self.dir, port=self.port, block=block))
             argv = [binary("nginx", "/usr/sbin/nginx"), "-c", str(conf), "-p", str(self.dir)]
         else:
             conf = self.dir / "Caddyfile"
-            conf.write_text(CADDYFILE.format(**values))
+            site = ports(doc_block("caddyfile"), gateway_port, backend_port).replace("app.example.com", f"http://127.0.0.1:{self.port}")
+            conf.write_text(CADDY_GLOBAL + site)
             argv = [binary("caddy", "/usr/bin/caddy"), "run", "--config", str(conf), "--adapter", "caddyfile"]
         self.log = self.dir / "proxy.log"
         env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(self.dir), "XDG_DATA_HOME": str(self.dir), "XDG_CONFIG_HOME": str(self.dir)}
