@@ -1,4 +1,4 @@
-"""Gatehouse against django-oauth-toolkit: the native-app flow of SPEC.md end to end.
+"""Gatehouse against django-oauth-toolkit: the native-app flow end to end.
 
 No HTTP redirect is ever followed automatically: every hop is asserted.
 """

@@ -1,6 +1,6 @@
 import GatehouseCore
 
-/// A stand-in for `kind: oauth2` that reads the keys of the SPEC table, so these tests do not depend on the
+/// A stand-in for `kind: oauth2` that reads the documented keys of the oauth2 kind, so these tests do not depend on the
 /// real adapter.
 enum TestOAuth2Kind: ProviderKind {
     static let kind = "oauth2"
