@@ -215,6 +215,21 @@ def test_authz_itself(serve, tmp_path):
     r = requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Forwarded-Method": "GET", "X-Original-Method": "DELETE", "X-Original-URI": "/app"}, timeout=5)
     assert r.status_code == 400, r.text
     assert requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Original-URI": "/a/%2e%2e/%2e%2e/admin"}, timeout=5).status_code == 400
+    # Once the session is in memory, the event-loop relay answers (the same way) on a kept-alive connection.
+    def relayed() -> int:
+        line = next(l for l in requests.get(gw.url + "/metrics", timeout=5).text.splitlines() if l.startswith("gatehouse_relayed_authz_total "))
+        return int(float(line.split()[-1]))
+    before = relayed()
+    with requests.Session() as client:
+        for _ in range(3):
+            r = client.get(gw.url + "/v1/authz", headers={**bearer, "X-Original-URI": "/app", "X-Original-Method": "POST"}, timeout=5)
+            assert r.status_code == 200 and r.headers["X-Gatehouse-Subject"] == "u-mallory" and r.content == b""
+            assert r.headers["X-Gatehouse-Groups"] == "" and r.headers["Cache-Control"] == "no-store"
+            r = client.get(gw.url + "/v1/authz/admin/x", headers=bearer, timeout=5)
+            assert r.status_code == 403 and r.json()["code"] == "access_denied"  # refusals stay the router's
+            r = client.get(gw.url + "/v1/authz", headers={"X-Forwarded-Uri": "/public/x"}, timeout=5)
+            assert r.status_code == 200 and r.headers["X-Gatehouse-Subject"] == ""
+    assert relayed() >= before + 6
     # ingress-nginx: the whole URL.
     r = requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Original-URL": "https://app.example.test/admin/x?y=1"}, timeout=5)
     assert r.status_code == 403, r.text

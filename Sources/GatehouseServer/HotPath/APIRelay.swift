@@ -115,31 +115,44 @@ struct APIRelay: Sendable {
         let (claim, authorization) = claim(head)
         guard claim != .none else { return .pass }
         let now = clock.now()
-        if let kept = memo, let authorization, kept.authorization == authorization, now < kept.until,
-            kept.epoch == resolver.sessions.cacheEpoch
-        {
+        if let kept = remembered(memo, authorization: authorization, now: now) {
             return forward(head, upgrade: claim == .upgrade, session: kept.session, remoteAddress: remoteAddress, assertion: kept.assertion)
         }
         guard let (token, presentation) = token(of: head, claim: claim) else { return .pass }
-        // Read before the look-up: an eviction after it makes the memo stale at once.
-        guard let epoch = resolver.sessions.cacheEpoch, let (session, sessionUntil) = resolver.sessions.cachedSession(token: token, now: now) else {
-            return .resolveAsync
-        }
-        var assertion: String?
-        var until = min(sessionUntil, now.addingTimeInterval(1))
-        if settings.backend.assertion {
-            guard let (signed, signedUntil) = signer.cachedAssertionEntry(for: session, now: now) else { return .resolveAsync }
-            assertion = signed
-            until = min(until, signedUntil)
-        }
-        let decision = forward(head, upgrade: claim == .upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion)
-        if presentation == .bearer, let authorization {
+        guard let found = fromMemory(token: token, authorization: authorization ?? "", now: now) else { return .resolveAsync }
+        let decision = forward(head, upgrade: claim == .upgrade, session: found.session, remoteAddress: remoteAddress, assertion: found.assertion)
+        if presentation == .bearer, authorization != nil {
             switch decision {
-            case .forward, .upgrade: memo = Memo(authorization: authorization, epoch: epoch, until: until, session: session, assertion: assertion)
+            case .forward, .upgrade: memo = found
             case .pass, .resolveAsync: break
             }
         }
         return decision
+    }
+
+    /// The connection's memo, when it still holds for this `Authorization` value.
+    private func remembered(_ memo: Memo?, authorization: String?, now: Date) -> Memo? {
+        guard let memo, let authorization, memo.authorization == authorization, now < memo.until,
+            memo.epoch == resolver.sessions.cacheEpoch
+        else { return nil }
+        return memo
+    }
+
+    /// The session of `token` and its assertion (when the backend gets one) from memory alone, as a memo to
+    /// keep; `nil` when the store must be read or an assertion signed first.
+    private func fromMemory(token: String, authorization: String, now: Date) -> Memo? {
+        // Read before the look-up: an eviction after it makes the memo stale at once.
+        guard let epoch = resolver.sessions.cacheEpoch, let (session, sessionUntil) = resolver.sessions.cachedSession(token: token, now: now) else {
+            return nil
+        }
+        var assertion: String?
+        var until = min(sessionUntil, now.addingTimeInterval(1))
+        if settings.backend.assertion {
+            guard let (signed, signedUntil) = signer.cachedAssertionEntry(for: session, now: now) else { return nil }
+            assertion = signed
+            until = min(until, signedUntil)
+        }
+        return Memo(authorization: authorization, epoch: epoch, until: until, session: session, assertion: assertion)
     }
 
     /// The decision after reading the store or signing an assertion; never `.resolveAsync`.
@@ -159,6 +172,87 @@ struct APIRelay: Sendable {
         case .pass, .resolveAsync: return .pass
         }
     }
+
+    // MARK: Forward authentication
+
+    /// `/v1/authz` answered from memory — a session in the store's cache or this connection's ``Memo``, the
+    /// access rules, a cached assertion — as ``AuthzController`` answers it: the 200 head, or `nil` for the
+    /// router (every refusal and error, a store miss, a body, a forwarded access token to refresh).
+    func authorize(_ head: HTTPRequestHead, memo: inout Memo?) -> HTTPResponseHead? {
+        guard head.version == .http1_1, Self.isRouted(head.method), ForwardAuthTarget.isAuthz(head.uri),
+            !settings.backend.forwardAccessToken, head.uri.utf8.count <= settings.maxURLBytes
+        else { return nil }
+        var hosts = 0
+        var authorizations = 0
+        var authorization: String?
+        var sessionCookie = false
+        var size = 0
+        var fields: [String: String] = [:]
+        for (name, value) in head.headers {
+            size += name.utf8.count + value.utf8.count + 4
+            switch name.utf8.count {
+            case 4 where ASCII.equalsIgnoringCase(name, "host"): hosts += 1
+            case 13 where ASCII.equalsIgnoringCase(name, "authorization"):
+                authorizations += 1
+                authorization = value
+            case 6 where ASCII.equalsIgnoringCase(name, "cookie"):
+                sessionCookie = sessionCookie || value.contains(sessionCookiePrefix)
+            case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
+                guard value == "0" else { return nil }
+            case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"): return nil
+            case 6 where ASCII.equalsIgnoringCase(name, "expect"): return nil
+            case 7 where ASCII.equalsIgnoringCase(name, "upgrade"): return nil
+            case 14, 15, 17, 18:
+                let lowered = ASCII.lowercased(name)
+                guard Self.forwardAuthFields.contains(lowered) else { continue }
+                // Twice the same name: the router's reading decides.
+                guard fields.updateValue(value, forKey: lowered) == nil else { return nil }
+            default: break
+            }
+        }
+        guard hosts == 1, authorizations <= 1, size <= settings.maxHeaderBytes,
+            let original = try? ForwardAuthTarget(
+                forwardedMethod: fields["x-forwarded-method"], forwardedURI: fields["x-forwarded-uri"],
+                originalMethod: fields["x-original-method"], originalURI: fields["x-original-uri"], originalURL: fields["x-original-url"],
+                ownMethod: head.method.rawValue, ownTarget: head.uri),
+            let path = try? NormalizedPath(raw: original.path)
+        else { return nil }
+
+        var session: ActiveSession?
+        var assertion: String?
+        let now = clock.now()
+        if let kept = remembered(memo, authorization: authorization, now: now) {
+            (session, assertion) = (kept.session, kept.assertion)
+        } else if authorization != nil || sessionCookie {
+            // A token is presented: from memory, or the router reads the store (and answers a bad one).
+            guard let (token, presentation) = try? resolver.token(authorization: authorization, cookies: head.headers["cookie"], csrf: nil, method: "GET"),
+                let found = fromMemory(token: token, authorization: authorization ?? "", now: now)
+            else { return nil }
+            (session, assertion) = (found.session, found.assertion)
+            if presentation == .bearer, authorization != nil { memo = found }
+        }
+        let user = session.map { (provider: $0.provider, identity: $0.identity) }
+        guard case .allow = access.current.decide(method: original.method, path: path.segments.map { Substring($0) }, user: user) else { return nil }
+
+        var headers = HTTPHeaders()
+        if let session {
+            guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
+                session.identity.email.map(Self.isSafeFieldValue) ?? true, session.identity.groups.allSatisfy(Self.isSafeFieldValue)
+            else { return nil }
+            var backend = settings.backend
+            backend.identityHeaders = true
+            BackendIdentityHeaders.add(for: session, backend: backend, assertion: assertion) { headers.add(name: $0, value: $1) }
+        }
+        // Every identity name, empty when unknown (as the router answers; Caddy 2.6 needs it).
+        for name in BackendIdentityHeaders.identityNames where !headers.contains(name: name) { headers.add(name: name, value: "") }
+        headers.add(name: "Cache-Control", value: "no-store")
+        headers.add(name: "Content-Length", value: "0")
+        if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
+        return HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
+    }
+
+    /// The forward-auth fields ``ForwardAuthTarget`` reads, lowercase.
+    private static let forwardAuthFields: Set<String> = ["x-forwarded-method", "x-forwarded-uri", "x-original-method", "x-original-uri", "x-original-url"]
 
     // MARK: Claims
 

@@ -123,6 +123,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 context.fireChannelRead(data)
                 return
             }
+            if head.uri.hasPrefix(ForwardAuthTarget.prefix), let authorized = relay.authorize(head, memo: &memo) {
+                answer(authorized, keepAlive: head.isKeepAlive)
+                return
+            }
             switch relay.decide(head, remoteAddress: remoteAddress, memo: &memo) {
             case .pass:
                 state = .passing
@@ -433,6 +437,20 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             return
         }
         resumeReading()
+    }
+
+    /// An answer the relay gives itself (forward authentication from memory): no body; what is left of the
+    /// request is dropped.
+    private func answer(_ head: HTTPResponseHead, keepAlive: Bool) {
+        guard let context else { return }
+        relay.metrics.relayedAuthz.increment()
+        // The state first: writing the end lets the pipeline handler deliver the next request at once.
+        state = .discarding
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
     }
 
     /// The backend switched protocols: both connections leave HTTP and are joined byte for byte.

@@ -10,6 +10,8 @@ enum BackendIdentityHeaders {
     static let groups = "X-Gatehouse-Groups"
     static let assertion = "X-Gatehouse-Assertion"
     static let accessToken = "X-Gatehouse-Access-Token"
+    /// What `/v1/authz` always answers (empty when unknown).
+    static let identityNames = [provider, subject, email, groups, assertion]
 
     /// Calls `add` once per header; `assertion` is the session's signed assertion when `backend.assertion` is on.
     static func add(

@@ -38,9 +38,12 @@ struct AuthzController: Sendable {
     }
 
     private func authorize(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
-        let (method, target) = try original(request)
-        let rawPath = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "/"
-        let path = try UpstreamPath.normalized(rawPath, droppingSegments: 0)
+        let original = try ForwardAuthTarget(
+            forwardedMethod: request.headers[Self.forwardedMethod], forwardedURI: request.headers[Self.forwardedURI],
+            originalMethod: request.headers[Self.originalMethod], originalURI: request.headers[Self.originalURI],
+            originalURL: request.headers[Self.originalURL], ownMethod: request.method.rawValue, ownTarget: request.uri.description)
+        let method = original.method
+        let path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
 
         var session: ActiveSession?
         var refusal: (any Error)?
@@ -81,44 +84,11 @@ struct AuthzController: Sendable {
         }
         // Every identity name, empty when unknown (no session, no email, no groups): Caddy 2.6's
         // `copy_headers` sends an unresolved placeholder upstream for a name the answer lacks.
-        for name in [BackendIdentityHeaders.provider, BackendIdentityHeaders.subject, BackendIdentityHeaders.email, BackendIdentityHeaders.groups, BackendIdentityHeaders.assertion] {
+        for name in BackendIdentityHeaders.identityNames {
             if let field = HTTPField.Name(name), headers[field] == nil { headers[field] = "" }
         }
         headers[.cacheControl] = "no-store"
         return Response(status: .ok, headers: headers)
-    }
-
-    /// The original method and request target.
-    private func original(_ request: Request) throws -> (method: String, target: Substring) {
-        let forwarded = (method: request.headers[Self.forwardedMethod], uri: request.headers[Self.forwardedURI])
-        // ingress-nginx sends the whole URL (`X-Original-URL`); its path and query are the target.
-        let nginx = (method: request.headers[Self.originalMethod], uri: try request.headers[Self.originalURI] ?? request.headers[Self.originalURL].map(Self.target(ofURL:)))
-        if let a = forwarded.method, let b = nginx.method, a.uppercased() != b.uppercased() {
-            throw GatehouseError.invalidRequest("X-Forwarded-Method and X-Original-Method name different methods.")
-        }
-        if let a = forwarded.uri, let b = nginx.uri, a != b {
-            throw GatehouseError.invalidRequest("X-Forwarded-Uri and X-Original-URI name different targets.")
-        }
-        let method = (forwarded.method ?? nginx.method)?.uppercased() ?? request.method.rawValue
-        guard method.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw GatehouseError.invalidRequest("The original method is not an HTTP method.") }
-        if let uri = forwarded.uri ?? nginx.uri {
-            guard uri.hasPrefix("/") else { throw GatehouseError.invalidRequest("The original URI must be a path.") }
-            return (method, Substring(uri))
-        }
-        // Envoy ext_authz (`path_prefix: /v1/authz`): the original path follows the prefix.
-        let own = request.uri.path
-        let rest = own.dropFirst("/v1/authz".count)
-        let query = request.uri.query.map { "?" + $0 } ?? ""
-        return (method, Substring((rest.isEmpty ? "/" : String(rest)) + query))
-    }
-
-    /// `/path?query` of an absolute URL.
-    private static func target(ofURL url: String) throws -> String {
-        guard let scheme = url.range(of: "://") else { throw GatehouseError.invalidRequest("X-Original-URL must be an absolute URL.") }
-        let rest = url[scheme.upperBound...]
-        guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
-        let target = String(rest[slash...])
-        return target.hasPrefix("?") ? "/" + target : target
     }
 
     private static let originalURL = HTTPField.Name("X-Original-URL")!

@@ -1,0 +1,61 @@
+import Foundation
+import GatehouseCore
+
+/// The original request a forward-authentication call (`/v1/authz`) asks about, from the proxy's headers:
+/// `X-Forwarded-Method` / `X-Forwarded-Uri` (Caddy, Traefik), `X-Original-Method` / `X-Original-URI` or the
+/// whole `X-Original-URL` (nginx, ingress-nginx), or, for Envoy (`path_prefix: /v1/authz`), the request's
+/// own method and the path after `/v1/authz`. The one reading of both front ends (router and relay).
+struct ForwardAuthTarget: Equatable {
+    /// Upper case.
+    var method: String
+    /// The original path, raw (percent-encoded as sent).
+    var path: Substring
+
+    /// The header values as sent (`nil`: absent); `ownMethod` and `ownTarget` are the `/v1/authz…` request's.
+    /// Throws 400 `invalid_request` when the two header families disagree or a value cannot be used.
+    init(
+        forwardedMethod: String?, forwardedURI: String?, originalMethod: String?, originalURI: String?, originalURL: String?,
+        ownMethod: String, ownTarget: String
+    ) throws {
+        let nginxURI = try originalURI ?? originalURL.map(Self.target(ofURL:))
+        if let a = forwardedMethod, let b = originalMethod, a.uppercased() != b.uppercased() {
+            throw GatehouseError.invalidRequest("X-Forwarded-Method and X-Original-Method name different methods.")
+        }
+        if let a = forwardedURI, let b = nginxURI, a != b {
+            throw GatehouseError.invalidRequest("X-Forwarded-Uri and X-Original-URI name different targets.")
+        }
+        method = (forwardedMethod ?? originalMethod)?.uppercased() ?? ownMethod
+        guard !method.isEmpty, method.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+            throw GatehouseError.invalidRequest("The original method is not an HTTP method.")
+        }
+        let target: Substring
+        if let uri = forwardedURI ?? nginxURI {
+            guard uri.hasPrefix("/") else { throw GatehouseError.invalidRequest("The original URI must be a path.") }
+            target = Substring(uri)
+        } else {
+            // Envoy ext_authz: the original path follows the prefix.
+            let rest = ownTarget.dropFirst(Self.prefix.count)
+            target = rest.isEmpty || rest.hasPrefix("?") ? Substring("/" + rest) : rest
+        }
+        path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "/"
+    }
+
+    /// `/v1/authz`, the route's own path.
+    static let prefix = "/v1/authz"
+
+    /// Whether a request target is `/v1/authz` or below it.
+    static func isAuthz(_ target: String) -> Bool {
+        guard target.hasPrefix(prefix) else { return false }
+        let next = target.utf8.dropFirst(prefix.utf8.count).first
+        return next == nil || next == UInt8(ascii: "/") || next == UInt8(ascii: "?")
+    }
+
+    /// `/path?query` of an absolute URL.
+    private static func target(ofURL url: String) throws -> String {
+        guard let scheme = url.range(of: "://") else { throw GatehouseError.invalidRequest("X-Original-URL must be an absolute URL.") }
+        let rest = url[scheme.upperBound...]
+        guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        let target = String(rest[slash...])
+        return target.hasPrefix("?") ? "/" + target : target
+    }
+}
