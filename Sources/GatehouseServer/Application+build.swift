@@ -14,6 +14,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     router.add(middleware: RequestHeadMiddleware(maxHeaderBytes: gateway.settings.maxHeaderBytes, maxURLBytes: gateway.settings.maxURLBytes))
     HealthController(store: gateway.store, providers: gateway.providers, metrics: gateway.metrics, signer: gateway.signer).addRoutes(to: router)
     ProvidersController(providers: gateway.providers).addRoutes(to: router)
+    OpenAPIController(providers: gateway.providers).addRoutes(to: router)
     AuthController(providers: gateway.providers, flow: gateway.loginFlow, maxBodyBytes: gateway.settings.maxBodyBytes).addRoutes(to: router)
     SessionController(
         flow: gateway.loginFlow, sessions: gateway.sessions, providers: gateway.providers, refresher: gateway.refresher,

@@ -14,15 +14,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from gatehouse_testkit import free_port, missing, require_gateway_binary, require_module, stop_process, wait_for_http  # noqa: E402
+from gatehouse_testkit import missing, require_module, running_demo  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -32,18 +30,8 @@ STARTUP_TIMEOUT = float(os.environ.get("BROWSER_STARTUP_TIMEOUT", "60"))
 @pytest.fixture(scope="session")
 def demo():
     """The demo gateway: its base URL and its log (whose banner names the stand-ins)."""
-    binary = require_gateway_binary()
-    port = free_port()
-    log = Path(tempfile.mkdtemp(prefix="gatehouse-browser-")) / "gateway.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen([str(binary), "demo", "--listen", f"127.0.0.1:{port}"], stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_http(proc, base + "/healthz", STARTUP_TIMEOUT, log)
-        yield base, log
-    finally:
-        stop_process(proc)
-    shutil.rmtree(log.parent, ignore_errors=True)
+    with running_demo("gatehouse-browser-", STARTUP_TIMEOUT) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

@@ -5,15 +5,18 @@ sessions, each with its own conftest) and imports what it needs from here.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 import requests
@@ -121,3 +124,21 @@ def wait_for_http(proc: subprocess.Popen, url: str, timeout: float, log: Path, n
         if time.monotonic() > deadline:
             pytest.fail(f"{name}: {url} not 200 after {timeout}s:\n{tail(log)}")
         time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def running_demo(prefix: str, timeout: float) -> Iterator[tuple[str, Path]]:
+    """`$GATEHOUSE_BIN demo` on a free loopback port until the block ends: (base URL, path of its log,
+    whose first lines are the banner naming the stand-ins)."""
+    binary = require_gateway_binary()
+    port = free_port()
+    log = Path(tempfile.mkdtemp(prefix=prefix)) / "gateway.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([str(binary), "demo", "--listen", f"127.0.0.1:{port}"], stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(proc, base + "/healthz", timeout, log)
+        yield base, log
+    finally:
+        stop_process(proc)
+        shutil.rmtree(log.parent, ignore_errors=True)
