@@ -14,6 +14,10 @@ let package = Package(
         .executable(name: "gatehouse", targets: ["gatehouse"]),
         .executable(name: "gatehouse-bench", targets: ["GatehouseBench"]),
         .library(name: "GatehouseServer", targets: ["GatehouseServer"]),
+        // For the fuzz targets in Fuzz/ (a package of its own: libFuzzer brings its own `main`).
+        .library(name: "GatehouseCore", targets: ["GatehouseCore"]),
+        .library(name: "GatehouseProviders", targets: ["GatehouseProviders"]),
+        .library(name: "GatehouseConfiguration", targets: ["GatehouseConfiguration"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

@@ -9,7 +9,7 @@ tokens live 5 s and its refresh tokens rotate), bursts of concurrent calls on on
 and deliberate errors. Every response status is compared with the set the action expects; the echo
 answers are also checked (body size and SHA-256 as the backend saw them).
 
-Every SAMPLE_INTERVAL seconds it reads the gateway's VmRSS (/proc/PID/status) and counts
+Every --interval seconds (10) it reads the gateway's VmRSS (/proc/PID/status) and counts
 /proc/PID/fd. At the end: requests by action and status, the unexpected ones, RSS and FDs at the end
 of the warm-up and at the end, their drift and least-squares slope after warm-up, and the same as a
 Markdown block for bench/README.md. Exit 1 when any status was unexpected or RSS / FDs are not flat.
@@ -37,6 +37,8 @@ import requests
 REDIRECT_URI = "http://127.0.0.1/callback"  # allowed_redirect_uris of the soak's gatehouse.yaml
 USER, PASSWORD = "alice", "alice-password"
 TIMEOUT = 30  # seconds per request
+SESSION_SECONDS = (2.0, 20.0)  # a session's life before its logout, uniform (--session-seconds)
+REFRESH_SECONDS = (4.0, 12.0)  # between explicit refreshes of a session, uniform
 
 # Flatness: the end sample against the warm-up sample, and the least-squares trend after warm-up.
 RSS_END_TOLERANCE = 0.10  # |RSS_end - RSS_warm| <= 10 % of RSS_warm
@@ -101,6 +103,11 @@ class Worker(threading.Thread):
         self.http = requests.Session()
         self.token: str | None = None
         self.think = args.think_ms / 1000.0
+        # Each session lives SESSION_SECONDS (random) and then logs out; an explicit refresh every
+        # REFRESH_SECONDS (random). Between them the 5 s access tokens expire, so the proxied calls
+        # make the gateway refresh transparently (and the bursts meet those refreshes).
+        self.logout_at = 0.0
+        self.refresh_at = 0.0
 
     # One request through this worker's keep-alive session; records it; returns the response or None.
     def call(self, action: str, expected: set, method: str, url: str, *, session: requests.Session | None = None,
@@ -166,6 +173,9 @@ class Worker(threading.Thread):
         }, check=session_body)
         if grant is not None and grant.status_code == 201:
             self.token = grant.json()["session_token"]
+            now = time.monotonic()
+            self.logout_at = now + self.rng.uniform(*self.args.session_seconds)
+            self.refresh_at = now + self.rng.uniform(*REFRESH_SECONDS)
 
     # --- with a session ---
     def session_view(self) -> None:
@@ -179,7 +189,15 @@ class Worker(threading.Thread):
         return ""
 
     def refresh(self) -> None:
-        self.call("session.refresh", {200}, "POST", f"{self.gw}/v1/session/refresh", headers=self.auth(), check=self.check_view)
+        def check(response):
+            problem = self.check_view(response)
+            if problem:
+                return problem
+            # A forced refresh gets a new access token from the stand-in: it expires about 5 s from now.
+            expires = response.json()["credential"].get("expires_at")
+            left = datetime.datetime.fromisoformat(expires.replace("Z", "+00:00")).timestamp() - time.time()
+            return "" if left >= 2 else f"credential.expires_at {expires} is {left:.1f} s away after a refresh"
+        self.call("session.refresh", {200}, "POST", f"{self.gw}/v1/session/refresh", headers=self.auth(), check=check)
 
     def api_get(self) -> None:
         n = self.rng.randrange(1000)
@@ -188,7 +206,8 @@ class Worker(threading.Thread):
             body = response.json()
             if body.get("method") != "GET" or body.get("path") != f"/items/{n}" or body.get("query") != f"page={n % 7}":
                 return f"echo mismatch: {snippet(response)}"
-            subject = body.get("headers", {}).get("X-Gatehouse-Subject")
+            headers = {name.lower(): value for name, value in body.get("headers", {}).items()}
+            subject = headers.get("x-gatehouse-subject")
             return "" if subject == USER else f"X-Gatehouse-Subject {subject!r}"
         self.call("api.get", {200}, "GET", f"{self.gw}/v1/api/items/{n}?page={n % 7}", headers=self.auth(), check=check)
 
@@ -270,19 +289,17 @@ class Worker(threading.Thread):
 
     ACTIONS = [  # (weight, method name)
         (10, "session_view"),
-        (6, "refresh"),
         (20, "api_get"),
         (16, "api_post_small"),
         (2, "api_post_large"),
         (10, "proxy_grades"),
         (8, "proxy_echo_post"),
         (2, "burst"),
-        (3, "logout"),
         (3, "unknown_token"),
         (2, "no_session"),
         (3, "bad_path"),
         (2, "unknown_provider"),
-        (1, "oversize"),
+        (0.5, "oversize"),
     ]
 
     def api_post_small(self) -> None:
@@ -300,6 +317,11 @@ class Worker(threading.Thread):
                     self.login()
                     if self.token is None:
                         self.stop.wait(1)  # a failed login is recorded; do not spin
+                elif time.monotonic() >= self.logout_at:
+                    self.logout()
+                elif time.monotonic() >= self.refresh_at:
+                    self.refresh_at = time.monotonic() + self.rng.uniform(*REFRESH_SECONDS)
+                    self.refresh()
                 else:
                     getattr(self, self.rng.choices(names, weights)[0])()
             except Exception as error:  # a client bug must not silently end a worker
@@ -332,20 +354,80 @@ def count_fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+TCP_STATES = {"01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2", "06": "TIME_WAIT",
+              "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", "0A": "LISTEN", "0B": "CLOSING"}
+FD_KINDS = ("client", "backend", "provider", "tcp_other", "socket_other", "file", "other")
+
+
+def port_of(url: str) -> int:
+    return urlsplit(url).port or 0 if url else 0
+
+
+def fd_breakdown(pid: int, ports: dict[str, int]) -> tuple[Counter, Counter]:
+    """The process's FDs by kind (client connections to the gateway's port, connections to the backend and to
+    the provider, other TCP, other sockets, files, the rest) and its TCP sockets by state (not ESTABLISHED)."""
+    tcp: dict[str, tuple[int, int, str]] = {}  # inode -> (local port, remote port, state)
+    for table in ("tcp", "tcp6"):
+        try:
+            with open(f"/proc/{pid}/net/{table}") as lines:
+                next(lines)
+                for line in lines:
+                    fields = line.split()
+                    local, remote, state, inode = fields[1], fields[2], fields[3], fields[9]
+                    tcp[inode] = (int(local.rsplit(":", 1)[1], 16), int(remote.rsplit(":", 1)[1], 16), TCP_STATES.get(state, state))
+        except OSError:
+            pass
+    kinds, states = Counter(), Counter()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue  # closed meanwhile
+        if link.startswith("socket:["):
+            entry = tcp.get(link[8:-1])
+            if entry is None:
+                kinds["socket_other"] += 1
+                continue
+            local, remote, state = entry
+            if state != "ESTABLISHED":
+                states[state] += 1
+            if local == ports["gateway"] and state != "LISTEN":
+                kinds["client"] += 1
+            elif remote and remote == ports["backend"]:
+                kinds["backend"] += 1
+            elif remote and remote == ports["provider"]:
+                kinds["provider"] += 1
+            else:
+                kinds["tcp_other"] += 1
+        elif link.startswith("/"):
+            kinds["file"] += 1
+        else:
+            kinds["other"] += 1
+    return kinds, states
+
+
+def format_kinds(kinds: Counter, states: Counter) -> str:
+    text = " ".join(f"{kind}={kinds.get(kind, 0)}" for kind in FD_KINDS)
+    return text + ("" if not states else " | " + " ".join(f"{state}={count}" for state, count in sorted(states.items())))
+
+
 def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def db_bytes(path: str) -> int:
-    return sum(os.path.getsize(p) for p in (path, path + "-wal", path + "-shm") if os.path.exists(p))
+def file_bytes(path: str) -> int:
+    return os.path.getsize(path) if path and os.path.exists(path) else 0
 
 
 def sample(args, t: float, stats: Stats) -> dict:
+    kinds, states = fd_breakdown(args.pid, args.ports)
     return {
+        "kinds": kinds, "states": states,
         "t": t, "rss_kib": read_rss_kib(args.pid), "fds": count_fds(args.pid), "threads": read_threads(args.pid),
-        "cpu_s": cpu_seconds(args.pid), "db_bytes": db_bytes(args.db) if args.db else 0, "requests": stats.total,
+        "cpu_s": cpu_seconds(args.pid), "db_bytes": file_bytes(args.db), "wal_bytes": file_bytes(args.db and args.db + "-wal"),
+        "requests": stats.total,
         "unexpected": stats.unexpected_count,
     }
 
@@ -357,7 +439,8 @@ def print_sample(s: dict, previous: dict | None) -> None:
         rate = (f" req/s={(s['requests'] - previous['requests']) / span:6.1f}"
                 f" cpu={(s['cpu_s'] - previous['cpu_s']) / span * 100:5.1f}%")
     print(f"sample t={s['t']:5.0f}s rss={s['rss_kib'] / 1024:7.1f}MiB fds={s['fds']:4d} threads={s['threads']:3d}"
-          f" db={s['db_bytes'] / 1024:8.0f}KiB requests={s['requests']:7d}{rate} unexpected={s['unexpected']}", flush=True)
+          f" db={s['db_bytes'] / 1024:6.0f}KiB wal={s['wal_bytes'] / 1024:6.0f}KiB requests={s['requests']:7d}{rate} unexpected={s['unexpected']}", flush=True)
+    print(f"    fds by kind: {format_kinds(s['kinds'], s['states'])}", flush=True)
 
 
 def slope_per_minute(points: list[tuple[float, float]]) -> float:
@@ -391,6 +474,25 @@ def metrics(gateway: str) -> dict[str, float]:
     return values
 
 
+def store_counts(path: str | None) -> str:
+    """Rows in the SQLite store (read-only), e.g. the pending records kept until they expire."""
+    if not path or not os.path.exists(path):
+        return ""
+    import sqlite3
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            parts = []
+            for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'grdb%' ORDER BY name"):
+                query = 'SELECT count(*) FROM "%s"' % table
+                parts.append(f"{table} {db.execute(query).fetchone()[0]}")
+            return ", ".join(parts)
+        finally:
+            db.close()
+    except sqlite3.Error as error:
+        return f"(cannot read: {error})"
+
+
 def log_problems(path: str | None) -> tuple[int, Counter]:
     if not path or not os.path.exists(path):
         return 0, Counter()
@@ -416,7 +518,12 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--interval", type=float, default=10, help="seconds between samples")
     parser.add_argument("--warmup", type=float, default=None, help="seconds (default: 120, or 20%% of shorter runs)")
-    parser.add_argument("--think-ms", type=float, default=5, help="pause of each worker between actions")
+    parser.add_argument("--think-ms", type=float, default=10, help="pause of each worker between actions")
+    parser.add_argument("--session-seconds", default=",".join(f"{v:g}" for v in SESSION_SECONDS),
+                        type=lambda text: tuple(float(v) for v in text.split(",", 1)),
+                        help="MIN,MAX life of a session before its logout (uniform)")
+    parser.add_argument("--backend", default="", help="the backend URL (to tell its connections apart in the FD breakdown)")
+    parser.add_argument("--provider", default="", help="the provider's base URL (likewise)")
     parser.add_argument("--max-body-bytes", type=int, required=True)
     parser.add_argument("--db", default=None)
     parser.add_argument("--gateway-log", default=None)
@@ -425,6 +532,7 @@ def main() -> int:
     parser.add_argument("--command", default="bash bench/soak.sh")
     args = parser.parse_args()
     warmup = args.warmup if args.warmup is not None else min(120.0, 0.2 * args.duration)
+    args.ports = {"gateway": port_of(args.gateway), "backend": port_of(args.backend), "provider": port_of(args.provider)}
 
     stats = Stats()
     stop = threading.Event()
@@ -467,13 +575,16 @@ def main() -> int:
     time.sleep(3)  # let closed client connections go
     idle_after = None if gateway_died else sample(args, round(time.monotonic() - started), stats)
     metrics_after = metrics(args.gateway)
+    store_rows = store_counts(args.db)
     log_count, log_lines = log_problems(args.gateway_log)
 
     if args.samples:
         with open(args.samples, "w") as out:
-            out.write("t_s,rss_kib,fds,threads,cpu_s,db_bytes,requests,unexpected\n")
+            out.write("t_s,rss_kib,fds,threads,cpu_s,db_bytes,wal_bytes,requests,unexpected," + ",".join(f"fd_{k}" for k in FD_KINDS)
+                      + ",tcp_not_established\n")
             for s in samples:
-                out.write(f"{s['t']:.0f},{s['rss_kib']},{s['fds']},{s['threads']},{s['cpu_s']:.2f},{s['db_bytes']},{s['requests']},{s['unexpected']}\n")
+                out.write(f"{s['t']:.0f},{s['rss_kib']},{s['fds']},{s['threads']},{s['cpu_s']:.2f},{s['db_bytes']},{s['wal_bytes']},{s['requests']},{s['unexpected']},"
+                          + ",".join(str(s["kinds"].get(k, 0)) for k in FD_KINDS) + f",{' '.join(f'{k}={v}' for k, v in sorted(s['states'].items()))}\n")
 
     # --- flatness ---
     after_warmup = [s for s in samples if s["t"] >= warmup - 1e-6]
@@ -530,12 +641,17 @@ def main() -> int:
         print(f"  idle after load (+3 s): rss={idle_after['rss_kib'] / 1024:.1f}MiB fds={idle_after['fds']} threads={idle_after['threads']}")
     print(f"  RSS drift after warm-up: end {rss_drift:+.1f}%, max {rss_max_drift:+.1f}%, min {rss_min_drift:+.1f}%; slope {rss_slope:+.0f} KiB/min")
     print(f"  FD drift after warm-up: end {fd_drift:+d}, max |dev| {fd_max_dev}; slope {fd_slope:+.2f}/min")
+    print(f"  FDs by kind, idle before: {format_kinds(idle_before['kinds'], idle_before['states'])}")
+    print(f"  FDs by kind, warm-up end: {format_kinds(warm['kinds'], warm['states'])}")
+    print(f"  FDs by kind, end:         {format_kinds(end['kinds'], end['states'])}")
+    if idle_after:
+        print(f"  FDs by kind, idle after:  {format_kinds(idle_after['kinds'], idle_after['states'])}")
+    if store_rows:
+        print(f"  store rows at the end: {store_rows}")
     for line in verdict_lines:
         print(f"  {line}")
-    interesting = sorted(k for k in set(metrics_before) | set(metrics_after)
-                         if re.search(r"refresh|login|logout|session|upstream|problem|error", k))
-    metric_deltas = [(k, metrics_after.get(k, 0) - metrics_before.get(k, 0)) for k in interesting]
-    metric_deltas = [(k, d) for k, d in metric_deltas if d]
+    counters = sorted(k for k in set(metrics_before) | set(metrics_after) if k.split("{")[0].endswith("_total"))
+    metric_deltas = [(k, metrics_after.get(k, 0) - metrics_before.get(k, 0)) for k in counters]
     print("=== gateway /metrics deltas ===")
     for key, delta in metric_deltas:
         print(f"  {key} {delta:+g}")
@@ -574,6 +690,12 @@ def main() -> int:
     if idle_after:
         md.append(f"| idle 3 s after the load | | | rss {idle_after['rss_kib'] / 1024:.1f} MiB, {idle_after['fds']} FDs, {idle_after['threads']} threads | | | |")
     md.append("")
+    md.append("Open FDs by kind (client: connections to the gateway's port; backend / provider: the gateway's connections to the echo "
+              "backend / the stand-in; file: regular files; other: eventfd, epoll, timerfd, signalfd, pipe) — "
+              f"idle before: {format_kinds(idle_before['kinds'], idle_before['states'])}; "
+              f"warm-up end: {format_kinds(warm['kinds'], warm['states'])}; end: {format_kinds(end['kinds'], end['states'])}"
+              + (f"; idle after: {format_kinds(idle_after['kinds'], idle_after['states'])}" if idle_after else "") + ".")
+    md.append("")
     md.append(f"\"Flat\" means, over the {len(after_warmup)} samples (every {args.interval:.0f} s) from the end of the warm-up "
               f"({warmup:.0f} s) to the end: the last RSS within ±{RSS_END_TOLERANCE * 100:.0f} % of the warm-up sample and the last FD "
               f"count within ±{FD_END_TOLERANCE}, and a least-squares line through them rising by at most "
@@ -584,9 +706,10 @@ def main() -> int:
         md.append("Gateway counters over the run (`/metrics`): " + ", ".join(f"`{k}` {d:+g}" for k, d in metric_deltas) + ".")
     if samples:
         md.append("")
-        md.append(f"SQLite file (with WAL): {samples[0]['db_bytes'] / 1024:.0f} KiB at the start, {samples[-1]['db_bytes'] / 1024:.0f} KiB at the end. "
+        md.append(f"SQLite database file {samples[0]['db_bytes'] / 1024:.0f} KiB at the start, {samples[-1]['db_bytes'] / 1024:.0f} KiB at the end "
+                  f"(WAL {samples[0]['wal_bytes'] / 1024:.0f} → {samples[-1]['wal_bytes'] / 1024:.0f} KiB). "
                   f"Gateway CPU: {samples[-1]['cpu_s'] - samples[0]['cpu_s']:.0f} s over the run. "
-                  f"Gateway log: {log_count} warning/error lines.")
+                  f"Gateway log: {log_count} warning/error lines." + (f" Store rows at the end: {store_rows}." if store_rows else ""))
     print()
     print("----- Markdown (bench/README.md) -----")
     print("\n".join(md))

@@ -22,6 +22,7 @@
 #                    `swift build -c release --product gatehouse --scratch-path /work/.build-bench`)
 #   WORKERS=8        concurrent client threads
 #   MAX_BODY_BYTES=1048576   limits.max_body_bytes of the gateway (the 413 case sends more)
+#   SESSION_SECONDS=2,20     MIN,MAX seconds a client session lives before its logout (fewer: more logins)
 #   KEEP_TMP=1       keep the temp dir (configs, logs, samples.csv) after a success too
 set -euo pipefail
 
@@ -34,6 +35,8 @@ STOP_WAIT=10
 SOAK_SECONDS=${1:-600}
 WORKERS=${WORKERS:-8}
 MAX_BODY_BYTES=${MAX_BODY_BYTES:-1048576}
+SESSION_SECONDS=${SESSION_SECONDS:-2,20}
+[[ $SESSION_SECONDS =~ ^[0-9.]+,[0-9.]+$ ]] || die "SESSION_SECONDS must be MIN,MAX (got '$SESSION_SECONDS')"
 TOKEN_LIFETIME=5 # seconds: the stand-in's access tokens, so transparent refresh happens all the time
 require_counts SOAK_SECONDS WORKERS MAX_BODY_BYTES
 ((SOAK_SECONDS >= 30 && WORKERS > 0 && MAX_BODY_BYTES > 0)) || die "DURATION must be >= 30 s, WORKERS and MAX_BODY_BYTES > 0"
@@ -141,12 +144,17 @@ wait_log "$tmp/gateway.log" "session cache synchronized" "$gw_pid" "gatehouse se
 log "gateway $gw (pid $gw_pid, $BIN), SQLite store $serve/data/gatehouse.sqlite3"
 
 # --- the soak --------------------------------------------------------------------------------------
+command="bash bench/soak.sh $SOAK_SECONDS"
+[[ $SESSION_SECONDS == 2,20 ]] || command="SESSION_SECONDS=$SESSION_SECONDS $command"
+[[ $MAX_BODY_BYTES == 1048576 ]] || command="MAX_BODY_BYTES=$MAX_BODY_BYTES $command"
+[[ $WORKERS == 8 ]] || command="WORKERS=$WORKERS $command"
 rc=0
 "$PY" "$script_dir/soak.py" \
     --gateway "$gw" --pid "$gw_pid" --duration "$SOAK_SECONDS" --workers "$WORKERS" \
-    --max-body-bytes "$MAX_BODY_BYTES" --db "$serve/data/gatehouse.sqlite3" \
+    --max-body-bytes "$MAX_BODY_BYTES" --db "$serve/data/gatehouse.sqlite3" --session-seconds "$SESSION_SECONDS" \
+    --backend "$backend" --provider "$oauth" \
     --gateway-log "$tmp/gateway.log" --samples "$tmp/samples.csv" \
-    --binary "$BIN" --command "bash bench/soak.sh $SOAK_SECONDS" || rc=$?
+    --binary "$BIN" --command "$command" || rc=$?
 require_alive "$gw_pid" "the gateway exited during the soak (log: $tmp/gateway.log)"
 require_alive "$demo_pid" "gatehouse demo (the stand-ins) exited during the soak (log: $tmp/demo.log)"
 if ((rc != 0)); then

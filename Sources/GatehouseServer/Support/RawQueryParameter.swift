@@ -1,3 +1,5 @@
+import GatehouseCore
+
 /// A query parameter exactly as the client encoded it, for values that must go back byte for byte
 /// (a native client's `state`: `a+b` must come back as `a+b`, not as `a%2Bb` or `a b`).
 enum RawQueryParameter {

@@ -1,7 +1,7 @@
 /// Percent-encoding of request targets the gateway writes (RFC 3986 §2.1, uppercase hex).
-enum PercentEncoding {
+public enum PercentEncoding {
     /// Keeps the bytes `keep` allows and writes every other one as `%XX`.
-    static func encode(_ bytes: some Sequence<UInt8>, keeping keep: (UInt8) -> Bool) -> String {
+    public static func encode(_ bytes: some Sequence<UInt8>, keeping keep: (UInt8) -> Bool) -> String {
         var out = [UInt8]()
         out.reserveCapacity(bytes.underestimatedCount)
         for byte in bytes {
@@ -17,7 +17,7 @@ enum PercentEncoding {
     }
 
     /// RFC 3986 `pchar`: unreserved, sub-delims, `:` and `@`.
-    static func isPathCharacter(_ byte: UInt8) -> Bool {
+    public static func isPathCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
         case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
@@ -29,11 +29,11 @@ enum PercentEncoding {
     }
 
     /// RFC 3986 §3.4 `query`: `pchar`, `/` and `?`.
-    static func isQueryCharacter(_ byte: UInt8) -> Bool {
+    public static func isQueryCharacter(_ byte: UInt8) -> Bool {
         isPathCharacter(byte) || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?")
     }
 
-    static func hexValue(_ byte: UInt8) -> UInt8? {
+    public static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

@@ -1,5 +1,3 @@
-import GatehouseCore
-
 /// A request path after the one normalization the gateway applies before it judges or forwards a
 /// path: every segment percent-decoded, empty segments (`//`) collapsed, `.` and `..` resolved.
 ///
@@ -8,14 +6,14 @@ import GatehouseCore
 /// split the segment where the gateway did not), a raw backslash (some servers treat it as `/`),
 /// NUL or another control character, a `..` that climbs above the root, and `..;x` (a dot segment to
 /// servers that cut path parameters at `;`).
-struct NormalizedPath: Sendable, Equatable {
+public struct NormalizedPath: Sendable, Equatable {
     /// Decoded segments, none empty, none `.` or `..`.
-    var segments: [String]
+    public var segments: [String]
     /// Whether the path ended in `/` (kept, because `/a/` and `/a` are different resources to many servers).
-    var trailingSlash: Bool
+    public var trailingSlash: Bool
 
     /// Why a path could not be normalized.
-    enum Failure: Error, Equatable {
+    public enum Failure: Error, Equatable {
         case malformedEscape
         case notUTF8
         case encodedSeparator
@@ -25,7 +23,7 @@ struct NormalizedPath: Sendable, Equatable {
     }
 
     /// Normalizes a raw (still percent-encoded) absolute path, e.g. `request.uri.path`.
-    init(raw: Substring) throws(Failure) {
+    public init(raw: Substring) throws(Failure) {
         var segments: [String] = []
         var last = ""
         for rawSegment in raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
@@ -49,13 +47,13 @@ struct NormalizedPath: Sendable, Equatable {
         self.trailingSlash = !segments.isEmpty && (raw.utf8.last == UInt8(ascii: "/") || last == "." || last == "..")
     }
 
-    init(segments: [String], trailingSlash: Bool) {
+    public init(segments: [String], trailingSlash: Bool) {
         self.segments = segments
         self.trailingSlash = trailingSlash
     }
 
     /// `/a/b%20c/`: every segment re-encoded by the gateway; `/` for the root.
-    var encoded: String {
+    public var encoded: String {
         guard !segments.isEmpty else { return "/" }
         var out = ""
         for segment in segments {
@@ -98,7 +96,7 @@ struct NormalizedPath: Sendable, Equatable {
 
 extension NormalizedPath.Failure {
     /// The client's answer: 400 `invalid_path`, before anything is sent upstream.
-    var problem: GatehouseError {
+    public var problem: GatehouseError {
         let reason = switch self {
         case .malformedEscape: "a percent-escape is malformed"
         case .notUTF8: "a percent-decoded segment is not UTF-8"
