@@ -10,8 +10,11 @@ enum RequestBodyReader {
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: limit)
-        } catch {
+        } catch is NIOTooManyBytesError {
             throw GatehouseError.payloadTooLarge("The request body exceeds \(limit) bytes.")
+        } catch {
+            // Malformed chunked encoding, or the client went away mid-body: the client's fault, not a size.
+            throw GatehouseError.invalidRequest("The request body could not be read (malformed chunked encoding, or the client went away).")
         }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
