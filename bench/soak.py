@@ -356,7 +356,7 @@ def count_fds(pid: int) -> int:
 
 TCP_STATES = {"01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2", "06": "TIME_WAIT",
               "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", "0A": "LISTEN", "0B": "CLOSING"}
-FD_KINDS = ("client", "backend", "provider", "tcp_other", "socket_other", "file", "other")
+FD_KINDS = ("listen", "client", "backend", "provider", "tcp_other", "socket_other", "file", "other")
 
 
 def port_of(url: str) -> int:
@@ -389,9 +389,12 @@ def fd_breakdown(pid: int, ports: dict[str, int]) -> tuple[Counter, Counter]:
                 kinds["socket_other"] += 1
                 continue
             local, remote, state = entry
+            if state == "LISTEN":
+                kinds["listen"] += 1
+                continue
             if state != "ESTABLISHED":
                 states[state] += 1
-            if local == ports["gateway"] and state != "LISTEN":
+            if local == ports["gateway"]:
                 kinds["client"] += 1
             elif remote and remote == ports["backend"]:
                 kinds["backend"] += 1
@@ -408,7 +411,7 @@ def fd_breakdown(pid: int, ports: dict[str, int]) -> tuple[Counter, Counter]:
 
 def format_kinds(kinds: Counter, states: Counter) -> str:
     text = " ".join(f"{kind}={kinds.get(kind, 0)}" for kind in FD_KINDS)
-    return text + ("" if not states else " | " + " ".join(f"{state}={count}" for state, count in sorted(states.items())))
+    return text + ("" if not states else ", not established: " + " ".join(f"{state}={count}" for state, count in sorted(states.items())))
 
 
 def cpu_seconds(pid: int) -> float:
@@ -518,6 +521,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--interval", type=float, default=10, help="seconds between samples")
     parser.add_argument("--warmup", type=float, default=None, help="seconds (default: 120, or 20%% of shorter runs)")
+    parser.add_argument("--cooldown", type=float, default=70, help="seconds idle after the load before a last sample (0: none)")
     parser.add_argument("--think-ms", type=float, default=10, help="pause of each worker between actions")
     parser.add_argument("--session-seconds", default=",".join(f"{v:g}" for v in SESSION_SECONDS),
                         type=lambda text: tuple(float(v) for v in text.split(",", 1)),
@@ -574,6 +578,15 @@ def main() -> int:
     elapsed = time.monotonic() - started
     time.sleep(3)  # let closed client connections go
     idle_after = None if gateway_died else sample(args, round(time.monotonic() - started), stats)
+    cooled = None
+    if args.cooldown > 0 and not gateway_died:
+        # Idle pools time out (AsyncHTTPClient closes idle connections after 60 s): what stays is not traffic.
+        print(f"cool-down: {args.cooldown:.0f} s without traffic", flush=True)
+        time.sleep(args.cooldown)
+        try:
+            cooled = sample(args, round(time.monotonic() - started), stats)
+        except (OSError, RuntimeError):
+            gateway_died = True
     metrics_after = metrics(args.gateway)
     store_rows = store_counts(args.db)
     log_count, log_lines = log_problems(args.gateway_log)
@@ -592,6 +605,7 @@ def main() -> int:
     flat = False
     if gateway_died or len(after_warmup) < 2:
         verdict_lines.append("not enough samples after warm-up" if not gateway_died else "the gateway died")
+        verdict_md = verdict_lines[0]
         warm = end = samples[-1] if samples else idle_before
         rss_drift = fd_drift = rss_slope = fd_slope = rss_max_drift = rss_min_drift = 0.0
         fd_max_dev = 0
@@ -618,6 +632,7 @@ def main() -> int:
         ]
         flat = all(ok for ok, _ in checks)
         verdict_lines = [("ok   " if ok else "FAIL ") + text for ok, text in checks]
+        verdict_md = "; ".join(("ok: " if ok else "**FAIL**: ") + text for ok, text in checks)
 
     passed = flat and stats.unexpected_count == 0 and not gateway_died
 
@@ -639,6 +654,8 @@ def main() -> int:
     print(f"  end         (t={end['t']:.0f}s): rss={end['rss_kib'] / 1024:.1f}MiB fds={end['fds']}")
     if idle_after:
         print(f"  idle after load (+3 s): rss={idle_after['rss_kib'] / 1024:.1f}MiB fds={idle_after['fds']} threads={idle_after['threads']}")
+    if cooled:
+        print(f"  after {args.cooldown:.0f} s cool-down: rss={cooled['rss_kib'] / 1024:.1f}MiB fds={cooled['fds']} threads={cooled['threads']}")
     print(f"  RSS drift after warm-up: end {rss_drift:+.1f}%, max {rss_max_drift:+.1f}%, min {rss_min_drift:+.1f}%; slope {rss_slope:+.0f} KiB/min")
     print(f"  FD drift after warm-up: end {fd_drift:+d}, max |dev| {fd_max_dev}; slope {fd_slope:+.2f}/min")
     print(f"  FDs by kind, idle before: {format_kinds(idle_before['kinds'], idle_before['states'])}")
@@ -646,6 +663,8 @@ def main() -> int:
     print(f"  FDs by kind, end:         {format_kinds(end['kinds'], end['states'])}")
     if idle_after:
         print(f"  FDs by kind, idle after:  {format_kinds(idle_after['kinds'], idle_after['states'])}")
+    if cooled:
+        print(f"  FDs by kind, cooled:      {format_kinds(cooled['kinds'], cooled['states'])}")
     if store_rows:
         print(f"  store rows at the end: {store_rows}")
     for line in verdict_lines:
@@ -689,18 +708,22 @@ def main() -> int:
     md.append(f"| open FDs | {idle_before['fds']} | {warm['fds']} | {end['fds']} | {fd_drift:+d} | ±{fd_max_dev} | {fd_slope:+.2f}/min |")
     if idle_after:
         md.append(f"| idle 3 s after the load | | | rss {idle_after['rss_kib'] / 1024:.1f} MiB, {idle_after['fds']} FDs, {idle_after['threads']} threads | | | |")
+    if cooled:
+        md.append(f"| idle {args.cooldown:.0f} s after the load | | | rss {cooled['rss_kib'] / 1024:.1f} MiB, {cooled['fds']} FDs, {cooled['threads']} threads | | | |")
     md.append("")
-    md.append("Open FDs by kind (client: connections to the gateway's port; backend / provider: the gateway's connections to the echo "
-              "backend / the stand-in; file: regular files; other: eventfd, epoll, timerfd, signalfd, pipe) — "
+    md.append("Open FDs by kind (listen: the gateway's listening socket; client: connections to it; backend / provider: the gateway's "
+              "connections to the echo backend / the stand-in; file: regular files (SQLite connections: database + WAL each, the log); "
+              "other: eventfd, epoll, timerfd, signalfd, pipe) — "
               f"idle before: {format_kinds(idle_before['kinds'], idle_before['states'])}; "
               f"warm-up end: {format_kinds(warm['kinds'], warm['states'])}; end: {format_kinds(end['kinds'], end['states'])}"
-              + (f"; idle after: {format_kinds(idle_after['kinds'], idle_after['states'])}" if idle_after else "") + ".")
+              + (f"; 3 s after: {format_kinds(idle_after['kinds'], idle_after['states'])}" if idle_after else "")
+              + (f"; after the {args.cooldown:.0f} s cool-down: {format_kinds(cooled['kinds'], cooled['states'])}" if cooled else "") + ".")
     md.append("")
     md.append(f"\"Flat\" means, over the {len(after_warmup)} samples (every {args.interval:.0f} s) from the end of the warm-up "
               f"({warmup:.0f} s) to the end: the last RSS within ±{RSS_END_TOLERANCE * 100:.0f} % of the warm-up sample and the last FD "
               f"count within ±{FD_END_TOLERANCE}, and a least-squares line through them rising by at most "
               f"{RSS_TREND_TOLERANCE * 100:.0f} % of the warm-up RSS and {FD_TREND_TOLERANCE:.0f} FDs over the window. "
-              f"Result: {'flat' if flat else 'NOT flat'} ({'; '.join(v.strip() for v in verdict_lines)}).")
+              f"Result: {'flat' if flat else '**NOT flat**'} ({verdict_md}).")
     if metric_deltas:
         md.append("")
         md.append("Gateway counters over the run (`/metrics`): " + ", ".join(f"`{k}` {d:+g}" for k, d in metric_deltas) + ".")

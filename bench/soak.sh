@@ -14,7 +14,9 @@
 #   - bench/soak.py: WORKERS threads of logins (native flow), session views, explicit refreshes,
 #     proxied calls with JSON bodies (/v1/api and /v1/proxy/demo, which refreshes transparently),
 #     logouts and deliberate errors (401, 400, 404, 413); every status is checked against what the
-#     action expects. Exit 1 on any unexpected status or when RSS / FDs are not flat after warm-up.
+#     action expects. Samples RSS and FDs (by kind: client connections, connections to the backend and
+#     to the provider, files, other) every 10 s, and once more after COOLDOWN idle seconds.
+#     Exit 1 on any unexpected status or when RSS / FDs are not flat after warm-up.
 #
 # Environment:
 #   GATEHOUSE_BIN    the gateway binary (default /work/.build-bench/release/gatehouse; when that
@@ -23,6 +25,7 @@
 #   WORKERS=8        concurrent client threads
 #   MAX_BODY_BYTES=1048576   limits.max_body_bytes of the gateway (the 413 case sends more)
 #   SESSION_SECONDS=2,20     MIN,MAX seconds a client session lives before its logout (fewer: more logins)
+#   COOLDOWN=70      seconds without traffic after the load, then a last sample (idle pools time out; 0: none)
 #   KEEP_TMP=1       keep the temp dir (configs, logs, samples.csv) after a success too
 set -euo pipefail
 
@@ -36,9 +39,10 @@ SOAK_SECONDS=${1:-600}
 WORKERS=${WORKERS:-8}
 MAX_BODY_BYTES=${MAX_BODY_BYTES:-1048576}
 SESSION_SECONDS=${SESSION_SECONDS:-2,20}
+COOLDOWN=${COOLDOWN:-70}
 [[ $SESSION_SECONDS =~ ^[0-9.]+,[0-9.]+$ ]] || die "SESSION_SECONDS must be MIN,MAX (got '$SESSION_SECONDS')"
 TOKEN_LIFETIME=5 # seconds: the stand-in's access tokens, so transparent refresh happens all the time
-require_counts SOAK_SECONDS WORKERS MAX_BODY_BYTES
+require_counts SOAK_SECONDS WORKERS MAX_BODY_BYTES COOLDOWN
 ((SOAK_SECONDS >= 30 && WORKERS > 0 && MAX_BODY_BYTES > 0)) || die "DURATION must be >= 30 s, WORKERS and MAX_BODY_BYTES > 0"
 command -v curl >/dev/null || die "curl is needed"
 
@@ -148,11 +152,12 @@ command="bash bench/soak.sh $SOAK_SECONDS"
 [[ $SESSION_SECONDS == 2,20 ]] || command="SESSION_SECONDS=$SESSION_SECONDS $command"
 [[ $MAX_BODY_BYTES == 1048576 ]] || command="MAX_BODY_BYTES=$MAX_BODY_BYTES $command"
 [[ $WORKERS == 8 ]] || command="WORKERS=$WORKERS $command"
+[[ $COOLDOWN == 70 ]] || command="COOLDOWN=$COOLDOWN $command"
 rc=0
 "$PY" "$script_dir/soak.py" \
     --gateway "$gw" --pid "$gw_pid" --duration "$SOAK_SECONDS" --workers "$WORKERS" \
     --max-body-bytes "$MAX_BODY_BYTES" --db "$serve/data/gatehouse.sqlite3" --session-seconds "$SESSION_SECONDS" \
-    --backend "$backend" --provider "$oauth" \
+    --backend "$backend" --provider "$oauth" --cooldown "$COOLDOWN" \
     --gateway-log "$tmp/gateway.log" --samples "$tmp/samples.csv" \
     --binary "$BIN" --command "$command" || rc=$?
 require_alive "$gw_pid" "the gateway exited during the soak (log: $tmp/gateway.log)"

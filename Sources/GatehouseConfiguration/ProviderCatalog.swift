@@ -63,6 +63,36 @@ public enum ProviderCatalog {
         context: ProviderContext,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> [any AuthProvider] {
+        try loadReporting(files: files, kinds: kinds, context: context, environment: environment).providers
+    }
+
+    /// The providers a directory configures, and the optional ones it skipped.
+    public struct Loaded: Sendable {
+        /// Sorted by id.
+        public var providers: [any AuthProvider]
+        /// One line per file marked `optional: true` that was skipped because an environment variable it
+        /// references is not set (`file:line: provider 'x' skipped: …`): a warning, not an error.
+        public var skipped: [ConfigError]
+    }
+
+    /// Like ``load(directory:kinds:context:environment:)``, and says which optional providers were skipped.
+    public static func loadReporting(
+        directory: String,
+        kinds: [String: any ProviderKind.Type],
+        context: ProviderContext,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Loaded {
+        try loadReporting(files: try providerFiles(in: directory), kinds: kinds, context: context, environment: environment)
+    }
+
+    /// Like ``load(files:kinds:context:environment:)``, and says which optional providers were skipped.
+    public static func loadReporting(
+        files: [String],
+        kinds: [String: any ProviderKind.Type],
+        context: ProviderContext,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Loaded {
+        var skipped: [ConfigError] = []
         var errors: [ConfigError] = []
         var providers: [any AuthProvider] = []
         var seen: [String: String] = [:]
@@ -72,7 +102,19 @@ public enum ProviderCatalog {
                 errors += collector.errors
                 continue
             }
-            if let provider = load(document, kinds: kinds, context: context, environment: environment, errors: &collector) {
+            let provider = load(document, kinds: kinds, context: context, environment: environment, errors: &collector)
+            // `optional: true`: a provider whose only problems are unset environment variables is left out.
+            if provider == nil, !collector.isEmpty, isOptional(document), collector.errors.allSatisfy({ $0.unsetVariable != nil }) {
+                let variables = unsetVariables(in: file, environment: environment, reported: collector.errors.compactMap(\.unsetVariable))
+                    .joined(separator: ", ")
+                let first = collector.sortedByLine()[0]
+                skipped.append(
+                    ConfigError(
+                        file: file, line: first.line,
+                        message: "provider skipped (optional: true): environment variable(s) \(variables) not set"))
+                continue
+            }
+            if let provider {
                 let id = provider.descriptor.id
                 if let other = seen[id] {
                     collector.append(
@@ -85,7 +127,31 @@ public enum ProviderCatalog {
             errors += collector.sortedByLine()
         }
         guard errors.isEmpty else { throw ConfigurationErrors(errors) }
-        return providers.sorted { $0.descriptor.id < $1.descriptor.id }
+        return Loaded(providers: providers.sorted { $0.descriptor.id < $1.descriptor.id }, skipped: skipped)
+    }
+
+    /// Every `${NAME}` the file references that the environment lacks (the loader stops at the first one of a
+    /// key, so the text is scanned to name them all at once).
+    private static func unsetVariables(in file: String, environment: [String: String], reported: [String]) -> [String] {
+        var names = Set(reported)
+        if let text = try? String(contentsOfFile: file, encoding: .utf8) {
+            var rest = Substring(text)
+            while let start = rest.range(of: "${"), let end = rest[start.upperBound...].firstIndex(of: "}") {
+                let name = String(rest[start.upperBound..<end])
+                if environment[name] == nil, !name.isEmpty { names.insert(name) }
+                rest = rest[rest.index(after: end)...]
+            }
+        }
+        return names.sorted()
+    }
+
+    /// Whether the file says `optional: true` (read from the raw document, so that it counts even when the
+    /// rest of the file cannot be read).
+    private static func isOptional(_ document: YAMLDocument) -> Bool {
+        guard case .mapping(let entries) = document.root.value,
+            let entry = entries.first(where: { $0.key == "optional" }), case .scalar(let text) = entry.value.value
+        else { return false }
+        return ["true", "yes", "on"].contains(text.lowercased())
     }
 
     /// Loads one provider from a parsed file.
@@ -144,6 +210,7 @@ public enum ProviderCatalog {
             return kind
         }
         let name = errors.attempt(file: file) { try map.string("name") }
+        _ = errors.attempt(file: file) { try map.bool("optional") }
         let redirectURIs = errors.attempt(file: file) { try map.redirectURIs("redirect_uris") }
         let claims = errors.attempt(file: file) { try ClaimMapping(map.map("claims"), defaults: kind?.defaultClaims ?? ClaimMapping()) }
         let api = errors.attempt(file: file) { () throws -> ProviderAPI? in

@@ -96,10 +96,17 @@ public enum GatewayLauncher {
         return (cache, SessionCacheSynchronizer(cache: cache, feed: feed, logger: logger))
     }
 
-    /// Loads and validates the provider files.
-    public static func loadProviders(_ configuration: GatewayConfiguration, transport: any HTTPTransport) throws -> [any AuthProvider] {
+    /// Loads and validates the provider files; the optional ones whose environment is not set are skipped.
+    public static func loadProviderFiles(_ configuration: GatewayConfiguration, transport: any HTTPTransport) throws -> ProviderCatalog.Loaded {
         let context = ProviderContext(transport: transport, publicURL: configuration.publicURL)
-        return try ProviderCatalog.load(directory: configuration.providersDirectory, kinds: ProviderRegistry.kinds, context: context)
+        return try ProviderCatalog.loadReporting(directory: configuration.providersDirectory, kinds: ProviderRegistry.kinds, context: context)
+    }
+
+    /// Loads and validates the provider files, logging each optional provider that was skipped.
+    public static func loadProviders(_ configuration: GatewayConfiguration, transport: any HTTPTransport, logger: Logger) throws -> [any AuthProvider] {
+        let loaded = try loadProviderFiles(configuration, transport: transport)
+        for line in loaded.skipped { logger.warning("\(line)") }
+        return loaded.providers
     }
 
     /// The keys of a configuration, generated under `<base>/data` when none are configured.
@@ -128,7 +135,7 @@ public enum GatewayLauncher {
         do {
             let transport = Gateway.providerTransport(client: client, timeout: TimeInterval(configuration.limits.upstreamTimeoutSeconds))
             let load: @Sendable () throws -> [any AuthProvider] = {
-                try makeProviders?(transport) ?? loadProviders(configuration, transport: transport)
+                try makeProviders?(transport) ?? loadProviders(configuration, transport: transport, logger: logger)
             }
             let providers = ProviderSet(try load())
             let configuredStore = try makeStore(configuration, logger: logger)

@@ -21,8 +21,11 @@ struct CheckCommand: AsyncParsableCommand {
             configuration = fallback()
         }
         var providers = 0
+        var skipped: [ConfigError] = []
         do {
-            providers = try withOfflineTransport { transport in try GatewayLauncher.loadProviders(configuration, transport: transport).count }
+            let loaded = try withOfflineTransport { transport in try GatewayLauncher.loadProviderFiles(configuration, transport: transport) }
+            providers = loaded.providers.count
+            skipped = loaded.skipped
         } catch let errors as ConfigurationErrors {
             problems += errors.lines
         }
@@ -30,6 +33,7 @@ struct CheckCommand: AsyncParsableCommand {
             for line in problems { printError(line) }
             throw ExitCode(1)
         }
+        for line in skipped { printError("warning: \(line)") }
         if providers == 0 {
             // Valid, and it would start, but never be ready: /readyz answers 503 until a provider is configured.
             printError("warning: \(configuration.providersDirectory): no provider file (*.yaml); the gateway would start, but /readyz answers 503 no_providers until one is added")

@@ -13,7 +13,9 @@ struct ProvidersCommand: AsyncParsableCommand {
         let configuration = try options.load()
         let providers: [any AuthProvider]
         do {
-            providers = try withOfflineTransport { try GatewayLauncher.loadProviders(configuration, transport: $0) }
+            let loaded = try withOfflineTransport { try GatewayLauncher.loadProviderFiles(configuration, transport: $0) }
+            for line in loaded.skipped { printError("warning: \(line)") }
+            providers = loaded.providers
         } catch let errors as ConfigurationErrors {
             for line in errors.lines { printError(line) }
             throw ExitCode(1)

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 
-from conftest import UNSET_VAR, free_port, provider_yaml, q, write_config, write_provider
+from conftest import REPO, UNSET_VAR, free_port, provider_yaml, q, write_config, write_provider
 
 ERROR_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>[1-9][0-9]*): (?P<message>.+)$")
 
@@ -227,3 +228,51 @@ def test_serve_refuses_a_listen_flag_that_is_not_host_port(cli, tmp_path):
     result = cli(["serve", "--config", str(config), "--listen", "no-port-here"], cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     assert "--listen" in result.stderr
+
+
+SECRET_VARIABLES = ("SPID_CLIENT_ID", "SPID_CLIENT_SECRET", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET", "ACS_SIGNING_KEY")
+
+
+def test_a_fresh_clone_checks_clean_and_serves_without_any_environment(cli, serve, tmp_path, monkeypatch):
+    """The repository's own Providers/, no variables set: the examples that need secrets are `optional: true`
+    and skipped with a warning naming what is missing; the others load, and the gateway is ready."""
+    for variable in SECRET_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    shutil.copytree(REPO / "Providers", tmp_path / "Providers")
+    files = len(list((tmp_path / "Providers").glob("*.yaml")))
+
+    checked = cli(["check"], cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stderr.count("provider skipped (optional: true)") == 3, checked.stderr
+    for variable in SECRET_VARIABLES:
+        assert variable in checked.stderr
+    assert f"{files - 3} provider(s)" in checked.stdout
+
+    gateway = serve(tmp_path)
+    ready = gateway.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["providers"] == files - 3
+    assert not {"spid", "oidc", "azure-acs"} & set(gateway.provider_ids())
+    assert "provider skipped (optional: true)" in gateway.log()
+
+
+def test_config_errors_teach_misspelled_keys_numbers_for_strings_and_every_unknown_key(cli, tmp_path):
+    """Issue 17 item 4: a misspelled required key is named as the near miss it is, `client_id: 42` is a number
+    (quote it), and several unknown keys of one section are all reported, each with the key it likely meant."""
+    write_config(tmp_path, 'listn: "127.0.0.1:8080"\nsessions:\n  idle_timeout_secnds: 3600\n  absolute_lifetime_second: 7200\n')
+    write_provider(tmp_path, "typo", "\n".join([
+        'id: "typo"', 'kind: "oauth2"', 'authorization_endpoint: "https://idp.example.test/authorize"',
+        'tokn_endpoint: "https://idp.example.test/token"', 'client_id: "c"', "",
+    ]))
+    write_provider(tmp_path, "number", "\n".join([
+        'id: "number"', 'kind: "oauth2"', 'authorization_endpoint: "https://idp.example.test/authorize"',
+        'token_endpoint: "https://idp.example.test/token"', "client_id: 42", "",
+    ]))
+    result = cli(["check"], cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert "gatehouse.yaml:1: unknown key 'listn': did you mean 'listen'?" in lines
+    assert "gatehouse.yaml:3: unknown key 'sessions.idle_timeout_secnds': did you mean 'sessions.idle_timeout_seconds'?" in lines
+    assert "gatehouse.yaml:4: unknown key 'sessions.absolute_lifetime_second': did you mean 'sessions.absolute_lifetime_seconds'?" in lines
+    assert any(line.endswith("typo.yaml:4: 'token_endpoint' is required; 'tokn_endpoint' is not a known key: did you mean 'token_endpoint'?")
+               for line in lines), lines
+    assert any(line.endswith("number.yaml:5: 'client_id' must be a string, and 42 is a number: write it quoted, \"42\"") for line in lines), lines

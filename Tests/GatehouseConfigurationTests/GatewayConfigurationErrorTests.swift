@@ -7,9 +7,9 @@ import Testing
 struct GatewayConfigurationErrorTests {
     static let cases: [ErrorCase] = [
         // Unknown keys, at every level.
-        ErrorCase("listen: \"127.0.0.1:8080\"\nlisen: \"x\"\n", "2: unknown key 'lisen'"),
-        ErrorCase("store:\n  kind: sqlite\n  pth: x\n", "3: unknown key 'store.pth'"),
-        ErrorCase("sessions:\n  cookie:\n    nme: x\n", "3: unknown key 'sessions.cookie.nme'"),
+        ErrorCase("listen: \"127.0.0.1:8080\"\nlisen: \"x\"\n", "2: unknown key 'lisen': did you mean 'listen'?"),
+        ErrorCase("store:\n  kind: sqlite\n  pth: x\n", "3: unknown key 'store.pth': did you mean 'store.path'?"),
+        ErrorCase("sessions:\n  cookie:\n    nme: x\n", "3: unknown key 'sessions.cookie.nme': did you mean 'sessions.cookie.name'?"),
         ErrorCase("keys:\n  sealing:\n    - id: k1\n      file: a.key\n      kind: aes\n", "5: unknown key 'keys.sealing[0].kind'"),
         ErrorCase("cors:\n  origins: []\n", "2: unknown key 'cors.origins'"),
         // Wrong types.

@@ -115,7 +115,7 @@ struct ProviderCatalogTests {
         ErrorCase(
             "id: demo\nkind: static\nredirect_uris:\n  - app:/cb\n  - /relative\n",
             "5: 'redirect_uris' entry '/relative' must be an absolute URI without a fragment"),
-        ErrorCase("id: demo\nkind: static\nclaims:\n  mail: email\n", "4: unknown key 'claims.mail'"),
+        ErrorCase("id: demo\nkind: static\nclaims:\n  mail: email\n", "4: unknown key 'claims.mail': did you mean 'claims.email'?"),
         ErrorCase("id: demo\nkind: static\nclaims: sub\n", "3: 'claims' must be a mapping"),
         ErrorCase("id: demo\nkind: static\napi:\n  auth: bearer\n", "3: 'api.url' is required"),
         ErrorCase(
@@ -124,12 +124,12 @@ struct ProviderCatalogTests {
         ErrorCase(
             "id: demo\nkind: static\napi: {url: \"https://a.example\", auth: cookie}\n",
             "3: 'api.auth' must be one of bearer, query, none, not 'cookie'"),
-        ErrorCase("id: demo\nkind: static\ntokn: x\n", "3: unknown key 'tokn'"),
+        ErrorCase("id: demo\nkind: static\ntokn: x\n", "3: unknown key 'tokn': did you mean 'token'?"),
         ErrorCase("id: demo\nkind: static\ntoken: \"${TOKEN}\"\n", "3: 'token': environment variable TOKEN is not set"),
         ErrorCase(
             "id: demo\nkind: static\ntoken_file: no-such-token\n", "3: 'token_file': cannot read file 'no-such-token'"),
         ErrorCase("id: demo\nkind: oauth2\nclient_id: c\n", "1: 'authorization_endpoint' is required"),
-        ErrorCase(Self.valid + "client_secrets: x\n", "6: unknown key 'client_secrets'"),
+        ErrorCase(Self.valid + "client_secrets: x\n", "6: unknown key 'client_secrets': did you mean 'client_secret'?"),
         ErrorCase("id: demo\nkind: static\nid: demo\n", "3: duplicate key 'id'"),
         ErrorCase(
             "id: demo\nkind: static\nname: \"unterminated\n",
@@ -205,5 +205,59 @@ struct ShippedProviderExamplesTests {
         #expect(kinds.isSuperset(of: ["oauth2", "spid"]))
         let spid = try #require(providers.first { $0.descriptor.id == "spid" })
         #expect(spid.descriptor.redirectURIs == ["spidmobile-1234://login"])
+    }
+}
+
+/// `optional: true`: an example provider whose secrets are not in the environment is left out with a warning,
+/// so a fresh clone checks clean and serves; anything else wrong with it is still an error.
+struct OptionalProviderTests {
+    static let secretive = """
+        id: sso
+        kind: oauth2
+        optional: true
+        authorization_endpoint: https://idp.example.com/authorize
+        token_endpoint: https://idp.example.com/token
+        client_id: "${SSO_CLIENT_ID}"
+        client_secret: "${SSO_CLIENT_SECRET}"
+
+        """
+
+    @Test func anOptionalProviderWithoutItsEnvironmentIsSkippedNamingEveryVariable() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("sso.yaml", Self.secretive)
+        try directory.write("open.yaml", "id: open\nkind: static\n")
+        let loaded = try ProviderCatalog.loadReporting(directory: directory.path, kinds: Fixtures.kinds, context: Fixtures.context, environment: [:])
+        #expect(loaded.providers.map(\.descriptor.id) == ["open"])
+        let warning = try #require(loaded.skipped.first)
+        #expect(loaded.skipped.count == 1)
+        #expect(warning.file.hasSuffix("sso.yaml"))
+        #expect(warning.message.contains("SSO_CLIENT_ID, SSO_CLIENT_SECRET"))
+    }
+
+    @Test func withItsEnvironmentTheOptionalProviderLoads() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("sso.yaml", Self.secretive)
+        let loaded = try ProviderCatalog.loadReporting(
+            directory: directory.path, kinds: Fixtures.kinds, context: Fixtures.context,
+            environment: ["SSO_CLIENT_ID": "id", "SSO_CLIENT_SECRET": "secret"])
+        #expect(loaded.providers.map(\.descriptor.id) == ["sso"])
+        #expect(loaded.skipped.isEmpty)
+    }
+
+    @Test func withoutOptionalAnUnsetVariableIsAnError() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("sso.yaml", Self.secretive.replacingOccurrences(of: "optional: true\n", with: ""))
+        #expect(throws: ConfigurationErrors.self) {
+            try ProviderCatalog.loadReporting(directory: directory.path, kinds: Fixtures.kinds, context: Fixtures.context, environment: [:])
+        }
+    }
+
+    @Test func anOptionalProviderWithAnotherMistakeIsStillAnError() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("sso.yaml", Self.secretive.replacingOccurrences(of: "https://idp.example.com/token", with: "not a url"))
+        let errors = try #require(throws: ConfigurationErrors.self) {
+            try ProviderCatalog.loadReporting(directory: directory.path, kinds: Fixtures.kinds, context: Fixtures.context, environment: [:])
+        }
+        #expect(errors.lines.contains { $0.contains("token_endpoint") })
     }
 }

@@ -57,7 +57,7 @@ import Testing
 
         let typo = try ConfigMap(Nodes.scalars([("subject", "username"), ("emial", "mail")]), section: "claims")
         let error = try #require(throws: ConfigError.self) { try ClaimMapping(typo) }
-        #expect(error.message == "unknown key 'claims.emial'")
+        #expect(error.message == "unknown key 'claims.emial': did you mean 'claims.email'?")
         #expect(error.line == 2)
 
         #expect(try ClaimMapping(nil) == ClaimMapping())

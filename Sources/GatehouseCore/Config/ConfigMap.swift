@@ -76,8 +76,13 @@ public final class ConfigMap {
 
     // MARK: Scalars
 
+    /// A string. An unquoted value YAML reads as a number or a boolean (`client_id: 42`) is refused with the
+    /// quoted spelling to use.
     public func string(_ key: String) throws -> String? {
-        try scalar(key, expected: "a string")
+        if let value = node(key), let type = value.implicitType, case .scalar(let text) = value.value {
+            throw ConfigError(at: value, "'\(qualified(key))' must be a string, and \(text) is \(type.rawValue): write it quoted, \"\(text)\"")
+        }
+        return try scalar(key, expected: "a string")
     }
 
     /// A single value; a list or mapping is refused with what was expected (`a whole number`, …).
@@ -90,10 +95,18 @@ public final class ConfigMap {
     }
 
     public func requiredString(_ key: String) throws -> String {
-        guard let value = try string(key), !value.isEmpty else {
-            throw error(key, "'\(qualified(key))' is required")
-        }
+        guard let value = try string(key), !value.isEmpty else { throw missing(key) }
         return value
+    }
+
+    /// "'x' is required", and when a key nobody asked for is a near miss of it, where that one is written.
+    private func missing(_ key: String) -> ConfigError {
+        let unasked = entries.filter { !known.contains($0.key) }
+        if let near = KeySuggestion.closest(to: key, among: unasked.map(\.key)), let entry = unasked.first(where: { $0.key == near }) {
+            return ConfigError(
+                file: node.file, line: entry.line, message: "'\(qualified(key))' is required; '\(qualified(near))' is not a known key: did you mean '\(key)'?")
+        }
+        return error(key, "'\(qualified(key))' is required")
     }
 
     public func int(_ key: String, range: ClosedRange<Int>? = nil) throws -> Int? {
@@ -137,7 +150,7 @@ public final class ConfigMap {
     }
 
     public func requiredURL(_ key: String) throws -> String {
-        guard let value = try url(key) else { throw error(key, "'\(qualified(key))' is required") }
+        guard let value = try url(key) else { throw missing(key) }
         return value
     }
 
@@ -215,10 +228,17 @@ public final class ConfigMap {
         }
     }
 
-    /// Refuses the first key no accessor asked for.
+    /// Refuses every key no accessor asked for, each with the known key it most likely meant.
     public func finish() throws {
-        for entry in entries where !known.contains(entry.key) {
-            throw ConfigError(file: node.file, line: entry.line, message: "unknown key '\(qualified(entry.key))'")
+        let unknown = entries.filter { !known.contains($0.key) }.map { entry in
+            var message = "unknown key '\(qualified(entry.key))'"
+            if let near = KeySuggestion.closest(to: entry.key, among: known) { message += ": did you mean '\(qualified(near))'?" }
+            return ConfigError(file: node.file, line: entry.line, message: message)
+        }
+        switch unknown.count {
+        case 0: return
+        case 1: throw unknown[0]
+        default: throw ConfigErrorList(unknown)
         }
     }
 
@@ -236,7 +256,8 @@ public final class ConfigMap {
             }
             let name = String(rest[start.upperBound..<end])
             guard let value = environment[name] else {
-                throw ConfigError(at: node, "'\(qualified(key))': environment variable \(name) is not set")
+                throw ConfigError(
+                    file: node.file, line: node.line, message: "'\(qualified(key))': environment variable \(name) is not set", unsetVariable: name)
             }
             result += value
             rest = rest[rest.index(after: end)...]

@@ -29,11 +29,21 @@ public struct ConfigNode: Sendable {
     public var file: String
     /// 1-based line of the node in ``file``.
     public var line: Int
+    /// What YAML reads an unquoted scalar as when it is not a string (`42`, `1.5`, `true`): a key that wants
+    /// a string refuses it, so that `client_id: 42` is caught instead of silently becoming "42".
+    public var implicitType: ImplicitType?
 
-    public init(_ value: Value, file: String, line: Int) {
+    /// The non-string types of an unquoted YAML scalar.
+    public enum ImplicitType: String, Sendable {
+        case number = "a number"
+        case boolean = "a boolean"
+    }
+
+    public init(_ value: Value, file: String, line: Int, implicitType: ImplicitType? = nil) {
         self.value = value
         self.file = file
         self.line = line
+        self.implicitType = implicitType
     }
 
     /// An empty mapping, used where a whole file or section is absent.
