@@ -28,7 +28,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     AuthzController(
         resolver: gateway.resolver, access: gateway.access, backend: gateway.settings.backend, signer: gateway.signer,
         providers: gateway.providers, refresher: gateway.refresher, refreshPolicy: gateway.refreshPolicy, clock: gateway.clock,
-        metrics: gateway.metrics
+        metrics: gateway.metrics, publicURL: gateway.settings.publicURL
     ).addRoutes(to: router)
     LoginPageController(
         providers: gateway.providers, flow: gateway.loginFlow,
@@ -36,7 +36,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         clock: gateway.clock, loginLifetime: gateway.settings.loginTransactionLifetime,
         jars: LoginPageJars(capacity: gateway.settings.pageLogins, perClient: gateway.settings.pageLoginsPerClient)
     ).addRoutes(to: router)
-    HomePage(providers: gateway.providers, resolver: gateway.resolver).addRoutes(to: router)
+    HomePage(providers: gateway.providers, resolver: gateway.resolver, access: gateway.access).addRoutes(to: router)
     return router
 }
 

@@ -25,7 +25,7 @@ ROUTES = {
     *((m, "/v1/api/{path}") for m in ("get", "post", "put", "patch", "delete")),
     *((m, "/v1/proxy/{provider}/{path}") for m in ("get", "post", "put", "patch", "delete")),
     ("get", "/v1/authz"), ("get", "/.well-known/jwks.json"), ("get", "/healthz"), ("get", "/readyz"),
-    ("get", "/metrics"), ("get", "/openapi.json"), ("get", "/"),
+    ("get", "/metrics"), ("get", "/openapi.json"), ("get", "/"), ("get", "/v1/sign-in"),
 }
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "150"))
 MIN_REQUESTS = int(os.environ.get("SCHEMATHESIS_MIN_REQUESTS", "2000"))

@@ -6,57 +6,14 @@ test_access_policy's: `/public/**` anyone, `/admin/**` alice only, the rest any 
 """
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 import requests
 
 from conftest import q, write_capture_provider, write_config
-from gatehouse_testkit import free_port, missing, stop_process, tail, wait_until
+from proxy_kit import Proxy
 from test_access_policy import Site
-
-DOC = Path(__file__).resolve().parents[2] / "docs" / "forward-auth.md"
-
-
-def doc_block(info: str) -> str:
-    """The first fenced block of docs/forward-auth.md with this info string: the configuration users copy."""
-    match = re.search(r"^```" + re.escape(info) + r"\n(.*?)^```", DOC.read_text(), re.S | re.M)
-    assert match, f"docs/forward-auth.md has no ```{info} block"
-    return match.group(1)
-
-
-def ports(text: str, gateway: int, backend: int) -> str:
-    """The documentation's ports (Gatehouse 8080, the application 9000) replaced by the test's."""
-    return text.replace("127.0.0.1:8080", f"127.0.0.1:{gateway}").replace("127.0.0.1:9000", f"127.0.0.1:{backend}")
-
-
-# Around the documented block: what any nginx.conf has (the block goes inside the application's server).
-NGINX_CONF = """daemon off;
-worker_processes 1;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log;
-events {{ worker_connections 256; }}
-http {{
-  access_log off;
-  client_body_temp_path {dir}; proxy_temp_path {dir}; fastcgi_temp_path {dir}; uwsgi_temp_path {dir}; scgi_temp_path {dir};
-  server {{
-    listen 127.0.0.1:{port};
-{block}
-  }}
-}}
-"""
-
-# Caddy's global options for a test on loopback; the documented site block follows, on the test's port.
-CADDY_GLOBAL = """{
-  admin off
-  auto_https off
-}
-"""
-
 
 ACCESS_RULES = [
     "access:",
@@ -67,51 +24,6 @@ ACCESS_RULES = [
     '      allow: [{email: "alice@example.com"}]',
     '    - {name: "app", paths: ["/**"], allow: "authenticated"}',
 ]
-
-
-def binary(name: str, *candidates: str) -> str:
-    found = shutil.which(name) or next((c for c in candidates if Path(c).exists()), None)
-    if not found:
-        missing(f"{name} is not installed (bash scripts/test-setup installs it)")
-    return found
-
-
-class Proxy:
-    def __init__(self, kind: str, root: Path, gateway_port: int, backend_port: int):
-        self.port = free_port()
-        self.dir = root / kind
-        self.dir.mkdir()
-        if kind == "nginx":
-            conf = self.dir / "nginx.conf"
-            block = ports(doc_block("nginx"), gateway_port, backend_port)
-            conf.write_text(NGINX_CONF.format(dir=self.dir, port=self.port, block=block))
-            argv = [binary("nginx", "/usr/sbin/nginx"), "-c", str(conf), "-p", str(self.dir)]
-        else:
-            conf = self.dir / "Caddyfile"
-            site = ports(doc_block("caddyfile"), gateway_port, backend_port).replace("app.example.com", f"http://127.0.0.1:{self.port}")
-            conf.write_text(CADDY_GLOBAL + site)
-            argv = [binary("caddy", "/usr/bin/caddy"), "run", "--config", str(conf), "--adapter", "caddyfile"]
-        self.log = self.dir / "proxy.log"
-        env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(self.dir), "XDG_DATA_HOME": str(self.dir), "XDG_CONFIG_HOME": str(self.dir)}
-        with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-        self.url = f"http://127.0.0.1:{self.port}"
-
-        def up() -> bool:
-            if self.proc.poll() is not None:
-                return True
-            try:
-                requests.get(self.url + "/public/ping", timeout=1)
-                return True
-            except requests.RequestException:
-                return False
-
-        wait_until(up, 20, 0.1)
-        if self.proc.poll() is not None:
-            pytest.fail(f"{kind} exited at start-up:\n{tail(self.log)}")
-
-    def stop(self):
-        stop_process(self.proc)
 
 
 @pytest.fixture(params=["nginx", "caddy"])
@@ -158,9 +70,11 @@ def test_allowed_refused_and_anonymous_through_the_proxy(stack):
     [seen] = seen_after(site, before)
     assert not {k: v for k, v in seen.items() if k.lower().startswith("x-gatehouse-") and v}, seen
 
-    # Anonymous elsewhere: 401 at the proxy, nothing reaches the backend.
+    # Anonymous elsewhere: sent to the sign-in page that returns here; nothing reaches the backend.
     before = len(site.headers)
-    assert requests.get(proxy.url + "/app/home", timeout=5).status_code == 401
+    r = requests.get(proxy.url + "/app/home?tab=1&x=%2F", timeout=5, allow_redirects=False)
+    assert r.status_code == 302, r.text
+    assert r.headers["Location"] == "https://gate.example.test/v1/sign-in?return_to=%2Fapp%2Fhome%3Ftab%3D1%26x%3D%252F"
     assert seen_after(site, before) == []
 
     # Alice on /admin: the identity arrives, copied by the proxy from Gatehouse's answer.

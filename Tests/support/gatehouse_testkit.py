@@ -14,7 +14,9 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -142,3 +144,24 @@ def running_demo(prefix: str, timeout: float) -> Iterator[tuple[str, Path]]:
     finally:
         stop_process(proc)
         shutil.rmtree(log.parent, ignore_errors=True)
+
+
+def loopback_server(respond: Callable[[BaseHTTPRequestHandler], tuple[int, str, bytes]]) -> ThreadingHTTPServer:
+    """A threaded HTTP/1.0 server on 127.0.0.1 (its port: `server.server_address[1]`) whose GETs are answered by
+    `respond(handler) -> (status, content type, body)`; `server.shutdown()` stops it."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            status, content_type, body = respond(self)
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server

@@ -16,6 +16,15 @@ public enum PercentEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// RFC 3986 `unreserved`: what a query value keeps when everything else is escaped.
+    public static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+        default: false
+        }
+    }
+
     /// RFC 3986 `pchar`: unreserved, sub-delims, `:` and `@`.
     public static func isPathCharacter(_ byte: UInt8) -> Bool {
         switch byte {

@@ -10,6 +10,8 @@ struct ForwardAuthTarget: Equatable {
     var method: String
     /// The original path, raw (percent-encoded as sent).
     var path: Substring
+    /// The original request target as the proxy gave it: path and query (where a sign-in returns to).
+    var target: Substring
 
     /// The header values as sent (`nil`: absent); `ownMethod` and `ownTarget` are the `/v1/authz…` request's.
     /// Throws 400 `invalid_request` when the two header families disagree or a value cannot be used.
@@ -38,6 +40,7 @@ struct ForwardAuthTarget: Equatable {
             target = rest.isEmpty || rest.hasPrefix("?") ? Substring("/" + rest) : rest
         }
         path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "/"
+        self.target = target
     }
 
     /// `/v1/authz`, the route's own path.

@@ -399,7 +399,14 @@ enum OpenAPIDocument {
             }
           },
           "400": {"$ref": "#/components/responses/Problem"},
-          "401": {"$ref": "#/components/responses/Unauthorized"},
+          "401": {
+            "description": "No session: `invalid_session` or `reauthentication_required`. `X-Gatehouse-Sign-In` is the sign-in page that returns to the original request, for the proxy to redirect a browser to.",
+            "headers": {
+              "WWW-Authenticate": {"required": true, "schema": {"type": "string"}},
+              "X-Gatehouse-Sign-In": {"required": true, "schema": {"type": "string"}}
+            },
+            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+          },
           "403": {"$ref": "#/components/responses/Problem"},
           "502": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
@@ -483,6 +490,32 @@ enum OpenAPIDocument {
         "operationId": "homePage",
         "summary": "A small page: the providers with sign-in links, and the signed-in session.",
         "security": [{}, {"cookie": []}],
+        "responses": {"200": {"$ref": "#/components/responses/Page"}},
+        "parameters": [
+          {
+            "name": "return_to",
+            "in": "query",
+            "schema": {"type": "string"},
+            "description": "Where the sign-in links return to (a path, or an URL on `access.return_to_origins`; anything else is `/`)."
+          }
+        ]
+      }
+    },
+    "/v1/sign-in": {
+      "get": {
+        "tags": ["login"],
+        "operationId": "signInPage",
+        "summary": "The sign-in page (the home page under /v1/, where a proxy in front of an application routes the gateway's paths).",
+        "description": "Every sign-in link carries `return_to`. `/v1/authz` names this page, with the original request as `return_to`, in the `X-Gatehouse-Sign-In` header of its 401.",
+        "security": [{}, {"cookie": []}],
+        "parameters": [
+          {
+            "name": "return_to",
+            "in": "query",
+            "schema": {"type": "string"},
+            "description": "Where the sign-in links return to (a path, or an URL on `access.return_to_origins`; anything else is `/`)."
+          }
+        ],
         "responses": {"200": {"$ref": "#/components/responses/Page"}}
       }
     }

@@ -27,6 +27,8 @@ struct AuthzController: Sendable {
     let refreshPolicy: RefreshPolicy
     let clock: TimeSource
     let metrics: GatewayMetrics
+    /// `public_url`: the sign-in page named in a 401 is under it.
+    let publicURL: String
 
     private static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
 
@@ -58,7 +60,13 @@ struct AuthzController: Sendable {
         case .allow:
             break
         case .needsSession:
-            throw refusal ?? GatehouseError.invalidSession()
+            // A 401 names the sign-in page that returns to the original request, for the proxy to send
+            // a browser to (nginx: `auth_request_set` + `error_page 401`); a store fault stays what it is.
+            let error = refusal ?? GatehouseError.invalidSession()
+            guard let unauthorized = error as? GatehouseError, unauthorized.status == 401 else { throw error }
+            var response = Problem.response(unauthorized)
+            response.headers[Self.signIn] = signInURL(returningTo: original.target)
+            return response
         case .deny(let rule):
             metrics.accessDenied(rule: rule)
             context.logger.notice(
@@ -91,6 +99,12 @@ struct AuthzController: Sendable {
         return Response(status: .ok, headers: headers)
     }
 
+    /// The sign-in page (`GET /v1/sign-in`) with `return_to` = the original request target.
+    private func signInURL(returningTo target: Substring) -> String {
+        "\(publicURL)/v1/sign-in?return_to=" + PercentEncoding.encode(target.utf8, keeping: PercentEncoding.isUnreserved)
+    }
+
+    private static let signIn = HTTPField.Name("X-Gatehouse-Sign-In")!
     private static let originalURL = HTTPField.Name("X-Original-URL")!
     private static let forwardedMethod = HTTPField.Name("X-Forwarded-Method")!
     private static let forwardedURI = HTTPField.Name("X-Forwarded-Uri")!
