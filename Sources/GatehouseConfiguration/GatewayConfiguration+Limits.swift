@@ -13,6 +13,11 @@ extension GatewayConfiguration {
         public var pageLogins: Int
         /// Page logins in progress from one client address, so that one client cannot use up ``pageLogins``.
         public var pageLoginsPerClient: Int
+        /// How long a client connection may wait without a complete request head: idle between requests or
+        /// sending its head too slowly (nginx's `client_header_timeout` and `keepalive_timeout` in one).
+        public var clientIdleTimeoutSeconds: Int
+        /// How long an unused keep-alive connection to the backend is kept (nginx's upstream `keepalive_timeout`).
+        public var upstreamKeepaliveSeconds: Int
 
         /// - Parameters:
         ///   - maxBodyBytes: 10 MiB by default.
@@ -20,15 +25,19 @@ extension GatewayConfiguration {
         ///   - upstreamTimeoutSeconds: 30 by default.
         ///   - pageLogins: 10,000 by default.
         ///   - pageLoginsPerClient: 20 by default.
+        ///   - clientIdleTimeoutSeconds: 60 by default.
+        ///   - upstreamKeepaliveSeconds: 60 by default.
         public init(
             maxBodyBytes: Int = 10_485_760, maxHeaderBytes: Int = 16384, upstreamTimeoutSeconds: Int = 30,
-            pageLogins: Int = 10_000, pageLoginsPerClient: Int = 20
+            pageLogins: Int = 10_000, pageLoginsPerClient: Int = 20, clientIdleTimeoutSeconds: Int = 60, upstreamKeepaliveSeconds: Int = 60
         ) {
             self.maxBodyBytes = maxBodyBytes
             self.maxHeaderBytes = maxHeaderBytes
             self.upstreamTimeoutSeconds = upstreamTimeoutSeconds
             self.pageLogins = pageLogins
             self.pageLoginsPerClient = pageLoginsPerClient
+            self.clientIdleTimeoutSeconds = clientIdleTimeoutSeconds
+            self.upstreamKeepaliveSeconds = upstreamKeepaliveSeconds
         }
 
         init(_ map: ConfigMap) throws {
@@ -38,6 +47,8 @@ extension GatewayConfiguration {
             upstreamTimeoutSeconds = try map.positiveInt("upstream_timeout_seconds", unit: "seconds") ?? upstreamTimeoutSeconds
             pageLogins = try map.positiveInt("page_logins", unit: "logins") ?? pageLogins
             pageLoginsPerClient = try map.positiveInt("page_logins_per_client", unit: "logins") ?? pageLoginsPerClient
+            clientIdleTimeoutSeconds = try map.positiveInt("client_idle_timeout_seconds", unit: "seconds") ?? clientIdleTimeoutSeconds
+            upstreamKeepaliveSeconds = try map.positiveInt("upstream_keepalive_seconds", unit: "seconds") ?? upstreamKeepaliveSeconds
             try map.finish()
         }
     }

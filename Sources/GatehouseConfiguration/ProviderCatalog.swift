@@ -135,7 +135,11 @@ public enum ProviderCatalog {
     private static func unsetVariables(in file: String, environment: [String: String], reported: [String]) -> [String] {
         var names = Set(reported)
         if let text = try? String(contentsOfFile: file, encoding: .utf8) {
-            var rest = Substring(text)
+            // Comments may mention variables the file does not use: drop them (a `#` at the start or after a space).
+            let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                line.hasPrefix("#") ? "" : (line.range(of: " #").map { line[..<$0.lowerBound] } ?? line)
+            }.joined(separator: "\n")
+            var rest = Substring(uncommented)
             while let start = rest.range(of: "${"), let end = rest[start.upperBound...].firstIndex(of: "}") {
                 let name = String(rest[start.upperBound..<end])
                 if environment[name] == nil, !name.isEmpty { names.insert(name) }

@@ -34,6 +34,8 @@ public enum GatewayLauncher {
         settings.upstreamTimeout = TimeInterval(configuration.limits.upstreamTimeoutSeconds)
         settings.pageLogins = configuration.limits.pageLogins
         settings.pageLoginsPerClient = configuration.limits.pageLoginsPerClient
+        settings.clientIdleTimeout = TimeInterval(configuration.limits.clientIdleTimeoutSeconds)
+        settings.upstreamKeepalive = TimeInterval(configuration.limits.upstreamKeepaliveSeconds)
         return settings
     }
 

@@ -34,7 +34,9 @@ struct CheckCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         for line in skipped { printError("warning: \(line)") }
-        if providers == 0 {
+        if providers == 0, !skipped.isEmpty {
+            printError("warning: every provider file was skipped (optional: true, environment not set); the gateway would start, but /readyz answers 503 no_providers until one loads")
+        } else if providers == 0 {
             // Valid, and it would start, but never be ready: /readyz answers 503 until a provider is configured.
             printError("warning: \(configuration.providersDirectory): no provider file (*.yaml); the gateway would start, but /readyz answers 503 no_providers until one is added")
         }

@@ -6,13 +6,14 @@ test_access_policy's: `/public/**` anyone, `/admin/**` alice only, the rest any 
 """
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 import requests
 
 from conftest import q, write_capture_provider, write_config
-from proxy_kit import Proxy
+from proxy_kit import DOC, Proxy
 from test_access_policy import Site
 
 ACCESS_RULES = [
@@ -149,4 +150,56 @@ def test_authz_itself(serve, tmp_path):
     assert r.status_code == 403, r.text
     r = requests.get(gw.url + "/v1/authz", headers={**bearer, "X-Original-URL": "https://app.example.test/app?y=1"}, timeout=5)
     assert r.status_code == 200, r.text
+    site.server.shutdown()
+
+
+def yaml_blocks_after(heading: str) -> object:
+    """The first ```yaml block after a line starting with `heading` in docs/forward-auth.md, parsed."""
+    import yaml
+    text = DOC.read_text()
+    start = text.index("\n" + heading)
+    match = re.search(r"^```yaml\n(.*?)^```", text[start:], re.S | re.M)
+    return yaml.safe_load(match.group(1))
+
+
+def test_traefik_envoy_and_ingress_blocks_checked_without_their_binaries(serve, tmp_path):
+    """Traefik, Envoy and ingress-nginx are not on the test machine: their documented blocks are parsed, and what
+    each proxy would send is sent here as it would send it, the answer checked for what the block copies."""
+    site = Site()
+    base = f"http://127.0.0.1:{site.port}"
+    config = write_config(tmp_path, "\n".join(['store: {kind: "memory"}', "backend:", f"  url: {q(base)}", *ACCESS_RULES, ""]))
+    write_capture_provider(tmp_path, base, claims='{subject: "id", email: "email", groups: "groups"}')
+    gw = serve(tmp_path, ["--config", str(config)])
+    alice = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "alice-token"}, timeout=5).json()["session_token"]
+    identity = ["X-Gatehouse-Provider", "X-Gatehouse-Subject", "X-Gatehouse-Email", "X-Gatehouse-Groups", "X-Gatehouse-Assertion"]
+
+    # Traefik: ForwardAuth sends X-Forwarded-Method/-Uri and the client's headers; it copies authResponseHeaders.
+    traefik = yaml_blocks_after("Traefik")["http"]["middlewares"]["gatehouse"]["forwardAuth"]
+    assert traefik["address"] == "http://127.0.0.1:8080/v1/authz" and traefik["authResponseHeaders"] == identity
+    r = requests.get(gw.url + "/v1/authz", headers={
+        "Authorization": f"Bearer {alice}", "X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/admin/users?x=1"}, timeout=5)
+    assert r.status_code == 200 and all(name in r.headers for name in traefik["authResponseHeaders"])
+    assert r.headers["X-Gatehouse-Subject"] == "u-alice"
+
+    # Envoy: ext_authz HTTP service, the original path after path_prefix, only the allowed request headers sent,
+    # and only x-gatehouse-* copied upstream.
+    [envoy] = yaml_blocks_after("Envoy")
+    service = envoy["typed_config"]["http_service"]
+    assert service["path_prefix"] == "/v1/authz"
+    allowed = [p["exact"] for p in service["authorization_request"]["allowed_headers"]["patterns"]]
+    assert allowed == ["authorization", "cookie"]
+    [upstream] = service["authorization_response"]["allowed_upstream_headers"]["patterns"]
+    r = requests.get(gw.url + service["path_prefix"] + "/admin/users", headers={"authorization": f"Bearer {alice}"}, timeout=5)
+    assert r.status_code == 200
+    assert {k.lower() for k in r.headers if k.lower().startswith(upstream["prefix"])} == {n.lower() for n in identity}
+    r = requests.get(gw.url + service["path_prefix"] + "/admin/users", timeout=5)
+    assert r.status_code == 401
+
+    # ingress-nginx: auth-url, and X-Original-URL (the whole URL) for the original request.
+    ingress = yaml_blocks_after("Kubernetes ingress-nginx")
+    assert ingress["nginx.ingress.kubernetes.io/auth-url"].endswith("/v1/authz")
+    assert ingress["nginx.ingress.kubernetes.io/auth-response-headers"].split(",") == identity
+    r = requests.get(gw.url + "/v1/authz", headers={
+        "Authorization": f"Bearer {alice}", "X-Original-URL": "https://app.example.com/admin/users?x=1"}, timeout=5)
+    assert r.status_code == 200 and r.headers["X-Gatehouse-Subject"] == "u-alice"
     site.server.shutdown()

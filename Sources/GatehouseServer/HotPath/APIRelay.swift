@@ -63,7 +63,7 @@ struct APIRelay: Sendable {
         self.settings = settings
         self.metrics = gateway.metrics
         self.logger = gateway.logger
-        self.pools = UpstreamPools(host: host, port: port)
+        self.pools = UpstreamPools(host: host, port: port, idleTimeout: .milliseconds(Int64(settings.upstreamKeepalive * 1000)))
         self.access = gateway.access
         self.upstreamAuthority = url.port.map { "\(host):\($0)" } ?? host
         self.basePath = basePath

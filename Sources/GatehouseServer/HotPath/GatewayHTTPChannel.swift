@@ -20,6 +20,8 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     /// `nil`: every request goes to the router.
     let relay: APIRelay?
+    /// See ``ClientIdleTimeoutHandler``.
+    let clientIdleTimeout: TimeAmount
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -32,6 +34,7 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             try pipeline.configureHTTPServerPipeline(
                 withPipeliningAssistance: true, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+            try pipeline.addHandler(ClientIdleTimeoutHandler(timeout: clientIdleTimeout))
             if let relay {
                 try pipeline.addHandler(APIRelayHandler(relay: relay, pool: relay.pools.pool(for: channel.eventLoop), remoteAddress: channel.remoteAddress?.ipAddress))
             }
@@ -49,7 +52,7 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
 
 extension HTTPServerBuilder {
     /// The gateway's HTTP/1.1 server: ``GatewayHTTPChannel``.
-    static func gateway(relay: APIRelay?) -> HTTPServerBuilder {
-        .init { responder in GatewayHTTPChannel(responder: responder, relay: relay) }
+    static func gateway(relay: APIRelay?, clientIdleTimeout: TimeAmount) -> HTTPServerBuilder {
+        .init { responder in GatewayHTTPChannel(responder: responder, relay: relay, clientIdleTimeout: clientIdleTimeout) }
     }
 }

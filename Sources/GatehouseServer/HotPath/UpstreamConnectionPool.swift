@@ -3,26 +3,31 @@ import NIOHTTP1
 import NIOPosix
 
 /// Keep-alive connections to the backend for the inbound connections of one event loop: made on that loop,
-/// used only there, so a relayed request never changes threads. Most recently used first.
+/// used only there, so a relayed request never changes threads. The most recently used is taken first, and a
+/// connection unused for `idleTimeout` is closed, so that a burst's connections do not stay open for ever.
 final class UpstreamConnectionPool {
     private let eventLoop: any EventLoop
     private let host: String
     private let port: Int
     private let maxIdle: Int
     private let connectTimeout: TimeAmount
-    private var idle: [UpstreamConnection] = []
+    private let idleTimeout: TimeAmount
+    /// Oldest first; each with the time it was released.
+    private var idle: [(connection: UpstreamConnection, since: NIODeadline)] = []
+    private var expiry: Scheduled<Void>?
 
-    init(eventLoop: any EventLoop, host: String, port: Int, maxIdle: Int, connectTimeout: TimeAmount) {
+    init(eventLoop: any EventLoop, host: String, port: Int, maxIdle: Int, connectTimeout: TimeAmount, idleTimeout: TimeAmount) {
         self.eventLoop = eventLoop
         self.host = host
         self.port = port
         self.maxIdle = maxIdle
         self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
     }
 
     /// An idle connection, or a new one.
     func acquire() -> EventLoopFuture<UpstreamConnection>.Isolated {
-        while let connection = idle.popLast() {
+        while let (connection, _) = idle.popLast() {
             if connection.isActive {
                 connection.reused = true
                 return eventLoop.assumeIsolated().makeSucceededFuture(connection).assumeIsolated()
@@ -62,12 +67,28 @@ final class UpstreamConnectionPool {
             return
         }
         connection.setReading(true)
-        idle.append(connection)
+        idle.append((connection, .now()))
+        scheduleExpiry()
     }
 
     /// Closes every idle connection (the gateway stops).
     func closeIdle() {
-        for connection in idle { connection.close() }
+        expiry?.cancel()
+        expiry = nil
+        for (connection, _) in idle { connection.close() }
         idle.removeAll()
+    }
+
+    /// One timer per pool, set for the oldest idle connection's expiry.
+    private func scheduleExpiry() {
+        guard expiry == nil, let oldest = idle.first else { return }
+        expiry = eventLoop.assumeIsolated().scheduleTask(deadline: oldest.since + idleTimeout) { [self] in
+            expiry = nil
+            let now = NIODeadline.now()
+            while let oldest = idle.first, oldest.since + idleTimeout <= now {
+                idle.removeFirst().connection.close()
+            }
+            scheduleExpiry()
+        }
     }
 }

@@ -8,12 +8,14 @@ final class UpstreamPools: Sendable {
     private let port: Int
     private let maxIdlePerLoop: Int
     private let connectTimeout: TimeAmount
+    private let idleTimeout: TimeAmount
 
-    init(host: String, port: Int, maxIdlePerLoop: Int = 64, connectTimeout: TimeAmount = .seconds(5)) {
+    init(host: String, port: Int, maxIdlePerLoop: Int = 64, connectTimeout: TimeAmount = .seconds(5), idleTimeout: TimeAmount = .seconds(60)) {
         self.host = host
         self.port = port
         self.maxIdlePerLoop = maxIdlePerLoop
         self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
     }
 
     /// The pool of `eventLoop`; call on that loop (once per inbound connection, not per request).
@@ -21,7 +23,8 @@ final class UpstreamPools: Sendable {
         pools.withLock { pools in
             if let pool = pools[ObjectIdentifier(eventLoop)] { return pool }
             let pool = NIOLoopBound(
-                UpstreamConnectionPool(eventLoop: eventLoop, host: host, port: port, maxIdle: maxIdlePerLoop, connectTimeout: connectTimeout),
+                UpstreamConnectionPool(
+                    eventLoop: eventLoop, host: host, port: port, maxIdle: maxIdlePerLoop, connectTimeout: connectTimeout, idleTimeout: idleTimeout),
                 eventLoop: eventLoop)
             pools[ObjectIdentifier(eventLoop)] = pool
             return pool

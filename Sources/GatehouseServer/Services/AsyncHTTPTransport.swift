@@ -15,6 +15,8 @@ struct AsyncHTTPTransport: HTTPTransport {
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        // Some provider APIs refuse requests without one (GitHub's answers 403).
+        if !outgoing.headers.contains(name: "User-Agent") { outgoing.headers.add(name: "User-Agent", value: "Gatehouse") }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         do {
             let response = try await client.execute(outgoing, timeout: .milliseconds(Int64(timeout * 1000)))

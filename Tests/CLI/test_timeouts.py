@@ -1,0 +1,135 @@
+"""Connections do not pile up: a client connection without a complete request head for
+`limits.client_idle_timeout_seconds` is closed (silent, trickling its head, or idle after a response), while
+a relayed request that takes longer is not cut; and a keep-alive connection to the backend unused for
+`limits.upstream_keepalive_seconds` is closed. Real sockets against `gatehouse serve`."""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import requests
+
+from conftest import q, write_capture_provider, write_config
+
+IDLE = 2  # seconds, both timeouts
+
+
+class Backend:
+    """The probe of the capture provider and a backend that can be slow, noting when its connections end."""
+
+    def __init__(self):
+        self.closed: list[float] = []
+        backend = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                if self.path.startswith("/probe"):
+                    body = json.dumps({"id": "u-1", "email": "u1@example.test"}).encode()
+                else:
+                    if self.path.endswith("/slow"):
+                        time.sleep(IDLE + 1.5)
+                    body = b'{"ok": true}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def finish(self):
+                super().finish()
+                backend.closed.append(time.monotonic())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def setup(serve, tmp_path):
+    backend = Backend()
+    config = write_config(tmp_path, "\n".join([
+        'store: {kind: "memory"}',
+        f"backend: {{url: {q(backend.base)}}}",
+        f"limits: {{client_idle_timeout_seconds: {IDLE}, upstream_keepalive_seconds: {IDLE}, upstream_timeout_seconds: 10}}",
+        "",
+    ]))
+    write_capture_provider(tmp_path, backend.base)
+    gw = serve(tmp_path, ["--config", str(config)])
+    token = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "t"}, timeout=5).json()["session_token"]
+    yield gw, backend, token
+    backend.server.shutdown()
+
+
+def closed_within(sock: socket.socket, seconds: float, trickle: bytes = b"") -> float | None:
+    """Seconds until the gateway closes `sock` (sending `trickle` a byte at a time meanwhile), or None."""
+    start = time.monotonic()
+    sock.settimeout(0.25)
+    sent = 0
+    while time.monotonic() - start < seconds:
+        if sent < len(trickle):
+            try:
+                sock.sendall(trickle[sent:sent + 1])
+            except OSError:
+                return time.monotonic() - start
+            sent += 1
+        try:
+            if sock.recv(65536) == b"":
+                return time.monotonic() - start
+        except socket.timeout:
+            pass
+        except OSError:
+            return time.monotonic() - start
+    return None
+
+
+def test_a_silent_connection_is_closed(setup):
+    gw, _, _ = setup
+    with socket.create_connection(("127.0.0.1", gw.port)) as sock:
+        elapsed = closed_within(sock, IDLE + 3)
+    assert elapsed is not None and IDLE - 0.5 <= elapsed <= IDLE + 2, elapsed
+
+
+def test_a_head_trickled_a_byte_at_a_time_is_closed(setup):
+    gw, _, _ = setup
+    with socket.create_connection(("127.0.0.1", gw.port)) as sock:
+        elapsed = closed_within(sock, IDLE + 3, trickle=b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200)
+    assert elapsed is not None and elapsed <= IDLE + 2, elapsed
+
+
+def test_a_keep_alive_connection_idle_after_its_answer_is_closed(setup):
+    gw, _, token = setup
+    with socket.create_connection(("127.0.0.1", gw.port)) as sock:
+        # Relayed and routed requests alike re-arm the timer once answered.
+        for target in ("/v1/api/x", "/healthz"):
+            sock.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+            sock.settimeout(5)
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+        elapsed = closed_within(sock, IDLE + 3)
+    assert elapsed is not None and IDLE - 0.5 <= elapsed <= IDLE + 2, elapsed
+
+
+def test_a_relayed_request_slower_than_the_idle_timeout_is_not_cut(setup):
+    gw, _, token = setup
+    r = requests.get(gw.url + "/v1/api/slow", headers={"Authorization": f"Bearer {token}"}, timeout=15)
+    assert r.status_code == 200 and r.json() == {"ok": True}
+
+
+def test_an_unused_backend_connection_is_closed(setup):
+    gw, backend, token = setup
+    before = len(backend.closed)
+    assert requests.get(gw.url + "/v1/api/x", headers={"Authorization": f"Bearer {token}"}, timeout=5).status_code == 200
+    released = time.monotonic()
+    deadline = released + IDLE + 3
+    while len(backend.closed) == before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(backend.closed) > before, "the gateway kept its idle connection to the backend open"
+    assert backend.closed[-1] - released >= IDLE - 0.5
