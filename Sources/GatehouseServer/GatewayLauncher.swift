@@ -113,7 +113,9 @@ public enum GatewayLauncher {
 
     /// The keys of a configuration, generated under `<base>/data` when none are configured.
     public static func keys(_ configuration: GatewayConfiguration) throws -> KeyMaterial {
-        try KeyMaterial.load(
+        let problems = KeyMaterial.problems(in: configuration.keys)
+        guard problems.isEmpty else { throw ConfigurationErrors(problems) }
+        return try KeyMaterial.load(
             sealing: configuration.keys.sealing.map { ($0.id, $0.file) },
             signing: configuration.keys.signing.map { ($0.id, $0.file) },
             dataDirectory: (configuration.baseDirectory as NSString).appendingPathComponent("data"))

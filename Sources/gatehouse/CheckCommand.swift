@@ -20,6 +20,7 @@ struct CheckCommand: AsyncParsableCommand {
             problems += errors.lines
             configuration = fallback()
         }
+        problems += KeyMaterial.problems(in: configuration.keys).map(\.description)
         var providers = 0
         var skipped: [ConfigError] = []
         do {

@@ -85,3 +85,28 @@ keys:
     elsewhere.mkdir()
     gw = serve(elsewhere, ["--config", str(config)])
     assert [k["kid"] for k in gw.get("/.well-known/jwks.json").json()["keys"]] == ["k9"]
+
+
+def test_check_and_serve_report_bad_key_files_at_the_line_that_names_them(cli, tmp_path):
+    """A missing key file, a sealing key of the wrong size and a signing key that is no PEM: `check` names all
+    three with file:line, and `serve` refuses to start with the same lines (not a bare error)."""
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "short.key").write_text(base64.b64encode(b"x" * 16).decode() + "\n")
+    (tmp_path / "secrets" / "signing.pem").write_text("not a pem\n")
+    config = write_config(tmp_path, """\
+store: {kind: "memory"}
+keys:
+  sealing:
+    - {id: "k2", file: "secrets/short.key"}
+    - {id: "k1", file: "secrets/missing.key"}
+  signing:
+    - {id: "s1", file: "secrets/signing.pem"}
+""")
+    write_provider(tmp_path, "x")
+    for command in (["check"], ["serve", "--listen", "127.0.0.1:0"]):
+        result = cli([*command, "--config", str(config)], cwd=tmp_path)
+        assert result.returncode == 1, result.stderr
+        lines = result.stderr
+        assert "gatehouse.yaml:4: key 'k2': the sealing key file" in lines and "must hold 32 bytes in base64" in lines, lines
+        assert "gatehouse.yaml:5: key 'k1': cannot read the key file" in lines, lines
+        assert "gatehouse.yaml:7: key 's1': the signing key file" in lines, lines

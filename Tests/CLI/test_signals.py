@@ -55,3 +55,21 @@ def test_sigterm_stops_the_gateway_within_10_seconds_with_status_0(serve, tmp_pa
             raise AssertionError("gateway still running 10 s after SIGTERM")
     assert status == 0, f"exit status {status}:\n{gw.log()}"
     assert time.monotonic() - started < 10
+
+
+def test_sigterm_stops_a_gateway_whose_postgres_store_is_down(serve, tmp_path):
+    """Started while PostgreSQL cannot be reached, the gateway serves 503 and retries the store in the
+    background; SIGTERM must still stop it, not wait for the store."""
+    config = write_config(tmp_path, 'store: {kind: "postgres", url: "postgres://gatehouse@127.0.0.1:9/gatehouse?sslmode=disable"}\n')
+    write_provider(tmp_path, "x")
+    gw = serve(tmp_path, ["--config", str(config)])
+    assert gw.get("/readyz").status_code == 503
+    assert wait_until(lambda: "still unreachable" in gw.log(), 10)
+    started = time.monotonic()
+    gw.signal(signal.SIGTERM)
+    try:
+        status = gw.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"gateway still running 10 s after SIGTERM:\n{gw.log()[-2000:]}")
+    assert status == 0, f"exit status {status}:\n{gw.log()}"
+    assert time.monotonic() - started < 10

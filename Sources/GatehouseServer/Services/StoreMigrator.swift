@@ -12,6 +12,14 @@ struct StoreMigrator: Service {
     var maximumDelay: Duration = .seconds(5)
 
     func run() async throws {
+        // SIGTERM is a graceful shutdown, not a cancellation: without this the retries would go on and hold
+        // the whole gateway up while the store is down.
+        try? await cancelWhenGracefulShutdown { try await retry() }
+        // A service that returns would stop the whole group: stay until shutdown.
+        try? await gracefulShutdown()
+    }
+
+    private func retry() async throws {
         var delay = firstDelay
         while !store.isMigrated {
             do {
@@ -28,7 +36,5 @@ struct StoreMigrator: Service {
                 delay = min(delay * 2, maximumDelay)
             }
         }
-        // A service that returns would stop the whole group: stay until shutdown.
-        try? await gracefulShutdown()
     }
 }
