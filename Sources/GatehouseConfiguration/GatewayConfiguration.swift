@@ -25,6 +25,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// `allowed_redirect_uris`: client redirect URIs allowed for every provider.
     public var allowedRedirectURIs: [String]
     public var cors: CORS
+    /// `trusted_proxies:` — peers whose `X-Forwarded-*` headers are kept (and appended to).
+    public var trustedProxies: TrustedProxies = .none
     /// `access:`; without one every signed-in user reaches the whole backend.
     public var access: AccessPolicy
     public var limits: Limits
@@ -201,6 +203,17 @@ public struct GatewayConfiguration: Sendable, Equatable {
             configuration.allowedRedirectURIs = try map.redirectURIs("allowed_redirect_uris")
         }
         errors.run(file: file, ()) { configuration.cors = try CORS(map.mapOrEmpty("cors")) }
+        errors.run(file: file, ()) {
+            if let entries = try map.strings("trusted_proxies") {
+                do {
+                    configuration.trustedProxies = try TrustedProxies(entries)
+                } catch let error as TrustedProxies.InvalidEntry {
+                    throw map.error(
+                        "trusted_proxies",
+                        "'trusted_proxies' lists IP addresses and CIDR ranges (10.0.0.0/8, fd00::/8), not '\(error.entry)'")
+                }
+            }
+        }
         errors.run(file: file, ()) { configuration.access = try access(map.mapOrEmpty("access")) }
         errors.run(file: file, ()) { configuration.limits = try Limits(map.mapOrEmpty("limits")) }
         errors.run(file: file, ()) { configuration.logging = try Logging(map.mapOrEmpty("logging")) }

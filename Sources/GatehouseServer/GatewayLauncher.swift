@@ -35,6 +35,7 @@ public enum GatewayLauncher {
         settings.pageLogins = configuration.limits.pageLogins
         settings.pageLoginsPerClient = configuration.limits.pageLoginsPerClient
         settings.clientIdleTimeout = TimeInterval(configuration.limits.clientIdleTimeoutSeconds)
+        settings.trustedProxies = configuration.trustedProxies
         settings.upstreamKeepalive = TimeInterval(configuration.limits.upstreamKeepaliveSeconds)
         return settings
     }

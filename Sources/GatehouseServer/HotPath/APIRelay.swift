@@ -403,11 +403,27 @@ struct APIRelay: Sendable {
             headers.add(name: "Connection", value: "Upgrade")
             headers.add(name: "Upgrade", value: "websocket")
         }
-        if let remoteAddress { headers.add(name: "X-Forwarded-For", value: remoteAddress) }
-        headers.add(name: "X-Forwarded-Proto", value: forwardedProto)
-        headers.add(name: "X-Forwarded-Host", value: forwardedHost)
+        if settings.trustedProxies.isEmpty {
+            if let remoteAddress { headers.add(name: "X-Forwarded-For", value: remoteAddress) }
+            headers.add(name: "X-Forwarded-Proto", value: forwardedProto)
+            headers.add(name: "X-Forwarded-Host", value: forwardedHost)
+        } else {
+            let forwarded = ForwardedFields(
+                peer: remoteAddress, trusted: settings.trustedProxies.trusts(remoteAddress),
+                incomingFor: Self.joined(head.headers[canonicalForm: "x-forwarded-for"]),
+                incomingProto: head.headers.first(name: "x-forwarded-proto"), incomingHost: head.headers.first(name: "x-forwarded-host"),
+                publicProto: forwardedProto, publicHost: forwardedHost)
+            if let value = forwarded.forwardedFor { headers.add(name: "X-Forwarded-For", value: value) }
+            headers.add(name: "X-Forwarded-Proto", value: forwarded.proto)
+            headers.add(name: "X-Forwarded-Host", value: forwarded.host)
+        }
         BackendIdentityHeaders.add(for: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
         return headers
+    }
+
+    /// Several fields' values as one comma-separated list; nil when there are none.
+    private static func joined(_ values: [Substring]) -> String? {
+        values.isEmpty ? nil : values.joined(separator: ", ")
     }
 
     /// A field value without CR, LF, NUL or other control characters but tab (RFC 9110 §5.5).

@@ -19,6 +19,15 @@ struct UpstreamClient: Sendable {
     private let forwardedProto: String
     private let forwardedHost: String
     private let sessionCookiePrefix: String
+    private let trustedProxies: TrustedProxies
+    private static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    private static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+    private static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
+
+    /// Several fields' values as one comma-separated list; nil when there are none.
+    private static func joined(_ values: [String]) -> String? {
+        values.isEmpty ? nil : values.joined(separator: ", ")
+    }
 
     init(httpClient: HTTPClient, settings: ServerSettings, metrics: GatewayMetrics) {
         self.httpClient = httpClient
@@ -26,6 +35,7 @@ struct UpstreamClient: Sendable {
         self.metrics = metrics
         forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
         forwardedHost = settings.publicAuthority
+        trustedProxies = settings.trustedProxies
         sessionCookiePrefix = settings.cookie.name + "="
     }
 
@@ -94,10 +104,16 @@ struct UpstreamClient: Sendable {
                 }
             }
         }
-        if let remote = context.remoteAddress { headers.append(("X-Forwarded-For", remote)) }
-        headers.append(("X-Forwarded-Proto", forwardedProto))
-        // The host the client reached is the gateway's public one, whatever `Host` the client sent.
-        headers.append(("X-Forwarded-Host", forwardedHost))
+        // The host the client reached is the gateway's public one, whatever `Host` the client sent, unless a
+        // trusted proxy in front says otherwise.
+        let forwarded = ForwardedFields(
+            peer: context.remoteAddress, trusted: trustedProxies.trusts(context.remoteAddress),
+            incomingFor: Self.joined(request.headers[values: Self.xForwardedFor]),
+            incomingProto: request.headers[Self.xForwardedProto], incomingHost: request.headers[Self.xForwardedHost],
+            publicProto: forwardedProto, publicHost: forwardedHost)
+        if let value = forwarded.forwardedFor { headers.append(("X-Forwarded-For", value)) }
+        headers.append(("X-Forwarded-Proto", forwarded.proto))
+        headers.append(("X-Forwarded-Host", forwarded.host))
         return headers
     }
 
