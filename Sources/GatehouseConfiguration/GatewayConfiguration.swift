@@ -25,6 +25,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// `allowed_redirect_uris`: client redirect URIs allowed for every provider.
     public var allowedRedirectURIs: [String]
     public var cors: CORS
+    /// `metrics_listen:` — where `/metrics` is served instead of on the public listener; nil: on the public one.
+    public var metricsListen: ListenAddress?
     /// `trusted_proxies:` — peers whose `X-Forwarded-*` headers are kept (and appended to).
     public var trustedProxies: TrustedProxies = .none
     /// `access:`; without one every signed-in user reaches the whole backend.
@@ -177,6 +179,14 @@ public struct GatewayConfiguration: Sendable, Equatable {
                     throw map.error("listen", "'listen' must be host:port (e.g. 127.0.0.1:8080), not '\(text)'")
                 }
                 configuration.listen = address
+            }
+        }
+        errors.run(file: file, ()) {
+            if let text = try map.string("metrics_listen") {
+                guard let address = ListenAddress(text) else {
+                    throw map.error("metrics_listen", "'metrics_listen' must be host:port (e.g. 127.0.0.1:9090), not '\(text)'")
+                }
+                configuration.metricsListen = address
             }
         }
         errors.run(file: file, ()) {

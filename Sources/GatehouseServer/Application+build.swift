@@ -12,7 +12,10 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     }
     router.add(middleware: ProblemMiddleware())
     router.add(middleware: RequestHeadMiddleware(maxHeaderBytes: gateway.settings.maxHeaderBytes, maxURLBytes: gateway.settings.maxURLBytes))
-    HealthController(store: gateway.store, providers: gateway.providers, metrics: gateway.metrics, signer: gateway.signer).addRoutes(to: router)
+    HealthController(
+        store: gateway.store, providers: gateway.providers, metrics: gateway.metrics, signer: gateway.signer,
+        metricsOnOwnListener: gateway.settings.metricsOnOwnListener
+    ).addRoutes(to: router)
     ProvidersController(providers: gateway.providers).addRoutes(to: router)
     OpenAPIController(providers: gateway.providers).addRoutes(to: router)
     AuthController(providers: gateway.providers, flow: gateway.loginFlow, maxBodyBytes: gateway.settings.maxBodyBytes).addRoutes(to: router)
@@ -59,4 +62,12 @@ public func buildApplication(
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
         logger: gateway.logger
     )
+}
+
+/// The listener of `metrics_listen`: `GET /metrics` and nothing else, for a scraper on an address the public
+/// cannot reach.
+func buildMetricsApplication(metrics: GatewayMetrics, host: String, port: Int, logger: Logger) -> some ApplicationProtocol & Service {
+    let router = Router()
+    HealthController.addMetricsRoute(to: router, metrics: metrics)
+    return Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse"), logger: logger)
 }

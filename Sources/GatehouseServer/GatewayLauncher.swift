@@ -36,6 +36,7 @@ public enum GatewayLauncher {
         settings.pageLoginsPerClient = configuration.limits.pageLoginsPerClient
         settings.clientIdleTimeout = TimeInterval(configuration.limits.clientIdleTimeoutSeconds)
         settings.trustedProxies = configuration.trustedProxies
+        settings.metricsOnOwnListener = configuration.metricsListen != nil
         settings.upstreamKeepalive = TimeInterval(configuration.limits.upstreamKeepaliveSeconds)
         return settings
     }
@@ -161,8 +162,11 @@ public enum GatewayLauncher {
                         providers: providers, load: load, access: gateway.access,
                         loadAccess: accessLoader(configuration), logger: logger),
                 ]
+                let metricsServices: [any Service] = configuration.metricsListen.map { address in
+                    [buildMetricsApplication(metrics: gateway.metrics, host: address.host, port: address.port, logger: logger)]
+                } ?? []
                 let app = buildApplication(
-                    gateway: gateway, host: configuration.listenHost, port: configuration.listenPort, services: services,
+                    gateway: gateway, host: configuration.listenHost, port: configuration.listenPort, services: services + metricsServices,
                     onServerRunning: onServerRunning)
                 try await app.runService()
             }

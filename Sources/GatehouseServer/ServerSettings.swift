@@ -31,6 +31,8 @@ public struct ServerSettings: Sendable {
     public var pageLogins = 10_000
     /// Page logins in progress from one client address.
     public var pageLoginsPerClient = 20
+    /// `/metrics` is on its own listener (`metrics_listen`), not on the public one.
+    public var metricsOnOwnListener = false
     /// Peers whose `X-Forwarded-*` headers are kept and appended to (``ForwardedFields``).
     public var trustedProxies: TrustedProxies = .none
     /// A client connection without a complete request head for this long is closed (idle or too slow).

@@ -6,8 +6,9 @@ import stat
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import requests
 
-from conftest import free_port, port_is_open, q, write_config, write_provider
+from conftest import free_port, port_is_open, q, wait_until, write_config, write_provider
 
 CAPABILITY_KEYS = {"refresh", "revocation", "expiry_known", "userinfo", "legacy_capture"}
 
@@ -150,3 +151,20 @@ def test_serve_on_a_port_in_use_says_so_and_creates_nothing(cli, tmp_path):
         f"cannot listen on 127.0.0.1:{port}: the address is in use "
         "(another process listens there; choose another with --listen or 'listen:')")
     assert not (tmp_path / "data").exists()
+
+
+def test_metrics_listen_serves_metrics_on_its_own_address_and_not_on_the_public_one(serve, cli, tmp_path):
+    port = free_port()
+    config = write_config(tmp_path, f'store: {{kind: "memory"}}\nmetrics_listen: "127.0.0.1:{port}"\n')
+    write_provider(tmp_path, "x")
+    gw = serve(tmp_path, ["--config", str(config)])
+    assert wait_until(lambda: port_is_open(port), 10)
+    scraped = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5)
+    assert scraped.status_code == 200 and "gatehouse_" in scraped.text
+    assert requests.get(f"http://127.0.0.1:{port}/v1/providers", timeout=5).status_code == 404
+    assert gw.get("/metrics").status_code == 404
+    assert gw.get("/healthz").status_code == 200
+
+    write_config(tmp_path / "bad", 'metrics_listen: "9090"\n')
+    result = cli(["check"], cwd=tmp_path / "bad")
+    assert result.returncode == 1 and "'metrics_listen' must be host:port" in result.stderr

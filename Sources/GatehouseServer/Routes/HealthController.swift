@@ -9,19 +9,26 @@ struct HealthController: Sendable {
     let providers: ProviderSet
     let metrics: GatewayMetrics
     let signer: AssertionSigner
+    /// `metrics_listen` is set: `/metrics` is served there (``metricsApplication``), not here.
+    var metricsOnOwnListener = false
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.get("/healthz") { _, _ in try JSONResponse.make(["status": "ok"]) }
         router.get("/readyz") { _, _ in try await ready() }
-        router.get("/metrics") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
-        }
+        if !metricsOnOwnListener { Self.addMetricsRoute(to: router, metrics: metrics) }
         router.get("/.well-known/jwks.json") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/json", .cacheControl: "public, max-age=300"],
                 body: .init(byteBuffer: ByteBuffer(string: signer.jwks)))
+        }
+    }
+
+    /// `GET /metrics`, Prometheus text.
+    static func addMetricsRoute<Context: RequestContext>(to router: Router<Context>, metrics: GatewayMetrics) {
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
         }
     }
 
