@@ -52,6 +52,19 @@ def test_every_gatehouse_yaml_block_passes_check(cli, tmp_path, page, line, text
         if not path.startswith("/"):
             file.parent.mkdir(parents=True, exist_ok=True)
             file.write_text("x\n")
+    # Key files named by `keys:` (`file: …`): real ones, made by `gatehouse keys generate`.
+    key_paths = re.findall(r"\bfile:\s*\"?([^\s\"#,}]+)", text)
+    if key_paths:
+        made = tmp_path / "generated-keys"
+        assert cli(["keys", "generate", "--id", "doc", "--directory", str(made)], cwd=tmp_path).returncode == 0
+        for path in key_paths:
+            # An absolute path of a deployment (/etc/gatehouse/…) is checked under the test's directory.
+            file = tmp_path / "root" / path.lstrip("/") if path.startswith("/") else target.parent / path
+            if path.startswith("/"):
+                text = text.replace(path, str(file))
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_bytes((made / ("signing-doc.pem" if path.endswith(".pem") else "sealing-doc.key")).read_bytes())
+        target.write_text(text)
     result = cli(["check"] + (["--config", str(target)] if marker.group(1) == "gatehouse.yaml" else []), cwd=tmp_path, env=env)
     assert result.returncode == 0, f"{page.relative_to(REPO)}:{line}:\n{result.stderr}"
 
