@@ -19,9 +19,7 @@
 #     Exit 1 on any unexpected status or when RSS / FDs are not flat after warm-up.
 #
 # Environment:
-#   GATEHOUSE_BIN    the gateway binary (default /work/.build-bench/release/gatehouse; when that
-#                    default is missing it is built with
-#                    `swift build -c release --product gatehouse --scratch-path /work/.build-bench`)
+#   GATEHOUSE_BIN    the gateway binary (default: `swift build -c release --product gatehouse`, as bench/run.sh)
 #   WORKERS=8        concurrent client threads
 #   MAX_BODY_BYTES=1048576   limits.max_body_bytes of the gateway (the 413 case sends more)
 #   SESSION_SECONDS=2,20     MIN,MAX seconds a client session lives before its logout (fewer: more logins)
@@ -46,18 +44,15 @@ require_counts SOAK_SECONDS WORKERS MAX_BODY_BYTES COOLDOWN
 ((SOAK_SECONDS >= 30 && WORKERS > 0 && MAX_BODY_BYTES > 0)) || die "DURATION must be >= 30 s, WORKERS and MAX_BODY_BYTES > 0"
 command -v curl >/dev/null || die "curl is needed"
 
-# --- gatehouse binary (release, built outside the repo's .build) -----------------------------------
-default_bin=/work/.build-bench/release/gatehouse
+# --- gatehouse binary (release) ---------------------------------------------------------------------
 if [[ -n ${GATEHOUSE_BIN:-} ]]; then
     [[ -x $GATEHOUSE_BIN ]] || die "GATEHOUSE_BIN=$GATEHOUSE_BIN is not an executable"
     BIN=$(cd "$(dirname "$GATEHOUSE_BIN")" && pwd)/$(basename "$GATEHOUSE_BIN")
 else
-    BIN=$default_bin
-    if [[ ! -x $BIN ]]; then
-        log "building release into /work/.build-bench (swift build -c release; ~11 min the first time)"
-        swift build -c release --product gatehouse --scratch-path /work/.build-bench >&2 || die "release build failed"
-        [[ -x $BIN ]] || die "no binary at $BIN after the build"
-    fi
+    log "building release (swift build -c release --product gatehouse; the first build takes minutes)"
+    swift build -c release --product gatehouse >&2 || die "release build failed"
+    BIN="$(swift build -c release --show-bin-path)/gatehouse"
+    [[ -x $BIN ]] || die "no binary at $BIN after the build"
 fi
 [[ $(binary_kind "$BIN") == release ]] || log "WARNING: $BIN does not look like a release build"
 
