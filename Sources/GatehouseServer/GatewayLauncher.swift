@@ -100,6 +100,15 @@ public enum GatewayLauncher {
         return (cache, SessionCacheSynchronizer(cache: cache, feed: feed, logger: logger))
     }
 
+    /// Logs every provider that is not ready (its reason: e.g. the OIDC discovery document cannot be fetched).
+    static func reportUnready(_ providers: ProviderSet, logger: Logger) async {
+        for case let provider as any ReadinessReporting in providers.all {
+            if case .notReady(let reason) = await provider.readiness {
+                logger.warning("provider not ready: its logins answer 503 until it is", metadata: ["provider": "\(provider.descriptor.id)", "reason": "\(reason)"])
+            }
+        }
+    }
+
     /// Loads and validates the provider files; the optional ones whose environment is not set are skipped.
     public static func loadProviderFiles(_ configuration: GatewayConfiguration, transport: any HTTPTransport) throws -> ProviderCatalog.Loaded {
         let context = ProviderContext(transport: transport, publicURL: configuration.publicURL)
@@ -165,6 +174,9 @@ public enum GatewayLauncher {
                 let metricsServices: [any Service] = configuration.metricsListen.map { address in
                     [buildMetricsApplication(metrics: gateway.metrics, host: address.host, port: address.port, logger: logger)]
                 } ?? []
+                // Say at once which providers cannot take logins (OIDC discovery failing, …), rather than at the
+                // first login; `/readyz` reports them as `degraded` meanwhile.
+                Task { await reportUnready(providers, logger: logger) }
                 let app = buildApplication(
                     gateway: gateway, host: configuration.listenHost, port: configuration.listenPort, services: services + metricsServices,
                     onServerRunning: onServerRunning)

@@ -28,6 +28,8 @@ struct AuthController: Sendable {
             throw GatehouseError.unsupported("Provider '\(providerID)' does not sign in by redirect; use its \(provider.loginStyle.rawValue) endpoint.")
         }
         if let reporting = provider as? any ReadinessReporting, case .notReady(let reason) = await reporting.readiness {
+            // The operator's clue (OIDC discovery failing, …): the client only learns "try again".
+            context.logger.warning("login refused: provider not ready", metadata: ["provider": "\(providerID)", "reason": "\(reason)"])
             throw GatehouseError(code: .providerUnavailable, status: 503, detail: "Provider '\(providerID)' is not ready: \(reason)", retryAfter: 5)
         }
         let started = try flow.start(query: request.uri.queryDictionary, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .callback)
