@@ -29,6 +29,8 @@ public actor MemorySessionStore: SessionStore {
     }
 
     private var sessions: [String: SessionRecord] = [:]
+    /// Every session (for ``SessionListing``).
+    var allSessions: Dictionary<String, SessionRecord>.Values { sessions.values }
     /// Token hash → session id, so the per-request lookup is one dictionary hit.
     private var sessionIDByTokenHash: [String: String] = [:]
     private var pending: [PendingKey: PendingEntry] = [:]

@@ -23,8 +23,8 @@ public final class PostgresSessionStore: SessionStore, Service {
         created_at, last_seen_at, expires_at
         """
 
-    private let client: PostgresClient
-    private let logger: Logger
+    let client: PostgresClient
+    let logger: Logger
     private let operationTimeout: Duration
     /// Fails calls fast while PostgreSQL is unreachable, probing in the background.
     let breaker = StoreCircuitBreaker()
@@ -280,7 +280,7 @@ public final class PostgresSessionStore: SessionStore, Service {
     /// Runs `body` with a deadline and turns connectivity faults into ``StoreUnavailableError``; the first
     /// one opens the ``breaker``, and until a probe gets through, calls fail at once.
     @discardableResult
-    private func guarded<T: Sendable>(timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    func guarded<T: Sendable>(timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try breaker.check()
         do {
             return try await unguarded(timeout: timeout, body)
@@ -335,7 +335,7 @@ public final class PostgresSessionStore: SessionStore, Service {
         return state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53")
     }
 
-    private func sessions(_ rows: PostgresRowSequence) async throws -> [SessionRecord] {
+    func sessions(_ rows: PostgresRowSequence) async throws -> [SessionRecord] {
         var records: [SessionRecord] = []
         for try await row in rows {
             records.append(try Self.sessionRecord(row))

@@ -13,12 +13,12 @@ import GRDB
 /// try await store.migrate()
 /// ```
 public final class SQLiteSessionStore: SessionStore {
-    private static let sessionColumns = """
+    static let sessionColumns = """
         id, token_hash, provider, subject, identity, sealed_credential, credential_version, \
         created_at, last_seen_at, expires_at
         """
 
-    private let pool: DatabasePool
+    let pool: DatabasePool
 
     /// Opens (or creates) the database file, creating its parent directories.
     ///
@@ -236,7 +236,7 @@ public final class SQLiteSessionStore: SessionStore {
         error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY || error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
     }
 
-    private static func sessionRecord(from row: Row) throws -> SessionRecord {
+    static func sessionRecord(from row: Row) throws -> SessionRecord {
         SessionRecord(
             id: try row.decode(forColumn: "id"),
             tokenHash: try row.decode(forColumn: "token_hash"),

@@ -1,0 +1,16 @@
+public import GatehouseCore
+import PostgresNIO
+
+extension PostgresSessionStore: SessionListing {
+    public func sessions(provider: String?, subject: String?, limit: Int) async throws -> [SessionRecord] {
+        try await guarded {
+            try await self.sessions(
+                try await self.client.query(
+                    """
+                    SELECT \(unescaped: Self.sessionColumns) FROM sessions
+                    WHERE (\(provider)::text IS NULL OR provider = \(provider)) AND (\(subject)::text IS NULL OR subject = \(subject))
+                    ORDER BY created_at DESC LIMIT \(limit)
+                    """, logger: self.logger))
+        }
+    }
+}
