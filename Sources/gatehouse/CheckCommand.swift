@@ -52,7 +52,8 @@ struct CheckCommand: AsyncParsableCommand {
         let base = directory.isEmpty ? FileManager.default.currentDirectoryPath : directory
         var configuration = GatewayConfiguration.defaults(baseDirectory: base)
         if let document = try? YAMLDocument(contentsOfFile: path), case .mapping(let entries) = document.root.value,
-            let entry = entries.first(where: { $0.key == "providers_dir" }), case .scalar(let value) = entry.value.value
+            let entry = entries.first(where: { $0.key == "providers_dir" }), case .scalar(let value) = entry.value.value,
+            !value.trimmingCharacters(in: .whitespaces).isEmpty  // "" is itself the error; not the config's own directory
         {
             let resolved = value.hasPrefix("/") ? value : (base as NSString).appendingPathComponent(value)
             configuration.providersDirectory = (resolved as NSString).standardizingPath

@@ -276,3 +276,10 @@ def test_config_errors_teach_misspelled_keys_numbers_for_strings_and_every_unkno
     assert any(line.endswith("typo.yaml:4: 'token_endpoint' is required; 'tokn_endpoint' is not a known key: did you mean 'token_endpoint'?")
                for line in lines), lines
     assert any(line.endswith("number.yaml:5: 'client_id' must be a string, and 42 is a number: write it quoted, \"42\"") for line in lines), lines
+
+
+def test_an_empty_providers_dir_is_one_error_not_the_config_read_as_a_provider(cli, tmp_path):
+    write_config(tmp_path, 'providers_dir: ""\n')
+    result = cli(["check"], cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == ["gatehouse.yaml:1: 'providers_dir' must not be empty"], result.stderr
