@@ -31,15 +31,7 @@ install_load_tools
 install_caddy
 
 # --- gatehouse binary ----------------------------------------------------------------------------
-if [[ -n ${GATEHOUSE_BIN:-} ]]; then
-    [[ -x $GATEHOUSE_BIN ]] || die "GATEHOUSE_BIN=$GATEHOUSE_BIN is not an executable"
-    BIN=$(cd "$(dirname "$GATEHOUSE_BIN")" && pwd)/$(basename "$GATEHOUSE_BIN")
-else
-    log "building release (swift build -c release --product gatehouse; the first build takes minutes)"
-    swift build -c release --product gatehouse >&2 || die "release build failed"
-    BIN="$(swift build -c release --show-bin-path)/gatehouse"
-    [[ -x $BIN ]] || die "no binary at $BIN after the build"
-fi
+gatehouse_binary # sets BIN
 bin_kind=$(binary_kind "$BIN")
 
 # --- temp dir and cleanup ------------------------------------------------------------------------

@@ -45,15 +45,7 @@ require_counts SOAK_SECONDS WORKERS MAX_BODY_BYTES COOLDOWN
 command -v curl >/dev/null || die "curl is needed"
 
 # --- gatehouse binary (release) ---------------------------------------------------------------------
-if [[ -n ${GATEHOUSE_BIN:-} ]]; then
-    [[ -x $GATEHOUSE_BIN ]] || die "GATEHOUSE_BIN=$GATEHOUSE_BIN is not an executable"
-    BIN=$(cd "$(dirname "$GATEHOUSE_BIN")" && pwd)/$(basename "$GATEHOUSE_BIN")
-else
-    log "building release (swift build -c release --product gatehouse; the first build takes minutes)"
-    swift build -c release --product gatehouse >&2 || die "release build failed"
-    BIN="$(swift build -c release --show-bin-path)/gatehouse"
-    [[ -x $BIN ]] || die "no binary at $BIN after the build"
-fi
+gatehouse_binary # sets BIN
 [[ $(binary_kind "$BIN") == release ]] || log "WARNING: $BIN does not look like a release build"
 
 # --- python with requests --------------------------------------------------------------------------

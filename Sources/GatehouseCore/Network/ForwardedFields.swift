@@ -29,6 +29,11 @@ public struct ForwardedFields: Sendable, Equatable {
         }
     }
 
+    /// Several `X-Forwarded-For` fields as one comma-separated list (RFC 9110 §5.3); nil when there are none.
+    public static func joined<S: StringProtocol>(_ values: [S]) -> String? {
+        values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+
     /// The first of comma-separated values, trimmed; nil when empty or holding a control character.
     private static func firstValue(_ text: String) -> String? {
         let first = text.split(separator: ",", maxSplits: 1).first.map { String($0).trimmingWhitespace() } ?? ""

@@ -410,7 +410,7 @@ struct APIRelay: Sendable {
         } else {
             let forwarded = ForwardedFields(
                 peer: remoteAddress, trusted: settings.trustedProxies.trusts(remoteAddress),
-                incomingFor: Self.joined(head.headers[canonicalForm: "x-forwarded-for"]),
+                incomingFor: ForwardedFields.joined(head.headers[canonicalForm: "x-forwarded-for"]),
                 incomingProto: head.headers.first(name: "x-forwarded-proto"), incomingHost: head.headers.first(name: "x-forwarded-host"),
                 publicProto: forwardedProto, publicHost: forwardedHost)
             if let value = forwarded.forwardedFor { headers.add(name: "X-Forwarded-For", value: value) }
@@ -419,11 +419,6 @@ struct APIRelay: Sendable {
         }
         BackendIdentityHeaders.add(for: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
         return headers
-    }
-
-    /// Several fields' values as one comma-separated list; nil when there are none.
-    private static func joined(_ values: [Substring]) -> String? {
-        values.isEmpty ? nil : values.joined(separator: ", ")
     }
 
     /// A field value without CR, LF, NUL or other control characters but tab (RFC 9110 §5.5).

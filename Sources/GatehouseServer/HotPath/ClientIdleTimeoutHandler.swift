@@ -17,6 +17,9 @@ final class ClientIdleTimeoutHandler: ChannelDuplexHandler {
     private let timeout: TimeAmount
     private var inFlight = 0
     private var upgraded = false
+    /// When the connection last became idle (no request in flight). Kept per request instead of re-arming a
+    /// timer per request: the one timer, when it fires, decides from it (this sits on the relay's path).
+    private var idleSince = NIODeadline.now()
     private var timer: Scheduled<Void>?
 
     init(timeout: TimeAmount) {
@@ -24,28 +27,25 @@ final class ClientIdleTimeoutHandler: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { arm(context) }
+        if context.channel.isActive { start(context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        arm(context)
+        start(context)
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        disarm()
+        stop()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        disarm()
+        stop()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) {
-            inFlight += 1
-            disarm()
-        }
+        if case .head = unwrapInboundIn(data) { inFlight += 1 }
         context.fireChannelRead(data)
     }
 
@@ -53,25 +53,37 @@ final class ClientIdleTimeoutHandler: ChannelDuplexHandler {
         switch unwrapOutboundIn(data) {
         case .head(let head) where head.status == .switchingProtocols:
             upgraded = true
-            disarm()
+            stop()
         case .end:
             inFlight = max(0, inFlight - 1)
-            if inFlight == 0 { arm(context) }
+            if inFlight == 0 { idleSince = .now() }
         default:
             break
         }
         context.write(data, promise: promise)
     }
 
-    private func arm(_ context: ChannelHandlerContext) {
-        guard !upgraded, inFlight == 0, timer == nil else { return }
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+    private func start(_ context: ChannelHandlerContext) {
+        idleSince = .now()
+        schedule(context, at: idleSince + timeout)
+    }
+
+    private func schedule(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
+        guard !upgraded, timer == nil else { return }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             timer = nil
-            if !upgraded, inFlight == 0 { context.close(promise: nil) }
+            guard !upgraded else { return }
+            if inFlight > 0 {
+                schedule(context, at: .now() + timeout)  // a request in flight is never cut; look again later
+            } else if idleSince + timeout <= .now() {
+                context.close(promise: nil)
+            } else {
+                schedule(context, at: idleSince + timeout)
+            }
         }
     }
 
-    private func disarm() {
+    private func stop() {
         timer?.cancel()
         timer = nil
     }

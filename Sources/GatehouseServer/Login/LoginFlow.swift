@@ -76,7 +76,7 @@ struct LoginFlow: Sendable {
         // Browser: the session becomes a cookie; a same-origin path to come back to, or an application's
         // origin that `access.return_to_origins` lists (forward authentication).
         let returnTo = query["return_to"] ?? "/"
-        guard ReturnToPolicy.isSafe(returnTo) || access.current.allowsReturn(to: returnTo) else {
+        guard ReturnToPolicy.accepts(returnTo, access: access.current) else {
             throw GatehouseError.invalidRequest("return_to must be a path on this gateway or a URL on an origin access.return_to_origins lists.")
         }
         transaction.returnTo = returnTo

@@ -24,11 +24,6 @@ struct UpstreamClient: Sendable {
     private static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
     private static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
 
-    /// Several fields' values as one comma-separated list; nil when there are none.
-    private static func joined(_ values: [String]) -> String? {
-        values.isEmpty ? nil : values.joined(separator: ", ")
-    }
-
     init(httpClient: HTTPClient, settings: ServerSettings, metrics: GatewayMetrics) {
         self.httpClient = httpClient
         self.settings = settings
@@ -108,7 +103,7 @@ struct UpstreamClient: Sendable {
         // trusted proxy in front says otherwise.
         let forwarded = ForwardedFields(
             peer: context.remoteAddress, trusted: trustedProxies.trusts(context.remoteAddress),
-            incomingFor: Self.joined(request.headers[values: Self.xForwardedFor]),
+            incomingFor: ForwardedFields.joined(request.headers[values: Self.xForwardedFor]),
             incomingProto: request.headers[Self.xForwardedProto], incomingHost: request.headers[Self.xForwardedHost],
             publicProto: forwardedProto, publicHost: forwardedHost)
         if let value = forwarded.forwardedFor { headers.append(("X-Forwarded-For", value)) }

@@ -39,7 +39,7 @@ struct HomePage: Sendable {
             html += "<p>Not signed in.</p>"
         }
         let requested = request.uri.queryParameters.get("return_to")
-        let returnTo = requested.flatMap { ReturnToPolicy.isSafe($0) || access.current.allowsReturn(to: $0) ? $0 : nil } ?? "/"
+        let returnTo = requested.flatMap { ReturnToPolicy.accepts($0, access: access.current) ? $0 : nil } ?? "/"
         let query = "return_to=" + PercentEncoding.encode(returnTo.utf8, keeping: PercentEncoding.isUnreserved)
         html += "<h2>Providers</h2><ul>"
         for provider in providers.all {

@@ -1,5 +1,4 @@
 import Crypto
-import Foundation
 public import GatehouseConfiguration
 public import GatehouseCore
 
@@ -11,16 +10,16 @@ extension KeyMaterial {
     public static func problems(in keys: GatewayConfiguration.Keys) -> [ConfigError] {
         var problems: [ConfigError] = []
         for key in keys.sealing {
-            guard let text = readable(key.file) else {
+            guard let text = try? read(key.file) else {
                 problems.append(key.error("key '\(key.id)': cannot read the key file '\(key.file)'"))
                 continue
             }
-            if Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines))?.count != 32 {
+            if sealingKeyBytes(text) == nil {
                 problems.append(key.error("key '\(key.id)': the sealing key file '\(key.file)' must hold 32 bytes in base64 (gatehouse keys generate)"))
             }
         }
         for key in keys.signing {
-            guard let text = readable(key.file) else {
+            guard let text = try? read(key.file) else {
                 problems.append(key.error("key '\(key.id)': cannot read the key file '\(key.file)'"))
                 continue
             }
@@ -29,9 +28,5 @@ extension KeyMaterial {
             }
         }
         return problems
-    }
-
-    private static func readable(_ path: String) -> String? {
-        FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -29,8 +29,7 @@ public struct KeyMaterial: Sendable {
         let sealingRefs = sealing.isEmpty ? [("k1", try generated(sealingKeyIn: dataDirectory))] : sealing
         let signingRefs = signing.isEmpty ? [("s1", try generated(signingKeyIn: dataDirectory))] : signing
         let sealingKeys = try sealingRefs.map { id, path in
-            let text = try read(path).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let bytes = Data(base64Encoded: text), bytes.count == 32 else { throw KeyError.invalidSealingKey(path) }
+            guard let bytes = sealingKeyBytes(try read(path)) else { throw KeyError.invalidSealingKey(path) }
             return CredentialSealer.Key(id: id, bytes: bytes)
         }
         let signingKeys = try signingRefs.map { id, path in (id: id, pem: try read(path)) }
@@ -67,7 +66,12 @@ public struct KeyMaterial: Sendable {
         return file
     }
 
-    private static func read(_ path: String) throws -> String {
+    /// A sealing key file's 32 bytes (base64, surrounding whitespace ignored), or nil.
+    static func sealingKeyBytes(_ text: String) -> Data? {
+        Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { $0.count == 32 ? $0 : nil }
+    }
+
+    static func read(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else { throw KeyError.unreadable(path) }
         return String(decoding: data, as: UTF8.self)
     }
