@@ -18,10 +18,10 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     ).addRoutes(to: router)
     ProvidersController(providers: gateway.providers).addRoutes(to: router)
     OpenAPIController(providers: gateway.providers).addRoutes(to: router)
-    AuthController(providers: gateway.providers, flow: gateway.loginFlow, maxBodyBytes: gateway.settings.maxBodyBytes).addRoutes(to: router)
+    AuthController(providers: gateway.providers, flow: gateway.loginFlow, dpop: gateway.dpop, maxBodyBytes: gateway.settings.maxBodyBytes).addRoutes(to: router)
     SessionController(
         flow: gateway.loginFlow, sessions: gateway.sessions, providers: gateway.providers, refresher: gateway.refresher,
-        resolver: gateway.resolver, metrics: gateway.metrics, settings: gateway.settings
+        resolver: gateway.resolver, dpop: gateway.dpop, metrics: gateway.metrics, settings: gateway.settings
     ).addRoutes(to: router)
     ProxyController(
         providers: gateway.providers, backend: gateway.settings.backend, resolver: gateway.resolver, refresher: gateway.refresher,

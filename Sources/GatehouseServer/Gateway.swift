@@ -20,6 +20,8 @@ public struct Gateway: Sendable {
     let refreshPolicy: RefreshPolicy
     let loginFlow: LoginFlow
     let resolver: SessionResolver
+    /// DPoP proofs and session binding (RFC 9449).
+    let dpop: DPoPVerifier
     let upstream: UpstreamClient
     /// `access:`, replaced on SIGHUP.
     public let access: AccessRules
@@ -51,7 +53,9 @@ public struct Gateway: Sendable {
         refresher = RefreshCoordinator(sessions: sessions, upstreamTimeout: settings.upstreamTimeout, metrics: metrics, logger: logger)
         refreshPolicy = RefreshPolicy(skew: settings.refreshSkew)
         loginFlow = LoginFlow(settings: settings, sessions: sessions, metrics: metrics, access: access)
-        resolver = SessionResolver(cookieName: settings.cookie.name, sessions: sessions)
+        let dpop = DPoPVerifier(policy: settings.dpop, publicURL: settings.publicURL, store: store, clock: clock, sealingKeys: sealingKeys)
+        self.dpop = dpop
+        resolver = SessionResolver(cookieName: settings.cookie.name, sessions: sessions, dpop: dpop)
         upstream = UpstreamClient(httpClient: httpClient, settings: settings, metrics: metrics)
     }
 }

@@ -19,6 +19,7 @@ public enum GatewayLauncher {
         settings.cookie.name = configuration.sessions.cookie.name
         settings.cookie.secure = configuration.sessions.cookie.secure
         settings.cookie.sameSite = configuration.sessions.cookie.sameSite.rawValue
+        settings.dpop = configuration.sessions.dpop
         settings.refreshSkew = TimeInterval(configuration.refresh.skewSeconds)
         settings.replayLimitBytes = configuration.refresh.replayLimitBytes
         settings.backend.url = configuration.backend.url

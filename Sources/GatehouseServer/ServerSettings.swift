@@ -9,6 +9,8 @@ public struct ServerSettings: Sendable {
     public var idleTimeout: TimeInterval = 3600
     public var absoluteLifetime: TimeInterval = 86_400
     public var cookie = CookieSettings()
+    /// `sessions.dpop:`: binding sessions to a client key.
+    public var dpop = DPoPPolicy()
     public var refreshSkew: TimeInterval = 30
     /// Request bodies up to this size are buffered so a request can be replayed after a refresh.
     public var replayLimitBytes = 1_048_576

@@ -48,4 +48,8 @@ extension ForwardingSessionStore {
     public func releaseRefreshLease(sessionID: String, owner: String) async throws {
         try await forwardee.releaseRefreshLease(sessionID: sessionID, owner: owner)
     }
+
+    public func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
+        try await forwardee.recordOnce(key, until: until, now: now)
+    }
 }

@@ -10,6 +10,8 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var detail: String
     /// Seconds for a `Retry-After` header.
     public var retryAfter: Int?
+    /// A fresh nonce for the client's next DPoP proof (the `DPoP-Nonce` header).
+    public var dpopNonce: String?
 
     public init(code: ProblemCode, status: Int, detail: String, retryAfter: Int? = nil) {
         self.code = code
@@ -40,6 +42,17 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
     public static func gatewayTimeout(_ detail: String) -> Self { .init(code: .upstreamTimeout, status: 504, detail: detail) }
     public static func payloadTooLarge(_ detail: String) -> Self { .init(code: .payloadTooLarge, status: 413, detail: detail) }
     public static func notFound(_ detail: String) -> Self { .init(code: .notFound, status: 404, detail: detail) }
+    /// A DPoP proof was refused: 401 on a session's request, 400 at a sign-in (RFC 9449 §5, §7.1).
+    public static func invalidDPoPProof(_ detail: String, status: Int = 401) -> Self {
+        .init(code: .invalidDPoPProof, status: status, detail: detail)
+    }
+    /// The proof needs the gateway's current nonce, which the answer carries.
+    public static func useDPoPNonce(_ nonce: String, status: Int = 401) -> Self {
+        var error = Self(code: .useDPoPNonce, status: status, detail: "The DPoP proof must carry the nonce of the DPoP-Nonce header.")
+        error.dpopNonce = nonce
+        return error
+    }
+    public static func invalidToken(_ detail: String) -> Self { .init(code: .invalidToken, status: 401, detail: detail) }
     public static func storeUnavailable(_ detail: String = "The session store cannot be reached. Try again shortly.") -> Self {
         .init(code: .storeUnavailable, status: 503, detail: detail, retryAfter: 5)
     }

@@ -68,6 +68,12 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let providerMismatch = ProblemCode(rawValue: "provider_mismatch")
     /// The session's credential has no refresh token.
     public static let notRefreshable = ProblemCode(rawValue: "not_refreshable")
+    /// A DPoP proof is missing, malformed, signed by another key, for another request, too old or replayed.
+    public static let invalidDPoPProof = ProblemCode(rawValue: "invalid_dpop_proof")
+    /// The proof must carry the nonce the answer's `DPoP-Nonce` gives (RFC 9449 §8).
+    public static let useDPoPNonce = ProblemCode(rawValue: "use_dpop_nonce")
+    /// The token is presented with the wrong scheme: a key-bound session as `Bearer`, or a bearer session as `DPoP`.
+    public static let invalidToken = ProblemCode(rawValue: "invalid_token")
 
     // MARK: Upstreams and providers' APIs
     /// An upstream (provider or backend) cannot be reached; try again (`Retry-After`).
@@ -102,6 +108,7 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, Custom
         .invalidGrant, .unsupportedGrantType, .invalidCredential, .loginNotBound, .unknownLogin, .tooManyLogins,
         .originNotAllowed, .providerUnavailable, .accessDenied, .serverError, .temporarilyUnavailable,
         .invalidSession, .reauthenticationRequired, .csrfRequired, .providerMismatch, .notRefreshable,
+        .invalidDPoPProof, .useDPoPNonce, .invalidToken,
         .upstreamUnavailable, .badGateway, .upstreamTimeout, .upstreamTooLarge, .providerTokenRejected,
         .providerInsufficientScope, .providerError,
         .storeUnavailable, .noProviders, .invalidConfiguration, .internalError,

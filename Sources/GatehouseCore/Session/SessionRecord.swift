@@ -17,10 +17,13 @@ public struct SessionRecord: Sendable, Equatable {
     public var lastSeenAt: Date
     /// The absolute end of the session.
     public var expiresAt: Date
+    /// For a session bound to a client key (DPoP, RFC 9449): the key's RFC 7638 thumbprint; every request
+    /// of the session must carry a proof signed by that key. `nil`: a bearer or cookie session.
+    public var dpopThumbprint: String?
 
     public init(
         id: String, tokenHash: String, provider: String, subject: String, identity: Data, sealedCredential: Data,
-        credentialVersion: Int = 1, createdAt: Date, lastSeenAt: Date, expiresAt: Date
+        credentialVersion: Int = 1, createdAt: Date, lastSeenAt: Date, expiresAt: Date, dpopThumbprint: String? = nil
     ) {
         self.id = id
         self.tokenHash = tokenHash
@@ -32,5 +35,6 @@ public struct SessionRecord: Sendable, Equatable {
         self.createdAt = createdAt
         self.lastSeenAt = lastSeenAt
         self.expiresAt = expiresAt
+        self.dpopThumbprint = dpopThumbprint
     }
 }

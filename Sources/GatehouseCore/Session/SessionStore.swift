@@ -38,4 +38,9 @@ public protocol SessionStore: Sendable {
     /// Takes the refresh lease of a session for `owner` until `until`, if free or expired. Cross-instance single flight.
     func acquireRefreshLease(sessionID: String, owner: String, until: Date, now: Date) async throws -> Bool
     func releaseRefreshLease(sessionID: String, owner: String) async throws
+
+    /// Records a one-time value (a DPoP proof's key thumbprint and `jti`) until `until`; true the first time,
+    /// false when it is already recorded and not yet expired — a replay, on any instance sharing the store.
+    /// Expired values are swept by ``deleteExpired(now:idleCutoff:)``.
+    func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool
 }

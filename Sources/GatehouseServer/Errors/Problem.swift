@@ -14,7 +14,16 @@ enum Problem {
     static func headers(_ error: GatehouseError) -> HTTPFields {
         var headers: HTTPFields = [.contentType: "application/problem+json", .cacheControl: "no-store"]
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
-        if error.status == 401 { headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\"" }
+        switch error.code {
+        case .invalidDPoPProof, .useDPoPNonce, .invalidToken:
+            // RFC 9449 §7.1: the DPoP challenge, with the error and the algorithms a proof may use.
+            if error.status == 401 {
+                headers[.wwwAuthenticate] = "DPoP error=\"\(error.code.rawValue)\", algs=\"\(DPoPPolicy.algorithms.joined(separator: " "))\""
+            }
+        default:
+            if error.status == 401 { headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\"" }
+        }
+        if let nonce = error.dpopNonce { headers[DPoPVerifier.nonceField] = nonce }
         return headers
     }
 

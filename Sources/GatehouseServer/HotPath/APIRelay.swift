@@ -119,7 +119,8 @@ struct APIRelay: Sendable {
             return forward(head, upgrade: claim == .upgrade, session: kept.session, remoteAddress: remoteAddress, assertion: kept.assertion)
         }
         guard let (token, presentation) = token(of: head, claim: claim) else { return .pass }
-        guard let found = fromMemory(token: token, authorization: authorization ?? "", now: now) else { return .resolveAsync }
+        // A DPoP proof is verified and spent in the store: never from memory.
+        guard presentation != .dpop, let found = fromMemory(token: token, authorization: authorization ?? "", now: now) else { return .resolveAsync }
         let decision = forward(head, upgrade: claim == .upgrade, session: found.session, remoteAddress: remoteAddress, assertion: found.assertion)
         if presentation == .bearer, authorization != nil {
             switch decision {
@@ -142,7 +143,10 @@ struct APIRelay: Sendable {
     /// keep; `nil` when the store must be read or an assertion signed first.
     private func fromMemory(token: String, authorization: String, now: Date) -> Memo? {
         // Read before the look-up: an eviction after it makes the memo stale at once.
-        guard let epoch = resolver.sessions.cacheEpoch, let (session, sessionUntil) = resolver.sessions.cachedSession(token: token, now: now) else {
+        // A session bound to a key is only ever taken with its proof (``decideAsync(_:remoteAddress:)``).
+        guard let epoch = resolver.sessions.cacheEpoch, let (session, sessionUntil) = resolver.sessions.cachedSession(token: token, now: now),
+            session.record.dpopThumbprint == nil
+        else {
             return nil
         }
         var assertion: String?
@@ -155,20 +159,33 @@ struct APIRelay: Sendable {
         return Memo(authorization: authorization, epoch: epoch, until: until, session: session, assertion: assertion)
     }
 
-    /// The decision after reading the store or signing an assertion; never `.resolveAsync`.
+    /// The decision after reading the store, checking a DPoP proof or signing an assertion; never `.resolveAsync`.
     func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
         let (claim, _) = claim(head)
-        guard claim != .none, let (token, _) = token(of: head, claim: claim),
+        guard claim != .none, let (token, presentation) = token(of: head, claim: claim),
             let session = try? await resolver.sessions.authenticate(token: token)
         else { return .pass }
+        // Every refusal is the router's to answer: it checks the proof again and says why.
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let proof: DPoPProof?
+        do {
+            proof = try await resolver.dpop.check(
+                session, token: token, presentation: presentation, proofs: head.headers["dpop"],
+                target: resolver.dpop.target(method: head.method.rawValue, path: path))
+        } catch {
+            return .pass
+        }
         var assertion: String?
         if settings.backend.assertion {
             guard let signed = try? await signer.assertion(for: session, now: clock.now()) else { return .pass }
             assertion = signed
         }
-        switch forward(head, upgrade: claim == .upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion) {
-        case .forward(let upstream): return .forward(upstream)
-        case .upgrade(let upstream): return .upgrade(upstream)
+        let decision = forward(head, upgrade: claim == .upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion)
+        switch decision {
+        case .forward, .upgrade:
+            // Spent last, when the request goes upstream for sure; a replay goes to the router, which refuses it.
+            if let proof, (try? await resolver.dpop.spend(proof, status: 401)) == nil { return .pass }
+            return decision
         case .pass, .resolveAsync: return .pass
         }
     }
@@ -226,7 +243,7 @@ struct APIRelay: Sendable {
         } else if authorization != nil || sessionCookie {
             // A token is presented: from memory, or the router reads the store (and answers a bad one).
             guard let (token, presentation) = try? resolver.token(authorization: authorization, cookies: head.headers["cookie"], csrf: nil, method: "GET"),
-                let found = fromMemory(token: token, authorization: authorization ?? "", now: now)
+                presentation != .dpop, let found = fromMemory(token: token, authorization: authorization ?? "", now: now)
             else { return nil }
             (session, assertion) = (found.session, found.assertion)
             if presentation == .bearer, authorization != nil { memo = found }

@@ -176,15 +176,17 @@ struct LoginFlow: Sendable {
     // MARK: Sessions
 
     /// Creates the session of a finished login; returns its token (shown once).
-    private func createSession(provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16)) async throws -> (String, ActiveSession) {
-        let created = try await sessions.create(provider: provider, result: result, id: id)
+    private func createSession(
+        provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16), dpopThumbprint: String? = nil
+    ) async throws -> (String, ActiveSession) {
+        let created = try await sessions.create(provider: provider, result: result, id: id, dpopThumbprint: dpopThumbprint)
         metrics.logins.increment()
         return created
     }
 
     /// A credential the client posted (an assertion, a token), verified by `verify`: 201 with a new
-    /// session, or the adapter's refusal as a problem.
-    func signIn(provider providerID: String, verify: () async throws -> LoginResult) async throws -> Response {
+    /// session (bound to the key of `dpopThumbprint` when given), or the adapter's refusal as a problem.
+    func signIn(provider providerID: String, dpopThumbprint: String?, verify: () async throws -> LoginResult) async throws -> Response {
         let result: LoginResult
         do {
             result = try await verify()
@@ -196,12 +198,14 @@ struct LoginFlow: Sendable {
             metrics.loginFailures.increment()
             throw Self.loginRefused.problem
         }
-        return try await created(provider: providerID, result: result)
+        return try await created(provider: providerID, result: result, dpopThumbprint: dpopThumbprint)
     }
 
     /// Redeems a handoff code: single use, bound to the client's PKCE challenge and redirect URI; 201
     /// with a new session. A second use revokes the session the first one created (RFC 6749 §4.1.2).
-    func redeem(code: String, verifier: String, redirectURI: String) async throws -> Response {
+    /// `binding` is the outcome of the request's DPoP proof: the key's thumbprint, none, or its refusal,
+    /// which is thrown only once the code is spent (RFC 9449 §5: a refused proof costs the code).
+    func redeem(code: String, verifier: String, redirectURI: String, binding: Result<String?, GatehouseError>) async throws -> Response {
         switch try await store.consumePending(keyHash: RandomToken.hash(code), purpose: .handoffCode, now: clock.now()) {
         case .unknown:
             throw GatehouseError.invalidGrant("The code is unknown or expired.")
@@ -209,6 +213,7 @@ struct LoginFlow: Sendable {
             if let sessionID = record.sessionID { try await sessions.end(sessionID) }
             throw GatehouseError.invalidGrant("The code was already used; the session it created is revoked.")
         case .first(let record):
+            let thumbprint = try binding.get()
             let payload = try sessions.sealer.open(json: HandoffPayload.self, from: record.payload)
             guard payload.expiresAt > clock.now() else { throw GatehouseError.invalidGrant("The code has expired.") }
             guard payload.clientRedirectURI == redirectURI else {
@@ -220,14 +225,18 @@ struct LoginFlow: Sendable {
             let sessionID = RandomToken.make(byteCount: 16)
             // Attach first, so a replay racing this request can always find the session to revoke.
             try await store.attachSession(sessionID, toPending: record.keyHash)
-            return try await created(provider: payload.provider, result: payload.result, sessionID: sessionID)
+            return try await created(provider: payload.provider, result: payload.result, sessionID: sessionID, dpopThumbprint: thumbprint)
         }
     }
 
-    private func created(provider: String, result: LoginResult, sessionID: String = RandomToken.make(byteCount: 16)) async throws -> Response {
-        let (token, session) = try await createSession(provider: provider, result: result, id: sessionID)
+    private func created(
+        provider: String, result: LoginResult, sessionID: String = RandomToken.make(byteCount: 16), dpopThumbprint: String?
+    ) async throws -> Response {
+        let (token, session) = try await createSession(provider: provider, result: result, id: sessionID, dpopThumbprint: dpopThumbprint)
         let expiresIn = Int(session.record.expiresAt.timeIntervalSince(session.record.createdAt))
-        return try JSONResponse.make(SessionGrant(sessionToken: token, expiresIn: expiresIn, session: SessionView(session)), status: .created)
+        let grant = SessionGrant(
+            sessionToken: token, tokenType: dpopThumbprint == nil ? "Bearer" : "DPoP", expiresIn: expiresIn, session: SessionView(session))
+        return try JSONResponse.make(grant, status: .created)
     }
 
     // MARK: Helpers

@@ -2,7 +2,7 @@
 /// ``UpstreamClient`` and the event-loop relay, ``APIRelay``).
 ///
 /// Dropped: hop-by-hop fields (and those `Connection` lists), the client's credentials (`Authorization`,
-/// the gateway's session cookie), anything claiming to be the gateway's or a proxy's (`X-Gatehouse-*`,
+/// its `DPoP` proof, the gateway's session cookie), anything claiming to be the gateway's or a proxy's (`X-Gatehouse-*`,
 /// `X-Forwarded-*`, `Forwarded`), `Host` and `Content-Length` (each path frames the request itself), and any
 /// name with an underscore: CGI and WSGI servers fold `_` into `-` (`X_Gatehouse_Subject` is
 /// `X-Gatehouse-Subject` to them), so like nginx and Apache by default none passes.
@@ -21,7 +21,7 @@ enum ForwardedHeaderRule {
         if name.utf8.contains(UInt8(ascii: "_")) { return .drop }
         if ASCII.hasPrefixIgnoringCase(name, "x-gatehouse-") || ASCII.hasPrefixIgnoringCase(name, "x-forwarded-") { return .drop }
         switch name.utf8.count {
-        case 4 where ASCII.equalsIgnoringCase(name, "host"): return .drop
+        case 4 where ASCII.equalsIgnoringCase(name, "host"), 4 where ASCII.equalsIgnoringCase(name, "dpop"): return .drop
         case 6 where ASCII.equalsIgnoringCase(name, "cookie"): return .filterCookie
         case 9 where ASCII.equalsIgnoringCase(name, "forwarded"): return .drop
         case 13 where ASCII.equalsIgnoringCase(name, "authorization"): return .drop

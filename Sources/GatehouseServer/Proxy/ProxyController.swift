@@ -42,7 +42,7 @@ struct ProxyController: Sendable {
         var resolved: ActiveSession?
         var refusal: (any Error)?
         do {
-            resolved = try await resolver.resolve(request.headers, method: request.method).0
+            resolved = try await resolver.resolve(request.headers, method: request.method, path: Substring(request.uri.path)).0
         } catch {
             refusal = error
         }

@@ -8,6 +8,7 @@ import Logging
 struct AuthController: Sendable {
     let providers: ProviderSet
     let flow: LoginFlow
+    let dpop: DPoPVerifier
     let maxBodyBytes: Int
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
@@ -70,7 +71,10 @@ struct AuthController: Sendable {
             throw GatehouseError.unsupported("Provider '\(providerID)' does not accept assertions.")
         }
         let body = try await RequestBodyReader.json(AssertionBody.self, from: request, limit: maxBodyBytes)
-        return try await flow.signIn(provider: providerID) { try await provider.verifyAssertion(body.assertion, audience: body.audience) }
+        let binding = try await bindingForSignIn(request)
+        return try await withNonce(flow.signIn(provider: providerID, dpopThumbprint: binding) {
+            try await provider.verifyAssertion(body.assertion, audience: body.audience)
+        })
     }
 
     private func token(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
@@ -79,6 +83,20 @@ struct AuthController: Sendable {
             throw GatehouseError.unsupported("Provider '\(providerID)' does not accept captured tokens.")
         }
         let body = try await RequestBodyReader.json(TokenBody.self, from: request, limit: maxBodyBytes)
-        return try await flow.signIn(provider: providerID) { try await provider.validateToken(body.token) }
+        let binding = try await bindingForSignIn(request)
+        return try await withNonce(flow.signIn(provider: providerID, dpopThumbprint: binding) { try await provider.validateToken(body.token) })
+    }
+
+    /// The key a sign-in binds its session to (its DPoP proof), checked before the credential is.
+    private func bindingForSignIn(_ request: Request) async throws -> String? {
+        try await dpop.bindingForSignIn(
+            proofs: request.headers[values: DPoPVerifier.proofField], target: dpop.target(method: "POST", path: Substring(request.uri.path)))
+    }
+
+    /// The answer with the nonce for the client's next proof, when nonces are required.
+    private func withNonce(_ response: Response) -> Response {
+        var response = response
+        if let nonce = dpop.freshNonce() { response.headers[DPoPVerifier.nonceField] = nonce }
+        return response
     }
 }

@@ -50,8 +50,8 @@ struct AuthzController: Sendable {
         var session: ActiveSession?
         var refusal: (any Error)?
         do {
-            // GET: no X-CSRF asked of a cookie (see the type's comment).
-            session = try await resolver.resolve(request.headers, method: .get).0
+            // GET: no X-CSRF asked of a cookie (see the type's comment). A DPoP proof names the original request.
+            session = try await resolver.resolve(request.headers, method: .get, proofTarget: proofTarget(request, original)).0
         } catch {
             refusal = error
         }
@@ -99,6 +99,26 @@ struct AuthzController: Sendable {
         return Response(status: .ok, headers: headers)
     }
 
+    /// The request a client's DPoP proof names: the original method and URL — `X-Original-URL` when the proxy
+    /// sends it, else the original path under `X-Forwarded-Proto` and `X-Forwarded-Host` (or `Host`: Envoy
+    /// keeps the original one), defaulting to `public_url`'s scheme and host.
+    private func proofTarget(_ request: Request, _ original: ForwardAuthTarget) -> DPoPVerifier.Target {
+        if let url = request.headers[Self.originalURL], url.contains("://") {
+            return DPoPVerifier.Target(method: original.method, url: url)
+        }
+        let (publicScheme, publicAuthority) = Self.split(publicURL)
+        let scheme = request.headers[Self.forwardedProto].map { String($0.prefix { $0 != "," }).trimmingCharacters(in: .whitespaces) } ?? publicScheme
+        let host = request.headers[Self.forwardedHost].map { String($0.prefix { $0 != "," }).trimmingCharacters(in: .whitespaces) }
+            ?? request.head.authority ?? publicAuthority
+        return DPoPVerifier.Target(method: original.method, url: "\(scheme)://\(host)\(original.path)")
+    }
+
+    /// Scheme and authority of an absolute URL.
+    private static func split(_ url: String) -> (String, String) {
+        guard let range = url.range(of: "://") else { return ("http", url) }
+        return (String(url[..<range.lowerBound]), String(url[range.upperBound...].prefix { $0 != "/" }))
+    }
+
     /// The sign-in page (`GET /v1/sign-in`) with `return_to` = the original request target.
     private func signInURL(returningTo target: Substring) -> String {
         "\(publicURL)/v1/sign-in?return_to=" + PercentEncoding.encode(target.utf8, keeping: PercentEncoding.isUnreserved)
@@ -110,4 +130,6 @@ struct AuthzController: Sendable {
     private static let forwardedURI = HTTPField.Name("X-Forwarded-Uri")!
     private static let originalMethod = HTTPField.Name("X-Original-Method")!
     private static let originalURI = HTTPField.Name("X-Original-URI")!
+    private static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+    private static let forwardedHost = HTTPField.Name("X-Forwarded-Host")!
 }

@@ -12,6 +12,7 @@ struct SessionController: Sendable {
     let providers: ProviderSet
     let refresher: RefreshCoordinator
     let resolver: SessionResolver
+    let dpop: DPoPVerifier
     let metrics: GatewayMetrics
     let settings: ServerSettings
 
@@ -41,7 +42,17 @@ struct SessionController: Sendable {
         guard body.grantType == "authorization_code" else {
             throw GatehouseError(code: .unsupportedGrantType, status: 400, detail: "grant_type must be authorization_code.")
         }
-        return try await flow.redeem(code: body.code, verifier: body.codeVerifier, redirectURI: body.redirectURI)
+        // A nonce to fetch keeps the code for the retry; any other refusal of the proof spends it.
+        let binding: Result<String?, GatehouseError>
+        do {
+            binding = .success(try await dpop.bindingForSignIn(
+                proofs: request.headers[values: DPoPVerifier.proofField], target: dpop.target(method: "POST", path: Substring(request.uri.path))))
+        } catch let error as GatehouseError where error.code != .useDPoPNonce {
+            binding = .failure(error)
+        }
+        var response = try await flow.redeem(code: body.code, verifier: body.codeVerifier, redirectURI: body.redirectURI, binding: binding)
+        if let nonce = dpop.freshNonce() { response.headers[DPoPVerifier.nonceField] = nonce }
+        return response
     }
 
     private func refresh(_ context: GatehouseRequestContext) async throws -> Response {

@@ -23,8 +23,10 @@ struct SessionManager: Sendable {
         lookup = store as? any CachedSessionLookup
     }
 
-    /// Creates a session and returns its token (shown once, never stored).
-    func create(provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16)) async throws -> (token: String, session: ActiveSession) {
+    /// Creates a session and returns its token (shown once, never stored); `dpopThumbprint` binds it to a client key.
+    func create(
+        provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16), dpopThumbprint: String? = nil
+    ) async throws -> (token: String, session: ActiveSession) {
         let token = RandomToken.make()
         let now = clock.now()
         let record = SessionRecord(
@@ -36,7 +38,8 @@ struct SessionManager: Sendable {
             sealedCredential: try sealer.seal(json: result.credential),
             createdAt: now,
             lastSeenAt: now,
-            expiresAt: now.addingTimeInterval(min(settings.absoluteLifetime, result.sessionLifetime ?? .infinity))
+            expiresAt: now.addingTimeInterval(min(settings.absoluteLifetime, result.sessionLifetime ?? .infinity)),
+            dpopThumbprint: dpopThumbprint
         )
         try await store.insertSession(record)
         return (token, ActiveSession(record: record, identity: result.identity, credential: result.credential))

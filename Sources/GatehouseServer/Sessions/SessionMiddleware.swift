@@ -9,7 +9,7 @@ struct SessionMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let (session, presentation) = try await resolver.resolve(request.headers, method: request.method)
+        let (session, presentation) = try await resolver.resolve(request.headers, method: request.method, path: Substring(request.uri.path))
         context.session = ResolvedSession(session: session, presentation: presentation)
         return try await next(request, context)
     }

@@ -5,25 +5,37 @@ import Hummingbird
 
 /// Turns the credentials of a request into its session, or refuses.
 ///
-/// The token comes from `Authorization: Bearer …` (native clients) or from the session cookie (browsers).
-/// With the cookie, unsafe methods must carry `X-CSRF`, which browsers send only same-origin or after a
-/// CORS preflight. A plain type over header fields, so that any front end (the router's
+/// The token comes from `Authorization: Bearer …` (native clients), `Authorization: DPoP …` with a proof
+/// (native clients whose session is bound to their key, ``DPoPVerifier``) or from the session cookie
+/// (browsers). With the cookie, unsafe methods must carry `X-CSRF`, which browsers send only same-origin or
+/// after a CORS preflight. A plain type over header fields, so that any front end (the router's
 /// ``SessionMiddleware``, a channel handler on the hot path) resolves sessions the same way.
 struct SessionResolver: Sendable {
     static let csrfHeader = HTTPField.Name("X-CSRF")!
     let cookieName: String
     let sessions: SessionManager
+    let dpop: DPoPVerifier
 
     /// How the request presented its session token.
     enum Presentation: Sendable, Equatable {
         case bearer
+        /// `Authorization: DPoP`: a key-bound session, with a proof.
+        case dpop
         case cookie
     }
 
-    /// The session of a request; throws `invalid_session` or `csrf_required`.
-    func resolve(_ headers: HTTPFields, method: HTTPRequest.Method) async throws -> (ActiveSession, Presentation) {
+    /// The session of a request to one of the gateway's own routes (the proof names `public_url` + `path`);
+    /// throws `invalid_session`, `csrf_required`, `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`.
+    func resolve(_ headers: HTTPFields, method: HTTPRequest.Method, path: Substring) async throws -> (ActiveSession, Presentation) {
+        try await resolve(headers, method: method, proofTarget: dpop.target(method: method.rawValue, path: path))
+    }
+
+    /// The same, for a proof that names another request than this one (`/v1/authz`: the original request).
+    func resolve(_ headers: HTTPFields, method: HTTPRequest.Method, proofTarget: DPoPVerifier.Target) async throws -> (ActiveSession, Presentation) {
         let (token, presentation) = try token(in: headers, method: method)
-        return (try await sessions.authenticate(token: token), presentation)
+        let session = try await sessions.authenticate(token: token)
+        try await dpop.authorize(session, token: token, presentation: presentation, proofs: headers[values: DPoPVerifier.proofField], target: proofTarget)
+        return (session, presentation)
     }
 
     /// The token a request presents and how.
@@ -40,10 +52,12 @@ struct SessionResolver: Sendable {
     ) throws -> (String, Presentation) {
         if let authorization {
             let parts = authorization.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, ASCII.equalsIgnoringCase(parts[0], "bearer") else {
+            guard parts.count == 2 else {
                 throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>'.")
             }
-            return (String(ASCII.trimmed(parts[1])), .bearer)
+            if ASCII.equalsIgnoringCase(parts[0], "bearer") { return (String(ASCII.trimmed(parts[1])), .bearer) }
+            if ASCII.equalsIgnoringCase(parts[0], "dpop") { return (String(ASCII.trimmed(parts[1])), .dpop) }
+            throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>' or 'Authorization: DPoP <token>'.")
         }
         if let cookie = Cookies(from: cookies())[cookieName] {
             if !Self.safeMethods.contains(method), (csrf() ?? "").isEmpty {

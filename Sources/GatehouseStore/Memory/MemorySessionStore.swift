@@ -35,6 +35,8 @@ public actor MemorySessionStore: SessionStore {
     private var sessionIDByTokenHash: [String: String] = [:]
     private var pending: [PendingKey: PendingEntry] = [:]
     private var leases: [String: Lease] = [:]
+    /// ``recordOnce(_:until:now:)``'s values and when each expires.
+    private var onceValues: [String: Date] = [:]
 
     /// Creates an empty store.
     public init() {}
@@ -86,6 +88,7 @@ public actor MemorySessionStore: SessionStore {
         pending = pending.filter { $0.value.record.expiresAt >= now }
         // A lapsed lease is free anyway; dropping it keeps the table from growing.
         leases = leases.filter { $0.value.until > now }
+        onceValues = onceValues.filter { $0.value >= now }
         return expired.count
     }
 
@@ -125,6 +128,12 @@ public actor MemorySessionStore: SessionStore {
         if leases[sessionID]?.owner == owner {
             leases[sessionID] = nil
         }
+    }
+
+    public func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
+        if let expiry = onceValues[key], expiry >= now { return false }
+        onceValues[key] = until
+        return true
     }
 
     private func removeSession(id: String) {

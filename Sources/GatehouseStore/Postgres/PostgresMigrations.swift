@@ -45,5 +45,11 @@ enum PostgresMigrations {
             )
             """,
         ]),
+        // DPoP (RFC 9449): the thumbprint of the key a session is bound to, and the proofs already seen.
+        (2, [
+            "ALTER TABLE sessions ADD COLUMN dpop_jkt text",
+            "CREATE TABLE once_values (key text PRIMARY KEY, expires_at double precision NOT NULL)",
+            "CREATE INDEX once_values_expires_at ON once_values (expires_at)",
+        ]),
     ]
 }

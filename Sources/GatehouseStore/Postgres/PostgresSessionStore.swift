@@ -20,7 +20,7 @@ public import ServiceLifecycle
 public final class PostgresSessionStore: SessionStore, Service {
     static let sessionColumns = """
         id, token_hash, provider, subject, identity, sealed_credential, credential_version, \
-        created_at, last_seen_at, expires_at
+        created_at, last_seen_at, expires_at, dpop_jkt
         """
 
     let client: PostgresClient
@@ -88,10 +88,10 @@ public final class PostgresSessionStore: SessionStore, Service {
                 try await self.client.query(
                     """
                     INSERT INTO sessions (id, token_hash, provider, subject, identity, sealed_credential, credential_version,
-                        created_at, last_seen_at, expires_at)
+                        created_at, last_seen_at, expires_at, dpop_jkt)
                     VALUES (\(record.id), \(record.tokenHash), \(record.provider), \(record.subject), \(record.identity),
                         \(record.sealedCredential), \(record.credentialVersion), \(record.createdAt.timeIntervalSince1970),
-                        \(record.lastSeenAt.timeIntervalSince1970), \(record.expiresAt.timeIntervalSince1970))
+                        \(record.lastSeenAt.timeIntervalSince1970), \(record.expiresAt.timeIntervalSince1970), \(record.dpopThumbprint))
                     """, logger: self.logger)
             }
         } catch let error as PSQLError where Self.isUniqueViolation(error) {
@@ -168,6 +168,7 @@ public final class PostgresSessionStore: SessionStore, Service {
                     "DELETE FROM sessions WHERE expires_at < \(now) OR last_seen_at < \(idleCutoff) RETURNING 1", logger: self.logger
                 ).collect()
                 try await connection.query("DELETE FROM pending WHERE expires_at < \(now)", logger: self.logger)
+                try await connection.query("DELETE FROM once_values WHERE expires_at < \(now)", logger: self.logger)
                 return deleted.count
             }
         }
@@ -275,6 +276,23 @@ public final class PostgresSessionStore: SessionStore, Service {
         }
     }
 
+    // MARK: One-time values
+
+    public func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
+        let (until, now) = (until.timeIntervalSince1970, now.timeIntervalSince1970)
+        // One statement, atomic across instances: a row comes back when the key is new or its entry expired.
+        return try await guarded {
+            let rows = try await self.client.query(
+                """
+                INSERT INTO once_values (key, expires_at) VALUES (\(key), \(until))
+                ON CONFLICT (key) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE once_values.expires_at < \(now)
+                RETURNING 1
+                """, logger: self.logger
+            ).collect()
+            return rows.count == 1
+        }
+    }
+
     // MARK: Helpers
 
     /// Runs `body` with a deadline and turns connectivity faults into ``StoreUnavailableError``; the first
@@ -345,13 +363,13 @@ public final class PostgresSessionStore: SessionStore, Service {
 
     /// A row of ``sessionColumns``.
     static func sessionRecord(_ row: PostgresRow) throws -> SessionRecord {
-        let (id, tokenHash, provider, subject, identity, sealed, version, created, lastSeen, expires) =
-            try row.decode((String, String, String, String, Data, Data, Int, Double, Double, Double).self)
+        let (id, tokenHash, provider, subject, identity, sealed, version, created, lastSeen, expires, jkt) =
+            try row.decode((String, String, String, String, Data, Data, Int, Double, Double, Double, String?).self)
         return SessionRecord(
             id: id, tokenHash: tokenHash, provider: provider, subject: subject, identity: identity,
             sealedCredential: sealed, credentialVersion: version,
             createdAt: Date(timeIntervalSince1970: created), lastSeenAt: Date(timeIntervalSince1970: lastSeen),
-            expiresAt: Date(timeIntervalSince1970: expires))
+            expiresAt: Date(timeIntervalSince1970: expires), dpopThumbprint: jkt)
     }
 
     private func pendingRecords(_ rows: PostgresRowSequence, keyHash: String, purpose: PendingRecord.Purpose) async throws -> [PendingRecord] {

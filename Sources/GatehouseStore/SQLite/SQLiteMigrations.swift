@@ -45,6 +45,15 @@ enum SQLiteMigrations {
                 t.column("until", .double).notNull()
             }
         }
+        migrator.registerMigration("v2") { db in
+            // DPoP (RFC 9449): the thumbprint of the key a session is bound to, and the proofs already seen.
+            try db.alter(table: "sessions") { t in t.add(column: "dpop_jkt", .text) }
+            try db.create(table: "once_values") { t in
+                t.primaryKey("key", .text)
+                t.column("expires_at", .double).notNull()
+            }
+            try db.create(index: "once_values_expires_at", on: "once_values", columns: ["expires_at"])
+        }
         return migrator
     }
 }

@@ -15,7 +15,7 @@ import GRDB
 public final class SQLiteSessionStore: SessionStore {
     static let sessionColumns = """
         id, token_hash, provider, subject, identity, sealed_credential, credential_version, \
-        created_at, last_seen_at, expires_at
+        created_at, last_seen_at, expires_at, dpop_jkt
         """
 
     let pool: DatabasePool
@@ -65,11 +65,11 @@ public final class SQLiteSessionStore: SessionStore {
         do {
             try await pool.write { db in
                 try db.execute(
-                    sql: "INSERT INTO sessions (\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    sql: "INSERT INTO sessions (\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     arguments: [
                         record.id, record.tokenHash, record.provider, record.subject, record.identity,
                         record.sealedCredential, record.credentialVersion, record.createdAt.timeIntervalSince1970,
-                        record.lastSeenAt.timeIntervalSince1970, record.expiresAt.timeIntervalSince1970,
+                        record.lastSeenAt.timeIntervalSince1970, record.expiresAt.timeIntervalSince1970, record.dpopThumbprint,
                     ]
                 )
             }
@@ -131,6 +131,7 @@ public final class SQLiteSessionStore: SessionStore {
             try db.execute(sql: "DELETE FROM sessions WHERE expires_at < ? OR last_seen_at < ?", arguments: [now, idleCutoff])
             let count = db.changesCount
             try db.execute(sql: "DELETE FROM pending WHERE expires_at < ?", arguments: [now])
+            try db.execute(sql: "DELETE FROM once_values WHERE expires_at < ?", arguments: [now])
             return count
         }
     }
@@ -219,6 +220,19 @@ public final class SQLiteSessionStore: SessionStore {
         }
     }
 
+    // MARK: One-time values
+
+    public func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
+        try await pool.write { db in
+            // An expired entry with the same key is the sweeper's to remove, but must not count as a replay.
+            try db.execute(
+                sql: "DELETE FROM once_values WHERE key = ? AND expires_at < ?", arguments: [key, now.timeIntervalSince1970])
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO once_values (key, expires_at) VALUES (?, ?)", arguments: [key, until.timeIntervalSince1970])
+            return db.changesCount == 1
+        }
+    }
+
     // MARK: Helpers
 
     private func runMigrations() async throws {
@@ -247,7 +261,8 @@ public final class SQLiteSessionStore: SessionStore {
             credentialVersion: try row.decode(forColumn: "credential_version"),
             createdAt: Date(timeIntervalSince1970: try row.decode(forColumn: "created_at")),
             lastSeenAt: Date(timeIntervalSince1970: try row.decode(forColumn: "last_seen_at")),
-            expiresAt: Date(timeIntervalSince1970: try row.decode(forColumn: "expires_at"))
+            expiresAt: Date(timeIntervalSince1970: try row.decode(forColumn: "expires_at")),
+            dpopThumbprint: try row.decode(forColumn: "dpop_jkt")
         )
     }
 }

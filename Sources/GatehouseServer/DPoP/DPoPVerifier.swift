@@ -1,0 +1,192 @@
+import Crypto
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import JWTKit
+
+/// Checks DPoP proofs (RFC 9449 §4.3) and binds sessions to the key that signs them.
+///
+/// A proof is a JWS in the `DPoP` header: `typ` `dpop+jwt`, an asymmetric `alg` of
+/// ``DPoPPolicy/algorithms``, the public `jwk` it verifies with; claims `htm` and `htu` naming this request,
+/// `iat` within `max_age_seconds`, `jti` never seen before (the replay cache is the session store, so it
+/// holds across instances), `ath` = the hash of the session token it accompanies, and the gateway's
+/// `nonce` when `require_nonce` is on. The signature is jwt-kit's to verify.
+struct DPoPVerifier: Sendable {
+    static let proofField = HTTPField.Name("DPoP")!
+    static let nonceField = HTTPField.Name("DPoP-Nonce")!
+
+    /// The request a proof must name: its method and its URL as the client reached it.
+    struct Target: Sendable {
+        var method: String
+        var url: String
+    }
+
+    let policy: DPoPPolicy
+    /// `public_url`: the base of every URL a client reaches the gateway's own routes under.
+    let publicURL: String
+    let store: any SessionStore
+    let clock: TimeSource
+    let nonces: DPoPNonces
+    private let keys = DPoPKeyCache()
+
+    init(policy: DPoPPolicy, publicURL: String, store: any SessionStore, clock: TimeSource, sealingKeys: [CredentialSealer.Key]) {
+        self.policy = policy
+        self.publicURL = publicURL
+        self.store = store
+        self.clock = clock
+        nonces = DPoPNonces(sealingKeys: sealingKeys, lifetime: TimeInterval(policy.nonceLifetimeSeconds))
+    }
+
+    /// The target of a request to one of the gateway's routes: `public_url` and the path as received.
+    func target(method: String, path: Substring) -> Target {
+        Target(method: method, url: publicURL + path)
+    }
+
+    // MARK: Sessions
+
+    /// Whether a session's request may go on, given how its token came: a bound session only as
+    /// `Authorization: DPoP` with a proof of this request signed by its key, an unbound one never as `DPoP`.
+    /// The proof is spent (its `jti` recorded) only when everything else holds.
+    func authorize(_ session: ActiveSession, token: String, presentation: SessionResolver.Presentation, proofs: [String], target: Target) async throws {
+        let proof = try await check(session, token: token, presentation: presentation, proofs: proofs, target: target)
+        if let proof { try await spend(proof, status: 401) }
+    }
+
+    /// ``authorize(_:token:presentation:proofs:target:)`` without spending: the proof to spend, if any.
+    func check(_ session: ActiveSession, token: String, presentation: SessionResolver.Presentation, proofs: [String], target: Target) async throws -> DPoPProof? {
+        let bound = session.record.dpopThumbprint
+        switch presentation {
+        case .cookie:
+            return nil
+        case .bearer:
+            if bound != nil {
+                throw GatehouseError.invalidToken("This session is bound to a key: present it as 'Authorization: DPoP <token>' with a DPoP proof.")
+            }
+            return nil
+        case .dpop:
+            guard let bound else {
+                throw GatehouseError.invalidToken("This session is not bound to a key: present it as 'Authorization: Bearer <token>'.")
+            }
+            let proof = try await verify(proofs, target: target, accessToken: token, status: 401)
+            guard ConstantTime.equal(Data(proof.thumbprint.utf8), Data(bound.utf8)) else {
+                throw GatehouseError.invalidDPoPProof("The DPoP proof is signed by another key than the one the session is bound to.")
+            }
+            return proof
+        }
+    }
+
+    // MARK: Sign-ins
+
+    /// The thumbprint a new session is bound to, from the proof of a sign-in request (`POST /v1/session`,
+    /// `/assertion`, `/token`); `nil` for a bearer session. Refusals are 400 (RFC 9449 §5).
+    func bindingForSignIn(proofs: [String], target: Target) async throws -> String? {
+        guard policy.mode != .off else { return nil }
+        if proofs.isEmpty {
+            if policy.mode == .required {
+                throw GatehouseError.invalidDPoPProof("This gateway binds every session to a key: send a DPoP proof with the sign-in.", status: 400)
+            }
+            return nil
+        }
+        let proof = try await verify(proofs, target: target, accessToken: nil, status: 400)
+        try await spend(proof, status: 400)
+        return proof.thumbprint
+    }
+
+    // MARK: Proofs
+
+    /// Every check of RFC 9449 §4.3 but the replay check.
+    func verify(_ proofs: [String], target: Target, accessToken: String?, status: Int) async throws -> DPoPProof {
+        func refuse(_ detail: String) -> GatehouseError { .invalidDPoPProof(detail, status: status) }
+        guard proofs.count == 1, let proof = proofs.first else {
+            throw refuse(proofs.isEmpty ? "A DPoP proof is required (the DPoP header)." : "Exactly one DPoP header is allowed.")
+        }
+        let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
+        guard proof.utf8.count <= 8192, parts.count == 3, let headerData = Base64URL.decode(String(parts[0])),
+            let header = JSONValue.parse(headerData)?.objectValue, let claimsData = Base64URL.decode(String(parts[1])),
+            let claims = JSONValue.parse(claimsData)?.objectValue
+        else { throw refuse("The DPoP proof is not a JWS with a JSON header and claims.") }
+
+        guard header["typ"]?.stringValue?.lowercased() == "dpop+jwt" else { throw refuse("The DPoP proof's typ must be dpop+jwt.") }
+        guard let alg = header["alg"]?.stringValue, DPoPPolicy.algorithms.contains(alg) else {
+            throw refuse("The DPoP proof's alg must be one of \(DPoPPolicy.algorithms.joined(separator: ", ")).")
+        }
+        guard case .object(let jwk)? = header["jwk"], let thumbprint = JWKThumbprint.of(jwk),
+            Self.keyFits(jwk, alg: alg), !Self.privateMembers.contains(where: { jwk[$0] != nil })
+        else { throw refuse("The DPoP proof's jwk must be a public \(alg) key.") }
+
+        do {
+            let verifier = try await keys.verifier(thumbprint: thumbprint, alg: alg, jwk: try Self.jwk(jwk, alg: alg))
+            _ = try await verifier.verify(proof, as: SignatureOnly.self)
+        } catch {
+            throw refuse("The DPoP proof's signature does not verify with its jwk.")
+        }
+
+        guard let jti = claims["jti"]?.stringValue, !jti.isEmpty, jti.utf8.count <= 256 else {
+            throw refuse("The DPoP proof needs a jti (at most 256 bytes).")
+        }
+        guard claims["htm"]?.stringValue == target.method else { throw refuse("The DPoP proof's htm is not this request's method.") }
+        guard let htu = claims["htu"]?.stringValue, let presented = DPoPTargetURI.normalized(htu),
+            presented == DPoPTargetURI.normalized(target.url)
+        else { throw refuse("The DPoP proof's htu is not this request's URL.") }
+        let now = clock.now()
+        guard let iat = claims["iat"]?.doubleValue else { throw refuse("The DPoP proof needs an iat.") }
+        let age = now.timeIntervalSince1970 - iat
+        guard age <= Double(policy.maxAgeSeconds + DPoPPolicy.clockSkewSeconds) else { throw refuse("The DPoP proof is too old (iat).") }
+        guard age >= -Double(DPoPPolicy.clockSkewSeconds) else { throw refuse("The DPoP proof is issued in the future (iat).") }
+        if let accessToken {
+            let expected = Base64URL.encode(Data(SHA256.hash(data: Data(accessToken.utf8))))
+            guard let ath = claims["ath"]?.stringValue, ConstantTime.equal(Data(ath.utf8), Data(expected.utf8)) else {
+                throw refuse("The DPoP proof's ath is not the hash of this session token.")
+            }
+        }
+        if policy.requireNonce {
+            guard let nonce = claims["nonce"]?.stringValue, nonces.accepts(nonce, now: now) else {
+                throw GatehouseError.useDPoPNonce(nonces.issue(now: now), status: status)
+            }
+        }
+        return DPoPProof(thumbprint: thumbprint, jti: jti, issuedAt: Date(timeIntervalSince1970: iat))
+    }
+
+    /// Records the proof's `jti` for its key; a second use, here or on another instance, is refused.
+    func spend(_ proof: DPoPProof, status: Int) async throws {
+        // Kept until the proof's iat can no longer pass the age check.
+        let until = proof.issuedAt.addingTimeInterval(TimeInterval(policy.maxAgeSeconds + 2 * DPoPPolicy.clockSkewSeconds))
+        guard try await store.recordOnce("dpop \(proof.thumbprint) \(proof.jti)", until: until, now: clock.now()) else {
+            throw GatehouseError.invalidDPoPProof("The DPoP proof was already used (jti).", status: status)
+        }
+    }
+
+    /// A fresh nonce for a client, when nonces are required.
+    func freshNonce() -> String? {
+        policy.requireNonce ? nonces.issue(now: clock.now()) : nil
+    }
+
+    // MARK: Keys
+
+    /// Members only a private key has (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2).
+    private static let privateMembers = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
+
+    /// Whether the key type and curve are those of the algorithm: the header never picks a key family
+    /// that the algorithm does not use (RFC 8725 §3.1).
+    private static func keyFits(_ jwk: [String: JSONValue], alg: String) -> Bool {
+        switch (alg, jwk["kty"]?.stringValue) {
+        case ("ES256", "EC"): jwk["crv"]?.stringValue == "P-256"
+        case ("RS256", "RSA"), ("PS256", "RSA"): true
+        case ("EdDSA", "OKP"): jwk["crv"]?.stringValue == "Ed25519"
+        default: false
+        }
+    }
+
+    /// jwt-kit's key of the public members, for `alg`.
+    private static func jwk(_ members: [String: JSONValue], alg: String) throws -> JWK {
+        var key = members.filter { ["kty", "crv", "x", "y", "n", "e"].contains($0.key) }
+        key["alg"] = .string(alg)
+        let json = try JSONEncoder().encode(JSONValue.object(key))
+        return try JWK(json: String(decoding: json, as: UTF8.self))
+    }
+
+    /// jwt-kit checks the signature; the claims are read and checked above.
+    private struct SignatureOnly: JWTPayload {
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+}

@@ -1,0 +1,30 @@
+import Crypto
+import Foundation
+import GatehouseCore
+
+/// RFC 7638 JWK thumbprints: the SHA-256 of the key's required members, as JSON with the member names in
+/// lexicographic order and no white space, base64url-encoded. What a DPoP-bound session remembers of its key.
+enum JWKThumbprint {
+    /// The required members of each key type (RFC 7638 §3.2), in lexicographic order.
+    private static let members: [String: [String]] = [
+        "EC": ["crv", "kty", "x", "y"],
+        "RSA": ["e", "kty", "n"],
+        "OKP": ["crv", "kty", "x"],
+    ]
+
+    /// The thumbprint of a public JWK, or `nil` when a required member is missing or not a plain string.
+    static func of(_ jwk: [String: JSONValue]) -> String? {
+        guard let kty = jwk["kty"]?.stringValue, let names = members[kty] else { return nil }
+        var json = "{"
+        for (index, name) in names.enumerated() {
+            // Base64url values and curve names: nothing that JSON would escape; anything else is refused
+            // rather than serialized in a way another implementation might not reproduce.
+            guard case .string(let value)? = jwk[name], !value.isEmpty,
+                value.utf8.allSatisfy({ PercentEncoding.isUnreserved($0) })
+            else { return nil }
+            json += (index == 0 ? "" : ",") + "\"\(name)\":\"\(value)\""
+        }
+        json += "}"
+        return Base64URL.encode(Data(SHA256.hash(data: Data(json.utf8))))
+    }
+}
