@@ -11,6 +11,6 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-bench",
         abstract: "Benchmark helpers: session-store lookup latency, and a ready-made session for load tests.",
-        subcommands: [StoreLookupCommand.self, SeedSessionCommand.self]
+        subcommands: [StoreLookupCommand.self, SeedSessionCommand.self, DPoPProofsCommand.self]
     )
 }

@@ -306,3 +306,162 @@ def pytest_runtest_makereport(item, call):
     dot = funcargs.get("dot_server")
     if isinstance(dot, DotServer):
         rep.sections.append(("DOT server log (tail)", _tail(dot.log, 8000)))
+
+
+# ---------------------------------------------------------------- DPoP (RFC 9449) tests
+#
+# `dpop_gateways`: more gateways, each with its own `sessions.dpop:` block, started on first use (free
+# port each; DOT accepts the callback on any loopback port, RFC 8252 §7.3, so no extra registration) and
+# stopped at the end of the session. Besides `dot` (as in `gateway`) they have two providers of the
+# other sign-in routes: `dotcap` (kind capture: POST /v1/auth/dotcap/token, probed at `capture_probe`)
+# and `persona` (kind browserid: POST /v1/auth/persona/assertion, PyBrowserID's login.persona.org pinned).
+
+DPOP_CAPTURE_PROVIDER_ID = "dotcap"
+DPOP_ASSERTION_PROVIDER_ID = "persona"
+DPOP_ASSERTION_AUDIENCE = "https://rp.example.test"
+
+
+class _CaptureProbeHandler(BaseHTTPRequestHandler):
+    """The capture provider's probe: `Authorization: Bearer cap-<name>` is user <name>; anything else 401."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        auth = self.headers.get("Authorization") or ""
+        if self.path.split("?")[0] == "/me" and auth.startswith("Bearer cap-") and len(auth) > len("Bearer cap-"):
+            name = auth[len("Bearer cap-"):]
+            status, payload = 200, {"id": name, "email": f"{name}@capture.example", "name": name}
+        else:
+            status, payload = 401, {"error": "invalid_token"}
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def capture_probe():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _CaptureProbeHandler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def _dpop_yaml(dpop: dict) -> str:
+    lines = "".join(f"    {k}: {json.dumps(v)}\n" for k, v in dpop.items())
+    return f"sessions:\n  dpop:\n{lines}" if dpop else ""
+
+
+class DPoPGateways:
+    """Gateways of one configuration each (the `gateway` configuration plus `sessions.dpop: <dpop>` and the
+    `dotcap` / `persona` providers), started on first `get(name, dpop)`."""
+
+    def __init__(self, binary: Path, tmp: Path, dot: DotServer, backend_url: str, probe_url: str):
+        self.binary = binary
+        self.tmp = tmp
+        self.dot = dot
+        self.backend_url = backend_url
+        self.probe_url = probe_url
+        self.started: dict[str, Gateway] = {}
+        self._runs: list = []
+        self._configs: dict[str, dict] = {}
+
+    def get(self, name: str, dpop: dict) -> Gateway:
+        if name in self.started:
+            assert self._configs[name] == dpop, f"dpop gateway {name!r} already runs another configuration"
+            return self.started[name]
+        port = free_port()
+        root = self.tmp / f"dpop-gateway-{name}"
+        root.mkdir()
+        config = write_gateway_config(root, port, self.dot, self.backend_url)
+        with open(config, "a") as f:
+            f.write(_dpop_yaml(dpop))
+        self._write_extra_providers(root)
+        run = _run_gateway(self.binary, config, self.tmp / f"dpop-gateway-{name}.log", port, root)
+        gw = next(run)
+        gw.dpop = dict(dpop)
+        self._runs.append(run)
+        self.started[name] = gw
+        self._configs[name] = dict(dpop)
+        return gw
+
+    def _write_extra_providers(self, root: Path) -> None:
+        from browserid.tests.support import get_keypair  # PyBrowserID (requirements-test.txt)
+
+        providers = root / "Providers"
+        probe = self.probe_url
+        (providers / f"{DPOP_CAPTURE_PROVIDER_ID}.yaml").write_text(
+            f"""id: {_q(DPOP_CAPTURE_PROVIDER_ID)}
+kind: "capture"
+name: "captured token (DPoP tests)"
+login_url: {_q(probe + "/login")}
+allowed_origins: [{_q(probe)}]
+success_url: {_q(probe + "/welcome*")}
+probe:
+  url: {_q(probe + "/me")}
+  auth: "bearer"
+claims:
+  subject: "id"
+  email: "email"
+  name: "name"
+"""
+        )
+        doc = root / "login.persona.org.json"
+        doc.write_text(json.dumps({"public-key": get_keypair("login.persona.org")[0],
+                                   "authentication": "/sign_in", "provisioning": "/provision"}))
+        (providers / f"{DPOP_ASSERTION_PROVIDER_ID}.yaml").write_text(
+            f"""id: {_q(DPOP_ASSERTION_PROVIDER_ID)}
+kind: "browserid"
+name: "Persona (DPoP tests)"
+audiences:
+  - {_q(DPOP_ASSERTION_AUDIENCE)}
+issuers:
+  - domain: "login.persona.org"
+    support_document_file: {_q(str(doc))}
+fetch_support_documents: false
+trusted_secondaries: ["login.persona.org"]
+session_lifetime_seconds: 900
+"""
+        )
+
+    def close(self) -> None:
+        for run in reversed(self._runs):
+            run.close()  # the generator's `finally` stops the process
+
+
+@pytest.fixture(scope="session")
+def dpop_gateways(interop_tmp, dot_server, echo_backend, capture_probe):
+    farm = DPoPGateways(_require_binary(), interop_tmp, dot_server, echo_backend, capture_probe)
+    try:
+        yield farm
+    finally:
+        farm.close()
+
+
+class _DPoPGatewayLogs:
+    """On a failing test that used `dpop_gateways`, the tails of those gateways' logs."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        rep = outcome.get_result()
+        if rep.when != "call" or not rep.failed:
+            return
+        farm = getattr(item, "funcargs", {}).get("dpop_gateways")
+        if isinstance(farm, DPoPGateways):
+            for name, gw in farm.started.items():
+                rep.sections.append((f"dpop gateway {name} log (tail)", gw.log_tail()))
+
+
+def pytest_configure(config):
+    if not config.pluginmanager.has_plugin("gatehouse-dpop-gateway-logs"):
+        config.pluginmanager.register(_DPoPGatewayLogs(), "gatehouse-dpop-gateway-logs")

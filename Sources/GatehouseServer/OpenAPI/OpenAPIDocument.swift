@@ -47,7 +47,7 @@ enum OpenAPIDocument {
     "title": "Gatehouse thin-client API",
     "version": "1.0.0",
     "summary": "One session for users of several identity providers, and the gateway in front of your backend.",
-    "description": "Every error is `application/problem+json` (RFC 9457) with a stable `code` member. A session token is sent as `Authorization: Bearer <token>`; browsers use the session cookie instead, and then unsafe methods must carry `X-CSRF: 1`. The `provider` parameters list the providers this gateway has configured.",
+    "description": "Every error is `application/problem+json` (RFC 9457) with a stable `code` member. A session token is sent as `Authorization: Bearer <token>`, or, when the session is bound to the client's key (DPoP, RFC 9449: a `DPoP` proof sent with the sign-in makes the 201 say `\"token_type\": \"DPoP\"`), as `Authorization: DPoP <token>` with a fresh `DPoP` proof on every request; browsers use the session cookie instead, and then unsafe methods must carry `X-CSRF: 1`. The `provider` parameters list the providers this gateway has configured.",
     "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"}
   },
   "servers": [{"url": "/"}],
@@ -159,7 +159,7 @@ enum OpenAPIDocument {
         "operationId": "signInWithAssertion",
         "summary": "Sign in with a BrowserID assertion (kind `browserid`).",
         "security": [],
-        "parameters": [{"$ref": "#/components/parameters/provider"}],
+        "parameters": [{"$ref": "#/components/parameters/provider"}, {"$ref": "#/components/parameters/dpop"}],
         "requestBody": {
           "required": true,
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AssertionRequest"}}}
@@ -181,7 +181,7 @@ enum OpenAPIDocument {
         "operationId": "signInWithToken",
         "summary": "Sign in with a token the client captured itself (kinds `acs`, `capture`).",
         "security": [],
-        "parameters": [{"$ref": "#/components/parameters/provider"}],
+        "parameters": [{"$ref": "#/components/parameters/provider"}, {"$ref": "#/components/parameters/dpop"}],
         "requestBody": {
           "required": true,
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/TokenRequest"}}}
@@ -228,8 +228,9 @@ enum OpenAPIDocument {
         "tags": ["session"],
         "operationId": "redeemHandoffCode",
         "summary": "Exchange the one-time handoff code of a native login for a session token.",
-        "description": "The code is single use, lives 60 s and is bound to the client's PKCE challenge and redirect URI. A replayed code is refused and the session made from it is revoked (RFC 6749 §4.1.2).",
+        "description": "The code is single use, lives 60 s and is bound to the client's PKCE challenge and redirect URI. A replayed code is refused and the session made from it is revoked (RFC 6749 §4.1.2). With a `DPoP` proof the session is bound to the proof's key; a refused proof is 400 `invalid_dpop_proof` and spends the code, except 400 `use_dpop_nonce` (with `DPoP-Nonce`), after which the client retries with the nonce.",
         "security": [],
+        "parameters": [{"$ref": "#/components/parameters/dpop"}],
         "requestBody": {
           "required": true,
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HandoffRequest"}}}
@@ -294,7 +295,7 @@ enum OpenAPIDocument {
         "operationId": "backendGet",
         "summary": "GET to the backend, as the signed-in user.",
         "description": "Forwarded to the backend after the access rules: the client's `Authorization`, the session cookie and every `X-Gatehouse-*` header it sent are removed; the gateway adds `X-Gatehouse-Provider`, `X-Gatehouse-Subject`, `X-Gatehouse-Email`, `X-Gatehouse-Groups` and the signed `X-Gatehouse-Assertion`. Paths the rules make public need no session. WebSocket upgrades are relayed after the backend's 101.",
-        "security": [{"bearer": []}, {"cookie": []}, {}],
+        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {}],
         "responses": {"default": {"$ref": "#/components/responses/UpstreamOrProblem"}}
       },
       "post": {
@@ -302,7 +303,7 @@ enum OpenAPIDocument {
         "operationId": "backendPost",
         "summary": "POST to the backend, as the signed-in user.",
         "description": "Forwarded to the backend after the access rules: the client's `Authorization`, the session cookie and every `X-Gatehouse-*` header it sent are removed; the gateway adds `X-Gatehouse-Provider`, `X-Gatehouse-Subject`, `X-Gatehouse-Email`, `X-Gatehouse-Groups` and the signed `X-Gatehouse-Assertion`. Paths the rules make public need no session. WebSocket upgrades are relayed after the backend's 101.",
-        "security": [{"bearer": []}, {"cookie": []}, {}],
+        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {}],
         "responses": {"default": {"$ref": "#/components/responses/UpstreamOrProblem"}},
         "requestBody": {"content": {"*/*": {"schema": {}}}}
       },
@@ -311,7 +312,7 @@ enum OpenAPIDocument {
         "operationId": "backendPut",
         "summary": "PUT to the backend, as the signed-in user.",
         "description": "Forwarded to the backend after the access rules: the client's `Authorization`, the session cookie and every `X-Gatehouse-*` header it sent are removed; the gateway adds `X-Gatehouse-Provider`, `X-Gatehouse-Subject`, `X-Gatehouse-Email`, `X-Gatehouse-Groups` and the signed `X-Gatehouse-Assertion`. Paths the rules make public need no session. WebSocket upgrades are relayed after the backend's 101.",
-        "security": [{"bearer": []}, {"cookie": []}, {}],
+        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {}],
         "responses": {"default": {"$ref": "#/components/responses/UpstreamOrProblem"}},
         "requestBody": {"content": {"*/*": {"schema": {}}}}
       },
@@ -320,7 +321,7 @@ enum OpenAPIDocument {
         "operationId": "backendPatch",
         "summary": "PATCH to the backend, as the signed-in user.",
         "description": "Forwarded to the backend after the access rules: the client's `Authorization`, the session cookie and every `X-Gatehouse-*` header it sent are removed; the gateway adds `X-Gatehouse-Provider`, `X-Gatehouse-Subject`, `X-Gatehouse-Email`, `X-Gatehouse-Groups` and the signed `X-Gatehouse-Assertion`. Paths the rules make public need no session. WebSocket upgrades are relayed after the backend's 101.",
-        "security": [{"bearer": []}, {"cookie": []}, {}],
+        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {}],
         "responses": {"default": {"$ref": "#/components/responses/UpstreamOrProblem"}},
         "requestBody": {"content": {"*/*": {"schema": {}}}}
       },
@@ -329,7 +330,7 @@ enum OpenAPIDocument {
         "operationId": "backendDelete",
         "summary": "DELETE to the backend, as the signed-in user.",
         "description": "Forwarded to the backend after the access rules: the client's `Authorization`, the session cookie and every `X-Gatehouse-*` header it sent are removed; the gateway adds `X-Gatehouse-Provider`, `X-Gatehouse-Subject`, `X-Gatehouse-Email`, `X-Gatehouse-Groups` and the signed `X-Gatehouse-Assertion`. Paths the rules make public need no session. WebSocket upgrades are relayed after the backend's 101.",
-        "security": [{"bearer": []}, {"cookie": []}, {}],
+        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {}],
         "responses": {"default": {"$ref": "#/components/responses/UpstreamOrProblem"}}
       }
     },
@@ -380,7 +381,7 @@ enum OpenAPIDocument {
         "operationId": "forwardAuth",
         "summary": "Forward authentication for a proxy the operator runs (nginx `auth_request`, Caddy `forward_auth`, Traefik `ForwardAuth`, Envoy `ext_authz`).",
         "description": "The original request is read from `X-Forwarded-Method`/`X-Forwarded-Uri` (Caddy, Traefik), `X-Original-Method`/`X-Original-URI` or `X-Original-URL` (nginx), or from the path after `/v1/authz` (Envoy); both families present and disagreeing is 400. The access rules judge the original path after normalization. Any method is accepted (the proxy's own). Allowed: 200 with an empty body and the identity headers for the proxy to copy upstream.",
-        "security": [{}, {"bearer": []}, {"cookie": []}],
+        "security": [{}, {"bearer": []}, {"dpop": []}, {"cookie": []}],
         "parameters": [
           {"name": "X-Forwarded-Method", "in": "header", "schema": {"type": "string"}},
           {"name": "X-Forwarded-Uri", "in": "header", "schema": {"type": "string"}},
@@ -520,10 +521,15 @@ enum OpenAPIDocument {
       }
     }
   },
-  "security": [{"bearer": []}, {"cookie": []}],
+  "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}],
   "components": {
     "securitySchemes": {
       "bearer": {"type": "http", "scheme": "bearer", "description": "The session token from a 201 sign-in answer."},
+      "dpop": {
+        "type": "http",
+        "scheme": "dpop",
+        "description": "A session bound to the client's key (RFC 9449): `Authorization: DPoP <token>` and a `DPoP` proof of this request (`htm`, `htu` under the gateway's public URL, `iat`, a new `jti`, `ath` of the token, the `nonce` when the gateway requires nonces). A refused proof is 401 `invalid_dpop_proof` or `use_dpop_nonce` (with `DPoP-Nonce`); a bound token sent as Bearer is 401 `invalid_token`."
+      },
       "cookie": {
         "type": "apiKey",
         "in": "cookie",
@@ -532,6 +538,13 @@ enum OpenAPIDocument {
       }
     },
     "parameters": {
+      "dpop": {
+        "name": "DPoP",
+        "in": "header",
+        "required": false,
+        "description": "A DPoP proof (RFC 9449) with `htm` POST and `htu` this endpoint's URL: the session is bound to its key and the 201 says `\"token_type\": \"DPoP\"`.",
+        "schema": {"type": "string"}
+      },
       "provider": {
         "name": "provider",
         "in": "path",
@@ -561,8 +574,11 @@ enum OpenAPIDocument {
         "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
       },
       "Unauthorized": {
-        "description": "No session, or one that has ended (`invalid_session`, `reauthentication_required`).",
-        "headers": {"WWW-Authenticate": {"required": true, "schema": {"type": "string"}}},
+        "description": "No session, or one that has ended (`invalid_session`, `reauthentication_required`); for a session bound to a key, a proof that is refused (`invalid_dpop_proof`, `use_dpop_nonce`) or the token sent with the wrong scheme (`invalid_token`).",
+        "headers": {
+          "WWW-Authenticate": {"required": true, "schema": {"type": "string"}},
+          "DPoP-Nonce": {"description": "The nonce the next DPoP proof must carry (with `use_dpop_nonce`).", "schema": {"type": "string"}}
+        },
         "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
       },
       "ProblemOrPage": {
@@ -576,6 +592,9 @@ enum OpenAPIDocument {
       "Page": {"description": "An HTML page.", "content": {"text/html": {"schema": {"type": "string"}}}},
       "SessionGrant": {
         "description": "Signed in.",
+        "headers": {
+          "DPoP-Nonce": {"description": "With `sessions.dpop.require_nonce`: the nonce for the client's next DPoP proof.", "schema": {"type": "string"}}
+        },
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionGrant"}}}
       },
       "UpstreamOrProblem": {
