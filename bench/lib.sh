@@ -91,6 +91,15 @@ gatehouse_binary() { # sets BIN: $GATEHOUSE_BIN (absolute), or a release build m
         [[ -x $BIN ]] || die "no binary at $BIN after the build"
     fi
 }
+bench_binary() { # sets BENCH_BIN: gatehouse-bench next to $BIN, else a release build made here
+    BENCH_BIN=$(dirname "$BIN")/gatehouse-bench
+    if [[ ! -x $BENCH_BIN ]]; then
+        log "building release (swift build -c release --product gatehouse-bench)"
+        swift build -c release --product gatehouse-bench >&2 || die "release build of gatehouse-bench failed"
+        BENCH_BIN="$(swift build -c release --show-bin-path)/gatehouse-bench"
+        [[ -x $BENCH_BIN ]] || die "no gatehouse-bench at $BENCH_BIN after the build"
+    fi
+}
 
 binary_kind() { # path of a binary: release, debug or unknown, from the build directory in its path
     case $1 in

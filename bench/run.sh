@@ -2,7 +2,8 @@
 # Gatehouse benchmark: authenticated `GET /v1/api/…` through the gateway and through its peers, in one
 # run: the nginx upstream directly, nginx and Caddy as plain reverse proxies in front of it, Gatehouse
 # on the memory store (`gatehouse demo`) and on the SQLite store (`gatehouse serve`) with its session
-# cache on and off. See bench/README.md.
+# cache on and off, and with a DPoP-bound session (a fresh ES256 proof per request) against a bearer one.
+# See bench/README.md.
 #
 # Environment:
 #   DURATION=8        seconds per wrk run
@@ -12,6 +13,8 @@
 #   WARMUP=2          seconds of unmeasured load per target before the first run (0: none)
 #   GATEHOUSE_BIN     use this gatehouse binary instead of building release
 #   STORM=1000        calls at once in the refresh storm (0: no storm)
+#   DPOP_RATE=20000   DPoP proofs made per second of a DPoP run (more than the gateway can take: a run
+#                     that uses them all gets replay refusals, reported as non-2xx)
 #   KEEP_TMP=1        keep the temp dir (nginx/Caddy/gateway configs, logs, raw wrk output)
 set -euo pipefail
 
@@ -32,6 +35,9 @@ install_caddy
 
 # --- gatehouse binary ----------------------------------------------------------------------------
 gatehouse_binary # sets BIN
+bench_binary     # sets BENCH_BIN (DPoP proofs)
+DPOP_RATE=${DPOP_RATE:-20000}
+require_counts DPOP_RATE
 bin_kind=$(binary_kind "$BIN")
 
 # --- temp dir and cleanup ------------------------------------------------------------------------
@@ -185,6 +191,17 @@ sqlite0_port=$(free_port)
 serve_sqlite sqlite0 "$sqlite0_port" 0 sqlite0_pid
 sqlite_token=$(capture_session "http://127.0.0.1:$sqlite_port" sqlite)
 sqlite0_token=$(capture_session "http://127.0.0.1:$sqlite0_port" sqlite0)
+# A second session on the cached SQLite gateway, bound to an ES256 key (DPoP): its sign-in carries a proof.
+dpop_key=$tmp/dpop.p256
+dpop_proofs() { # method url [token] [count]: proofs from gatehouse-bench, one per line
+    "$BENCH_BIN" dpop-proofs --key "$dpop_key" --method "$1" --url "$2" ${3:+--token "$3"} --count "${4:-1}"
+}
+dpop_status=$(curl -s -o "$tmp/session-dpop.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+    -H "DPoP: $(dpop_proofs POST "http://127.0.0.1:$sqlite_port/v1/auth/bench/token")" \
+    -d '{"token": "bench-dpop"}' "http://127.0.0.1:$sqlite_port/v1/auth/bench/token") || true
+[[ $dpop_status == 201 ]] || die "the DPoP sign-in answered $dpop_status: $(head -c 1000 "$tmp/session-dpop.json")"
+read -r dpop_token dpop_type < <(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["session_token"], d["token_type"])' "$tmp/session-dpop.json")
+[[ $dpop_type == DPoP ]] || die "the DPoP sign-in gave a $dpop_type session"
 
 # --- forward authentication: nginx auth_request -> the SQLite gateway's /v1/authz, then the backend ------
 # The price of forward auth per request, against the plain nginx proxy above: the same nginx settings,
@@ -233,7 +250,7 @@ wait_http "http://127.0.0.1:$authz_port/bench" "$authz_pid" "nginx auth_request"
 
 # --- targets ---------------------------------------------------------------------------------------
 # name, label, CPU key (run_wrk's "cpu" line; nginx's workers are <key>_<n>), pids for the RSS, URL, token
-targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-nocache nginx-authz)
+targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-dpop gw-sqlite-nocache nginx-authz)
 declare -A label url tok cpu_key rss_pids
 label=(
     [direct]="nginx backend, direct"
@@ -241,6 +258,7 @@ label=(
     [caddy]="Caddy $caddy_version reverse_proxy -> backend"
     [gw-memory]="Gatehouse, memory store (demo)"
     [gw-sqlite]="Gatehouse, SQLite, session cache ${SESSION_CACHE_SECONDS} s"
+    [gw-sqlite-dpop]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, DPoP-bound (ES256 proof each)"
     [gw-sqlite-nocache]="Gatehouse, SQLite, session cache 0"
     [nginx-authz]="nginx auth_request -> Gatehouse /v1/authz, -> backend"
 )
@@ -250,12 +268,13 @@ url=(
     [caddy]="http://127.0.0.1:$caddy_port/bench"
     [gw-memory]="$gw/v1/api/bench"
     [gw-sqlite]="http://127.0.0.1:$sqlite_port/v1/api/bench"
+    [gw-sqlite-dpop]="http://127.0.0.1:$sqlite_port/v1/api/bench"
     [gw-sqlite-nocache]="http://127.0.0.1:$sqlite0_port/v1/api/bench"
     [nginx-authz]="http://127.0.0.1:$authz_port/bench"
 )
 # Every target gets the same request: the proxies and nginx ignore the Authorization header.
-tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
-cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
+tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-dpop]=$dpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
+cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-dpop]=sqlite [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
 mapfile -t backend_workers < <(nginx_workers "$nginx_pid")
 mapfile -t proxy_workers < <(nginx_workers "$proxy_pid")
 mapfile -t authz_workers < <(nginx_workers "$authz_pid")
@@ -263,7 +282,7 @@ mapfile -t authz_workers < <(nginx_workers "$authz_pid")
 rss_pids=(
     [direct]="$nginx_pid ${backend_workers[*]}"
     [nginx-proxy]="$proxy_pid ${proxy_workers[*]}"
-    [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-nocache]=$sqlite0_pid
+    [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-dpop]=$sqlite_pid [gw-sqlite-nocache]=$sqlite0_pid
     [nginx-authz]="$authz_pid ${authz_workers[*]} $sqlite_pid"
 )
 cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid")
@@ -273,7 +292,13 @@ for i in "${!proxy_workers[@]}"; do cpu_watch+=("proxy_$((i + 1))=${proxy_worker
 for i in "${!authz_workers[@]}"; do cpu_watch+=("authz_$((i + 1))=${authz_workers[i]}"); done
 cpu_watch+=("authz_gw=$sqlite_pid")
 
-for t in "${targets[@]}"; do sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: Bearer ${tok[$t]}"; done
+for t in "${targets[@]}"; do
+    if [[ $t == gw-sqlite-dpop ]]; then
+        sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: DPoP ${tok[$t]}" -H "DPoP: $(dpop_proofs GET "${url[$t]}" "${tok[$t]}")"
+    else
+        sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: Bearer ${tok[$t]}"
+    fi
+done
 
 # --- load ----------------------------------------------------------------------------------------
 require_all_alive() {
@@ -286,7 +311,13 @@ require_all_alive() {
     require_alive "$authz_pid" "the nginx auth_request proxy died during the $1 run (see $tmp/authz)"
 }
 wrk_target() { # name index seconds
-    run_wrk "$1 run $2" "$tmp/wrk-$1-$2.txt" "$3" "${url[$1]}" -H "Authorization: Bearer ${tok[$1]}"
+    if [[ $1 == gw-sqlite-dpop ]]; then
+        # Made just before the run (iat: now; the gateway accepts 60 s), each sent once.
+        dpop_proofs GET "${url[$1]}" "${tok[$1]}" $((DPOP_RATE * $3)) >"$tmp/proofs.txt" || die "gatehouse-bench dpop-proofs failed"
+        run_wrk "$1 run $2" "$tmp/wrk-$1-$2.txt" "$3" "${url[$1]}" -s "$script_dir/dpop.lua" -- "$tmp/proofs.txt" "${tok[$1]}" "$THREADS"
+    else
+        run_wrk "$1 run $2" "$tmp/wrk-$1-$2.txt" "$3" "${url[$1]}" -H "Authorization: Bearer ${tok[$1]}"
+    fi
     require_all_alive "$1"
 }
 

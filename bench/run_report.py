@@ -73,6 +73,11 @@ def main():
         on, off = by_name["gw-sqlite"], by_name["gw-sqlite-nocache"]
         print(f"SQLite session cache on / off: {on['rps']:,.0f} / {off['rps']:,.0f} req/s = {on['rps'] / off['rps']:.2f}x "
               f"(p50 {fmt_ms(on['p50_ms'])} vs {fmt_ms(off['p50_ms'])})")
+    if "gw-sqlite" in by_name and "gw-sqlite-dpop" in by_name:
+        bearer, dpop = by_name["gw-sqlite"], by_name["gw-sqlite-dpop"]
+        print(f"DPoP-bound / bearer session (SQLite, cache on): {dpop['rps']:,.0f} / {bearer['rps']:,.0f} req/s = "
+              f"{dpop['rps'] / bearer['rps']:.2f}x; gateway CPU/request {dpop['cpu_us']:.0f} us vs {bearer['cpu_us']:.0f} us "
+              f"(p50 {fmt_ms(dpop['p50_ms'])} vs {fmt_ms(bearer['p50_ms'])}; wrk signs nothing: the proofs are made before each run)")
     print(f"command: {command}")
 
     problems = wrk_problems([(t["name"], results[t["name"]]) for t in targets]
