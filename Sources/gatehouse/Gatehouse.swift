@@ -10,6 +10,9 @@ struct Gatehouse: AsyncParsableCommand {
         commandName: "gatehouse",
         abstract: "An authentication gateway: one session for thin clients, many identity providers behind it.",
         version: "gatehouse \(version)",
-        subcommands: [ServeCommand.self, CheckCommand.self, ProvidersCommand.self, MigrateCommand.self, KeysCommand.self, SessionsCommand.self, DemoCommand.self]
+        subcommands: [
+            ServeCommand.self, CheckCommand.self, ProvidersCommand.self, MigrateCommand.self, KeysCommand.self, SessionsCommand.self, DemoCommand.self,
+            LoginCommand.self, WhoamiCommand.self, APICommand.self, LogoutCommand.self,
+        ]
     )
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.client
 import json
 import re
 import secrets
@@ -93,6 +94,22 @@ def private_jwk(key: DPoPKey) -> dict:
 
 def public_jwk(key: DPoPKey) -> dict:
     return dict(key.public_jwk.to_dict())
+
+
+def raw_request(base: str, method: str, target: str, headers: list[tuple[str, str]]) -> tuple[int, dict, bytes]:
+    """One request exactly as given (`target` unnormalized, header fields repeated as listed), which
+    `requests` cannot send: (status, headers, body)."""
+    u = urlsplit(base)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=TIMEOUT)
+    try:
+        c.putrequest(method, target, skip_accept_encoding=True)
+        for k, v in headers:
+            c.putheader(k, v)
+        c.endheaders()
+        r = c.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        c.close()
 
 
 # ---------------------------------------------------------------- forged proofs (joserfc)
