@@ -13,10 +13,11 @@ enum ClientEncoding {
         PercentEncoding.encode(value.utf8, keeping: PercentEncoding.isUnreserved)
     }
 
-    /// The name-value pairs of a query (Foundation's reading); the first of a repeated name wins. A query
-    /// that is not valid gives none.
+    /// The name-value pairs of a form-encoded query (Foundation's reading, `+` a space); the first of a
+    /// repeated name wins. A query that is not valid gives none.
     static func queryParameters(_ query: Substring) -> [String: String] {
-        guard let items = URLComponents(string: "http://127.0.0.1/?" + query)?.queryItems else { return [:] }
+        let spaced = query.replacingOccurrences(of: "+", with: "%20")
+        guard let items = URLComponents(string: "http://127.0.0.1/?" + spaced)?.queryItems else { return [:] }
         var parameters: [String: String] = [:]
         for item in items where parameters[item.name] == nil {
             parameters[item.name] = item.value ?? ""
