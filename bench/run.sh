@@ -119,7 +119,7 @@ caddy_version=$("$CADDY" version | awk '{print $1}')
 # --- gateway, memory store (demo mode: stand-in OAuth server on loopback, nginx as the backend) -----
 gw_port=$(free_port)
 gw="http://127.0.0.1:$gw_port"
-"$BIN" demo --listen "127.0.0.1:$gw_port" --backend "$backend" --token-lifetime 3600 \
+"$BIN" demo --listen "127.0.0.1:$gw_port" --backend "$backend" --token-lifetime 3600 --no-access-log \
     >"$tmp/gateway.log" 2>&1 &
 gw_pid=$!
 wait_http "$gw/healthz" "$gw_pid" gateway
@@ -168,6 +168,7 @@ backend:
 logging:
   level: "info"
   format: "text"
+  access_log: false          # as nginx (access_log off) and Caddy (no log directive) run here
 EOF
     "$BIN" check --config "$dir/gatehouse.yaml" >"$dir/check.out" 2>&1 || die "gatehouse check failed for $name: $(cat "$dir/check.out")"
     "$BIN" serve --config "$dir/gatehouse.yaml" >"$tmp/gateway-$name.log" 2>&1 &
@@ -350,7 +351,7 @@ done >"$tmp/targets.tsv"
 if ((STORM > 0)); then
     storm_port=$(free_port)
     storm="http://127.0.0.1:$storm_port"
-    "$BIN" demo --listen "127.0.0.1:$storm_port" --backend "$backend" --token-lifetime 20 >"$tmp/gateway-storm.log" 2>&1 &
+    "$BIN" demo --listen "127.0.0.1:$storm_port" --backend "$backend" --token-lifetime 20 --no-access-log >"$tmp/gateway-storm.log" 2>&1 &
     storm_pid=$!
     wait_http "$storm/healthz" "$storm_pid" "storm gateway"
     storm_token=$(python3 "$script_dir/login.py" "$storm") || die "storm login failed (log: $tmp/gateway-storm.log)"

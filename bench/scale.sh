@@ -183,6 +183,7 @@ allowed_redirect_uris:
 logging:
   level: "info"
   format: "text"
+  access_log: false          # as the peers run here
 EOF
     "$GH" check --config "$gwdir/gatehouse-$1.yaml" >"$tmp/check-$1.out" 2>&1 \
         || die "gatehouse check failed for cache $1: $(cat "$tmp/check-$1.out")"

@@ -1,7 +1,7 @@
 import GatehouseCore
 
 extension GatewayConfiguration {
-    /// `logging:` — level and line format.
+    /// `logging:` — level, line format and the access log.
     public struct Logging: Sendable, Equatable {
         /// Log levels; the raw values are swift-log's `Logger.Level` raw values.
         public enum Level: String, Sendable, CaseIterable {
@@ -18,13 +18,17 @@ extension GatewayConfiguration {
 
         public var level: Level
         public var format: Format
+        /// One `info` line per request (method, route, status, duration, provider, session id, request id).
+        public var accessLog: Bool
 
         /// - Parameters:
         ///   - level: `info` by default.
         ///   - format: `text` by default.
-        public init(level: Level = .info, format: Format = .text) {
+        ///   - accessLog: on by default.
+        public init(level: Level = .info, format: Format = .text, accessLog: Bool = true) {
             self.level = level
             self.format = format
+            self.accessLog = accessLog
         }
 
         init(_ map: ConfigMap) throws {
@@ -35,6 +39,7 @@ extension GatewayConfiguration {
             if let text = try map.choice("format", Format.allCases.map(\.rawValue)), let value = Format(rawValue: text) {
                 format = value
             }
+            accessLog = try map.bool("access_log") ?? accessLog
             try map.finish()
         }
     }

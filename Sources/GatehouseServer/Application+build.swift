@@ -6,7 +6,8 @@ import NIOCore
 /// Builds the gateway's router: every route of the v1 API, with problem+json errors and limits.
 public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     let router = Router(context: GatehouseRequestContext.self)
-    // Outermost first: CORS headers also go on problem responses.
+    // Outermost first: the request id and the access log see every answer; CORS headers also go on problems.
+    router.add(middleware: AccessLogMiddleware(log: gateway.accessLog, trustedProxies: gateway.settings.trustedProxies))
     if !gateway.settings.corsAllowedOrigins.isEmpty {
         router.add(middleware: CORSPolicyMiddleware(allowedOrigins: gateway.settings.corsAllowedOrigins))
     }

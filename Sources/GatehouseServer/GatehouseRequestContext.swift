@@ -10,6 +10,10 @@ public struct GatehouseRequestContext: RequestContext {
     public var remoteAddress: String?
     /// Set by ``SessionMiddleware`` on the routes that need a session.
     var session: ResolvedSession?
+    /// The request's id (``RequestIdentifier``), set by ``AccessLogMiddleware``.
+    var requestID = ""
+    /// What the access-log line reports of the session, filled in by the layers that resolve it.
+    var logFields = RequestLogFields()
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -25,6 +25,8 @@ public struct Gateway: Sendable {
     let upstream: UpstreamClient
     /// `access:`, replaced on SIGHUP.
     public let access: AccessRules
+    /// One line and one count per answered request (router and relay).
+    let accessLog: AccessLog
 
     /// - Parameters:
     ///   - sealingKeys: 32-byte AES keys with ids; the first seals.
@@ -50,6 +52,7 @@ public struct Gateway: Sendable {
         sessions = SessionManager(store: store, sealer: sealer, clock: clock, settings: settings, onEnd: { signer.forget(sessionID: $0) })
         let metrics = GatewayMetrics()
         self.metrics = metrics
+        accessLog = AccessLog(logger: logger, metrics: metrics, enabled: settings.accessLog)
         refresher = RefreshCoordinator(sessions: sessions, upstreamTimeout: settings.upstreamTimeout, metrics: metrics, logger: logger)
         refreshPolicy = RefreshPolicy(skew: settings.refreshSkew)
         loginFlow = LoginFlow(settings: settings, sessions: sessions, metrics: metrics, access: access)

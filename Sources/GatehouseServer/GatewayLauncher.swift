@@ -39,6 +39,7 @@ public enum GatewayLauncher {
         settings.trustedProxies = configuration.trustedProxies
         settings.metricsOnOwnListener = configuration.metricsListen != nil
         settings.upstreamKeepalive = TimeInterval(configuration.limits.upstreamKeepaliveSeconds)
+        settings.accessLog = configuration.logging.accessLog
         return settings
     }
 

@@ -41,6 +41,8 @@ public struct ServerSettings: Sendable {
     public var clientIdleTimeout: TimeInterval = 60
     /// An unused keep-alive connection to the backend is closed after this long.
     public var upstreamKeepalive: TimeInterval = 60
+    /// `logging.access_log`: one line per request.
+    public var accessLog = true
 
     public init(publicURL: String) {
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL

@@ -15,6 +15,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "HOST:PORT of the demo gateway.") var listen = "127.0.0.1:8080"
     @Option(help: "Backend URL to put behind the gateway instead of the demo echo backend (e.g. for benchmarks).") var backend: String?
     @Option(help: "Access-token lifetime of the stand-in OAuth server, in seconds (short, to show refresh).") var tokenLifetime = 30
+    @Flag(inversion: .prefixedNo, help: "One log line per request (logging.access_log).") var accessLog = true
 
     func run() async throws {
         var logger = Logger(label: "gatehouse-demo")
@@ -51,6 +52,7 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.allowedRedirectURIs = ["http://127.0.0.1/callback", "com.example.app:/callback"]
         // Plain http on loopback: browsers accept Secure cookies only from https or localhost.
         configuration.sessions.cookie = .init(name: "gatehouse_session", secure: false, sameSite: .lax)
+        configuration.logging.accessLog = accessLog
 
         let publicURL = configuration.publicURL
         let endpoints = (authorize: oauth.authorizationEndpoint, token: oauth.tokenEndpoint, revoke: oauth.revocationEndpoint,

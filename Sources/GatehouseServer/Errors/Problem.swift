@@ -6,8 +6,8 @@ import NIOHTTP1
 
 /// Renders RFC 9457 problem documents.
 enum Problem {
-    static func response(_ error: GatehouseError) -> Response {
-        Response(status: HTTPResponse.Status(code: error.status), headers: headers(error), body: .init(byteBuffer: body(error)))
+    static func response(_ error: GatehouseError, requestID: String? = nil) -> Response {
+        Response(status: HTTPResponse.Status(code: error.status), headers: headers(error), body: .init(byteBuffer: body(error, requestID: requestID)))
     }
 
     /// The header fields of a problem answer: its media type, `Retry-After`, and the 401 challenge.
@@ -27,8 +27,8 @@ enum Problem {
         return headers
     }
 
-    /// The JSON document.
-    static func body(_ error: GatehouseError) -> ByteBuffer {
+    /// The JSON document, with `request_id` when the request has one.
+    static func body(_ error: GatehouseError, requestID: String? = nil) -> ByteBuffer {
         var body: [String: Any] = [
             "type": "about:blank",
             // RFC 9457 §4.2.1: with about:blank, the title is the status's reason phrase.
@@ -38,6 +38,7 @@ enum Problem {
             "code": error.code.rawValue,
         ]
         if let retryAfter = error.retryAfter { body["retry_after"] = retryAfter }
+        if let requestID, !requestID.isEmpty { body["request_id"] = requestID }
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
         return ByteBuffer(bytes: data)
     }

@@ -23,6 +23,7 @@ struct APIRelay: Sendable {
     let clock: TimeSource
     let settings: ServerSettings
     let metrics: GatewayMetrics
+    let accessLog: AccessLog
     let logger: Logger
     let pools: UpstreamPools
     /// `access:` (read per request: SIGHUP may replace it).
@@ -62,6 +63,7 @@ struct APIRelay: Sendable {
         self.clock = gateway.clock
         self.settings = settings
         self.metrics = gateway.metrics
+        self.accessLog = gateway.accessLog
         self.logger = gateway.logger
         self.pools = UpstreamPools(host: host, port: port, idleTimeout: .milliseconds(Int64(settings.upstreamKeepalive * 1000)))
         self.access = gateway.access
@@ -82,14 +84,27 @@ struct APIRelay: Sendable {
         return String(lowered[..<scheme.upperBound]) + rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     }
 
+    /// What the access log reports of a relayed request.
+    struct Entry: Sendable {
+        let requestID: String
+        let method: String
+        let provider: String?
+        let sessionID: String?
+    }
+
+    /// The route template of relayed requests in the access log and metrics (as the router names it).
+    static let route = "/v1/api/**"
+    /// The route template of `/v1/authz`.
+    static let authzRoute = "/v1/authz"
+
     /// What to do with a request head.
     enum Decision {
         /// The router answers.
         case pass
         /// The relay forwards this head.
-        case forward(HTTPRequestHead)
+        case forward(HTTPRequestHead, Entry)
         /// The relay forwards this upgrade request and, after the backend's `101`, tunnels the connection.
-        case upgrade(HTTPRequestHead)
+        case upgrade(HTTPRequestHead, Entry)
         /// Something must be read or signed first: ask ``decideAsync(_:remoteAddress:)``.
         case resolveAsync
     }
@@ -195,7 +210,7 @@ struct APIRelay: Sendable {
     /// `/v1/authz` answered from memory — a session in the store's cache or this connection's ``Memo``, the
     /// access rules, a cached assertion — as ``AuthzController`` answers it: the 200 head, or `nil` for the
     /// router (every refusal and error, a store miss, a body, a forwarded access token to refresh).
-    func authorize(_ head: HTTPRequestHead, memo: inout Memo?) -> HTTPResponseHead? {
+    func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> (head: HTTPResponseHead, entry: Entry)? {
         guard head.version == .http1_1, Self.isRouted(head.method), ForwardAuthTarget.isAuthz(head.uri),
             !settings.backend.forwardAccessToken, head.uri.utf8.count <= settings.maxURLBytes
         else { return nil }
@@ -262,10 +277,14 @@ struct APIRelay: Sendable {
         }
         // Every identity name, empty when unknown (as the router answers; Caddy 2.6 needs it).
         for name in BackendIdentityHeaders.identityNames where !headers.contains(name: name) { headers.add(name: name, value: "") }
+        let entry = Entry(
+            requestID: requestID(of: head.headers, remoteAddress: remoteAddress), method: head.method.rawValue,
+            provider: session?.provider, sessionID: session?.id)
         headers.add(name: "Cache-Control", value: "no-store")
         headers.add(name: "Content-Length", value: "0")
+        headers.add(name: "X-Request-Id", value: entry.requestID)
         if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
-        return HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
+        return (HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry)
     }
 
     /// The forward-auth fields ``ForwardAuthTarget`` reads, lowercase.
@@ -371,10 +390,13 @@ struct APIRelay: Sendable {
                 return .pass
             }
         }
-        let upstream = HTTPRequestHead(
-            version: .http1_1, method: head.method, uri: target,
-            headers: headers(of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion))
-        return upgrade ? .upgrade(upstream) : .forward(upstream)
+        let entry = Entry(
+            requestID: requestID(of: head.headers, remoteAddress: remoteAddress), method: head.method.rawValue,
+            provider: session.provider, sessionID: session.id)
+        var headers = headers(of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion)
+        headers.add(name: "X-Request-Id", value: entry.requestID)
+        let upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers)
+        return upgrade ? .upgrade(upstream, entry) : .forward(upstream, entry)
     }
 
     /// The backend's request target: the base path + the client's path below `/v1/api`, normalized; with
@@ -438,6 +460,13 @@ struct APIRelay: Sendable {
         return headers
     }
 
+    /// The request's id (``RequestIdentifier``): a trusted proxy's `X-Request-Id`, else a new one.
+    func requestID(of headers: HTTPHeaders, remoteAddress: String?) -> String {
+        guard !settings.trustedProxies.isEmpty else { return RequestIdentifier.make() }
+        return RequestIdentifier.of(
+            incoming: headers.first(name: "x-request-id"), fromTrustedProxy: settings.trustedProxies.trusts(remoteAddress))
+    }
+
     /// A field value without CR, LF, NUL or other control characters but tab (RFC 9110 §5.5).
     static func isSafeFieldValue(_ value: String) -> Bool {
         !value.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
@@ -478,8 +507,9 @@ struct APIRelay: Sendable {
     }
 
     /// A problem answer written by the relay itself (502, 504, 413, 400).
-    func problemHead(_ error: GatehouseError, bodyLength: Int, close: Bool) -> HTTPResponseHead {
+    func problemHead(_ error: GatehouseError, bodyLength: Int, close: Bool, requestID: String) -> HTTPResponseHead {
         var headers = HTTPHeaders(Problem.headers(error).map { ($0.name.rawName, $0.value) })
+        headers.add(name: "X-Request-Id", value: requestID)
         headers.add(name: "Content-Length", value: String(bodyLength))
         if close { headers.add(name: "Connection", value: "close") }
         return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: error.status), headers: headers)

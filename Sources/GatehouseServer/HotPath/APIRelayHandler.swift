@@ -50,6 +50,11 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     /// One relayed request.
     private final class Exchange {
         let head: HTTPRequestHead
+        /// For the access log.
+        let entry: APIRelay.Entry
+        let started = ContinuousClock.now
+        /// The status the client got (0 until the answer's head went out).
+        var status = 0
         let idempotent: Bool
         /// The client keeps the connection after this exchange (else it is closed after the answer).
         let clientKeepAlive: Bool
@@ -72,8 +77,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         /// When the backend must have started its answer (`upstream_timeout_seconds` after the request went out).
         var deadline = NIODeadline.distantFuture
 
-        init(head: HTTPRequestHead, clientKeepAlive: Bool, upgrade: Bool) {
+        init(head: HTTPRequestHead, entry: APIRelay.Entry, clientKeepAlive: Bool, upgrade: Bool) {
             self.head = head
+            self.entry = entry
             self.clientKeepAlive = clientKeepAlive
             self.upgrade = upgrade
             switch head.method {
@@ -123,8 +129,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 context.fireChannelRead(data)
                 return
             }
-            if head.uri.hasPrefix(ForwardAuthTarget.prefix), let authorized = relay.authorize(head, memo: &memo) {
-                answer(authorized, keepAlive: head.isKeepAlive)
+            if head.uri.hasPrefix(ForwardAuthTarget.prefix), let (authorized, entry) = relay.authorize(head, remoteAddress: remoteAddress, memo: &memo) {
+                answer(authorized, entry: entry, keepAlive: head.isKeepAlive)
                 return
             }
             switch relay.decide(head, remoteAddress: remoteAddress, memo: &memo) {
@@ -132,10 +138,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 state = .passing
                 if head.method == .CONNECT || head.headers.contains(name: "upgrade") { closeAfterPassedResponse = true }
                 context.fireChannelRead(data)
-            case .forward(let upstreamHead):
-                start(upstreamHead, clientKeepAlive: head.isKeepAlive, upgrade: false)
-            case .upgrade(let upstreamHead):
-                start(upstreamHead, clientKeepAlive: false, upgrade: true)
+            case .forward(let upstreamHead, let entry):
+                start(upstreamHead, entry: entry, clientKeepAlive: head.isKeepAlive, upgrade: false)
+            case .upgrade(let upstreamHead, let entry):
+                start(upstreamHead, entry: entry, clientKeepAlive: false, upgrade: true)
             case .resolveAsync:
                 state = .resolving([part])
                 let (relay, remoteAddress) = (relay, remoteAddress)
@@ -226,13 +232,13 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     private func resolved(_ decision: APIRelay.Decision) {
         guard let context, case .resolving(let parts) = state else { return }
         switch decision {
-        case .forward(let upstreamHead):
+        case .forward(let upstreamHead, let entry):
             guard case .head(let head) = parts.first else { return }
-            start(upstreamHead, clientKeepAlive: head.isKeepAlive, upgrade: false)
+            start(upstreamHead, entry: entry, clientKeepAlive: head.isKeepAlive, upgrade: false)
             for part in parts.dropFirst() { received(part) }
             exchange?.connection?.flush()
-        case .upgrade(let upstreamHead):
-            start(upstreamHead, clientKeepAlive: false, upgrade: true)
+        case .upgrade(let upstreamHead, let entry):
+            start(upstreamHead, entry: entry, clientKeepAlive: false, upgrade: true)
             for part in parts.dropFirst() { received(part) }
             exchange?.connection?.flush()
         case .pass, .resolveAsync:
@@ -251,9 +257,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     // MARK: The exchange
 
-    private func start(_ upstreamHead: HTTPRequestHead, clientKeepAlive: Bool, upgrade: Bool) {
+    private func start(_ upstreamHead: HTTPRequestHead, entry: APIRelay.Entry, clientKeepAlive: Bool, upgrade: Bool) {
         state = .relaying
-        exchange = Exchange(head: upstreamHead, clientKeepAlive: clientKeepAlive, upgrade: upgrade)
+        exchange = Exchange(head: upstreamHead, entry: entry, clientKeepAlive: clientKeepAlive, upgrade: upgrade)
         relay.metrics.proxiedRequests.increment()
         relay.metrics.relayedRequests.increment()
         connect(fresh: false)
@@ -361,7 +367,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 }
                 exchange.responseStarted = true
                 exchange.switching = true
-                context.write(wrapOutboundOut(.head(relay.clientHead(of: head))), promise: nil)
+                exchange.status = 101
+                var clientHead = relay.clientHead(of: head)
+                clientHead.headers.add(name: "X-Request-Id", value: exchange.entry.requestID)
+                context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
                 return
             }
             if head.status.code < 200 {
@@ -372,7 +381,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             }
             exchange.responseStarted = true
             exchange.upstreamKeepAlive = head.isKeepAlive
+            exchange.status = Int(head.status.code)
+            relay.metrics.upstream("backend", duration: ContinuousClock.now - exchange.started)
             var clientHead = relay.clientHead(of: head)
+            clientHead.headers.add(name: "X-Request-Id", value: exchange.entry.requestID)
             if !exchange.clientKeepAlive { clientHead.headers.add(name: "Connection", value: "close") }
             context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
         case .body(let buffer):
@@ -426,6 +438,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 connection.close()
             }
         }
+        record(exchange)
         // The state moves on before the end is written: writing it lets the pipeline handler deliver the
         // next request, into this handler, at once.
         self.exchange = nil
@@ -441,9 +454,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     /// An answer the relay gives itself (forward authentication from memory): no body; what is left of the
     /// request is dropped.
-    private func answer(_ head: HTTPResponseHead, keepAlive: Bool) {
+    private func answer(_ head: HTTPResponseHead, entry: APIRelay.Entry, keepAlive: Bool) {
         guard let context else { return }
         relay.metrics.relayedAuthz.increment()
+        relay.accessLog.record(
+            method: entry.method, route: APIRelay.authzRoute, status: Int(head.status.code), duration: .zero,
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
         // The state first: writing the end lets the pipeline handler deliver the next request at once.
         state = .discarding
         context.write(wrapOutboundOut(.head(head)), promise: nil)
@@ -456,6 +472,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     /// The backend switched protocols: both connections leave HTTP and are joined byte for byte.
     private func tunnel(_ exchange: Exchange) {
         guard let context, let connection = exchange.connection else { return }
+        record(exchange)
         self.exchange = nil
         state = .tunnelled
         connection.handler.receiver = nil
@@ -501,10 +518,16 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         if exchange?.responseStarted == true {
             state = .discarding
             context.close(promise: nil)
+            if let exchange { record(exchange) }
             return
         }
-        let body = Problem.body(error)
-        context.write(wrapOutboundOut(.head(relay.problemHead(error, bodyLength: body.readableBytes, close: closing))), promise: nil)
+        let requestID = exchange?.entry.requestID ?? RequestIdentifier.make()
+        if let exchange {
+            exchange.status = error.status
+            record(exchange)
+        }
+        let body = Problem.body(error, requestID: requestID)
+        context.write(wrapOutboundOut(.head(relay.problemHead(error, bodyLength: body.readableBytes, close: closing, requestID: requestID))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         // As in `finish`: the state first, then the end (which may deliver the next request).
         state = closing ? .discarding : .idle
@@ -521,6 +544,17 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         guard let exchange else { return }
         self.exchange = nil
         exchange.connection?.close()
+        // Logged with the status it got, or nginx's 499 ("client closed request") when it got none.
+        if exchange.status == 0 { exchange.status = 499 }
+        record(exchange)
+    }
+
+    /// The exchange's access-log line and request metrics.
+    private func record(_ exchange: Exchange) {
+        let entry = exchange.entry
+        relay.accessLog.record(
+            method: entry.method, route: APIRelay.route, status: exchange.status, duration: ContinuousClock.now - exchange.started,
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
     }
 
     private func resumeReading() {

@@ -103,12 +103,12 @@ struct LoginFlow: Sendable {
         guard let state, !state.isEmpty else { throw GatehouseError.invalidRequest("The callback has no state.") }
         let consumption = try await store.consumePending(keyHash: RandomToken.hash(state), purpose: .loginTransaction, now: clock.now())
         guard case .first(let record) = consumption else {
-            metrics.loginFailures.increment()
+            counted(providerID, "failed")
             throw GatehouseError.invalidRequest("Unknown, expired or already used state.")
         }
         let transaction = try sessions.sealer.open(json: LoginTransaction.self, from: record.payload)
         guard transaction.provider == providerID, record.provider == providerID else {
-            metrics.loginFailures.increment()
+            counted(providerID, "failed")
             throw GatehouseError.invalidRequest("This state belongs to a login at another provider.")
         }
         return transaction
@@ -119,8 +119,8 @@ struct LoginFlow: Sendable {
     func refusal(_ request: Request, for transaction: LoginTransaction, _ channel: Channel, logger: Logger) -> Response? {
         guard transaction.clientRedirectURI == nil else { return nil }
         if binding.isBound(request, loginID: transaction.state, digest: transaction.browserBinding) { return nil }
-        metrics.loginFailures.increment()
-        logger.notice("login refused: not bound to this browser", metadata: ["provider": "\(transaction.provider)"])
+        counted(transaction.provider, "refused")
+        logger.notice("login refused: not bound to this browser", metadata: ["event": "login_refused", "provider": "\(transaction.provider)"])
         return binding.refusal(loginID: transaction.state, scope: scope(of: transaction, channel))
     }
 
@@ -131,7 +131,6 @@ struct LoginFlow: Sendable {
     func finish(_ result: LoginResult, transaction: LoginTransaction, _ channel: Channel, asPage: Bool = true, logger: Logger) async throws -> Response {
         // `access.login`: ends like a provider's refusal, before any code or session exists.
         guard access.current.permitsLogin(provider: transaction.provider, identity: result.identity) else {
-            logger.notice("login refused by access.login", metadata: ["provider": "\(transaction.provider)"])
             return try fail(Self.loginRefused, transaction: transaction, channel, asPage: asPage, logger: logger)
         }
         if let clientRedirectURI = transaction.clientRedirectURI, let challenge = transaction.clientCodeChallenge {
@@ -147,7 +146,7 @@ struct LoginFlow: Sendable {
                 expiresAt: now.addingTimeInterval(max(settings.handoffLifetime, settings.loginTransactionLifetime))))
             return clientRedirect(transaction, [("code", code)])
         }
-        let (token, _) = try await createSession(provider: transaction.provider, result: result)
+        let (token, _) = try await createSession(provider: transaction.provider, result: result, logger: logger)
         var headers = HTTPFields()
         headers[.setCookie] = SessionCookie(settings: settings).setting(token)
         headers.append(HTTPField(name: .setCookie, value: binding.clearing(loginID: transaction.state, scope: scope(of: transaction, channel))))
@@ -157,8 +156,11 @@ struct LoginFlow: Sendable {
     /// The end of a login that failed after it started: the OAuth error at the native client's redirect
     /// URI, or, for a browser, an error page (`asPage`) or the problem thrown to the caller's script.
     func fail(_ failure: LoginFailure, transaction: LoginTransaction, _ channel: Channel, asPage: Bool = true, logger: Logger) throws -> Response {
-        metrics.loginFailures.increment()
-        logger.info("login failed", metadata: ["provider": "\(transaction.provider)", "error": "\(failure.problem.code)"])
+        let refused = failure.problem.code == .accessDenied
+        counted(transaction.provider, refused ? "refused" : "failed")
+        logger.notice(
+            refused ? "login refused" : "login failed",
+            metadata: ["event": refused ? "login_refused" : "login_failed", "provider": "\(transaction.provider)", "reason": "\(failure.problem.code)"])
         if transaction.clientRedirectURI != nil {
             return clientRedirect(transaction, [("error", failure.error.rawValue), ("error_description", failure.description)])
         }
@@ -177,40 +179,59 @@ struct LoginFlow: Sendable {
 
     /// Creates the session of a finished login; returns its token (shown once).
     private func createSession(
-        provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16), dpopThumbprint: String? = nil
+        provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16), dpopThumbprint: String? = nil, logger: Logger
     ) async throws -> (String, ActiveSession) {
         let created = try await sessions.create(provider: provider, result: result, id: id, dpopThumbprint: dpopThumbprint)
         metrics.logins.increment()
+        metrics.login(provider: provider, outcome: "succeeded")
+        logger.notice("login succeeded", metadata: [
+            "event": "login_succeeded", "provider": "\(provider)", "session": "\(id)", "subject": "\(result.identity.subject)",
+            "bound": "\(dpopThumbprint != nil)",
+        ])
         return created
+    }
+
+    /// Counts a login that did not end in a session (`outcome`: `failed` or `refused`).
+    private func counted(_ provider: String, _ outcome: String) {
+        metrics.loginFailures.increment()
+        metrics.login(provider: provider, outcome: outcome)
     }
 
     /// A credential the client posted (an assertion, a token), verified by `verify`: 201 with a new
     /// session (bound to the key of `dpopThumbprint` when given), or the adapter's refusal as a problem.
-    func signIn(provider providerID: String, dpopThumbprint: String?, verify: () async throws -> LoginResult) async throws -> Response {
+    func signIn(provider providerID: String, dpopThumbprint: String?, logger: Logger, verify: () async throws -> LoginResult) async throws -> Response {
         let result: LoginResult
         do {
             result = try await verify()
         } catch let error as ProviderError {
-            metrics.loginFailures.increment()
-            throw ErrorMapping.credentialRefusal(error)
+            let problem = ErrorMapping.credentialRefusal(error)
+            counted(providerID, "refused")
+            logger.notice("login refused", metadata: ["event": "login_refused", "provider": "\(providerID)", "reason": "\(problem.code)"])
+            throw problem
         }
         guard access.current.permitsLogin(provider: providerID, identity: result.identity) else {
-            metrics.loginFailures.increment()
+            counted(providerID, "refused")
+            logger.notice("login refused", metadata: ["event": "login_refused", "provider": "\(providerID)", "reason": "access.login"])
             throw Self.loginRefused.problem
         }
-        return try await created(provider: providerID, result: result, dpopThumbprint: dpopThumbprint)
+        return try await created(provider: providerID, result: result, dpopThumbprint: dpopThumbprint, logger: logger)
     }
 
     /// Redeems a handoff code: single use, bound to the client's PKCE challenge and redirect URI; 201
     /// with a new session. A second use revokes the session the first one created (RFC 6749 §4.1.2).
     /// `binding` is the outcome of the request's DPoP proof: the key's thumbprint, none, or its refusal,
     /// which is thrown only once the code is spent (RFC 9449 §5: a refused proof costs the code).
-    func redeem(code: String, verifier: String, redirectURI: String, binding: Result<String?, GatehouseError>) async throws -> Response {
+    func redeem(
+        code: String, verifier: String, redirectURI: String, binding: Result<String?, GatehouseError>, logger: Logger
+    ) async throws -> Response {
         switch try await store.consumePending(keyHash: RandomToken.hash(code), purpose: .handoffCode, now: clock.now()) {
         case .unknown:
             throw GatehouseError.invalidGrant("The code is unknown or expired.")
         case .replayed(let record):
-            if let sessionID = record.sessionID { try await sessions.end(sessionID) }
+            if let sessionID = record.sessionID {
+                try await sessions.end(sessionID)
+                logger.notice("session revoked", metadata: ["event": "session_revoked", "session": "\(sessionID)", "reason": "handoff code replayed"])
+            }
             throw GatehouseError.invalidGrant("The code was already used; the session it created is revoked.")
         case .first(let record):
             let thumbprint = try binding.get()
@@ -225,14 +246,14 @@ struct LoginFlow: Sendable {
             let sessionID = RandomToken.make(byteCount: 16)
             // Attach first, so a replay racing this request can always find the session to revoke.
             try await store.attachSession(sessionID, toPending: record.keyHash)
-            return try await created(provider: payload.provider, result: payload.result, sessionID: sessionID, dpopThumbprint: thumbprint)
+            return try await created(provider: payload.provider, result: payload.result, sessionID: sessionID, dpopThumbprint: thumbprint, logger: logger)
         }
     }
 
     private func created(
-        provider: String, result: LoginResult, sessionID: String = RandomToken.make(byteCount: 16), dpopThumbprint: String?
+        provider: String, result: LoginResult, sessionID: String = RandomToken.make(byteCount: 16), dpopThumbprint: String?, logger: Logger
     ) async throws -> Response {
-        let (token, session) = try await createSession(provider: provider, result: result, id: sessionID, dpopThumbprint: dpopThumbprint)
+        let (token, session) = try await createSession(provider: provider, result: result, id: sessionID, dpopThumbprint: dpopThumbprint, logger: logger)
         let expiresIn = Int(session.record.expiresAt.timeIntervalSince(session.record.createdAt))
         let grant = SessionGrant(
             sessionToken: token, tokenType: dpopThumbprint == nil ? "Bearer" : "DPoP", expiresIn: expiresIn, session: SessionView(session))

@@ -2,7 +2,7 @@
 /// ``UpstreamClient`` and the event-loop relay, ``APIRelay``).
 ///
 /// Dropped: hop-by-hop fields (and those `Connection` lists), the client's credentials (`Authorization`,
-/// its `DPoP` proof, the gateway's session cookie), anything claiming to be the gateway's or a proxy's (`X-Gatehouse-*`,
+/// its `DPoP` proof, the gateway's session cookie), its `X-Request-Id` (the gateway sends the request's id), anything claiming to be the gateway's or a proxy's (`X-Gatehouse-*`,
 /// `X-Forwarded-*`, `Forwarded`), `Host` and `Content-Length` (each path frames the request itself), and any
 /// name with an underscore: CGI and WSGI servers fold `_` into `-` (`X_Gatehouse_Subject` is
 /// `X-Gatehouse-Subject` to them), so like nginx and Apache by default none passes.
@@ -26,6 +26,7 @@ enum ForwardedHeaderRule {
         case 9 where ASCII.equalsIgnoringCase(name, "forwarded"): return .drop
         case 13 where ASCII.equalsIgnoringCase(name, "authorization"): return .drop
         case 14 where ASCII.equalsIgnoringCase(name, "content-length"): return .drop
+        case 12 where ASCII.equalsIgnoringCase(name, "x-request-id"): return .drop
         default: return .keep
         }
     }

@@ -43,6 +43,7 @@ struct ProxyController: Sendable {
         var refusal: (any Error)?
         do {
             resolved = try await resolver.resolve(request.headers, method: request.method, path: Substring(request.uri.path)).0
+            if let resolved { context.logFields.session(provider: resolved.provider, id: resolved.id) }
         } catch {
             refusal = error
         }

@@ -67,8 +67,11 @@ struct UpstreamClient: Sendable {
             upstream.body = .stream(limited, length: length.map { .known(Int64($0)) } ?? .unknown)
         }
         metrics.proxiedRequests.increment()
+        let started = ContinuousClock.now
         do {
-            return try await httpClient.execute(upstream, timeout: .milliseconds(Int64(settings.upstreamTimeout * 1000)))
+            let response = try await httpClient.execute(upstream, timeout: .milliseconds(Int64(settings.upstreamTimeout * 1000)))
+            metrics.upstream(url.hasPrefix(settings.backend.url) ? "backend" : "provider_api", duration: ContinuousClock.now - started)
+            return response
         } catch let error as GatehouseError {
             if error.code == .invalidRequest {
                 context.logger.info("the client's request body could not be read; nothing more was sent upstream")
@@ -109,6 +112,7 @@ struct UpstreamClient: Sendable {
         if let value = forwarded.forwardedFor { headers.append(("X-Forwarded-For", value)) }
         headers.append(("X-Forwarded-Proto", forwarded.proto))
         headers.append(("X-Forwarded-Host", forwarded.host))
+        headers.append(("X-Request-Id", context.requestID))
         return headers
     }
 

@@ -32,6 +32,7 @@ actor RefreshCoordinator {
     /// - Throws: `reauthentication_required` (the session is ended) or `upstream_unavailable` (kept).
     func refresh(_ session: ActiveSession, provider: any RefreshingProvider, force: Bool) async throws -> ActiveSession {
         if let running = inFlight[session.id] {
+            metrics.refresh(provider: session.provider, outcome: "joined")
             return try await running.value
         }
         let task = Task { try await self.perform(session, provider: provider, force: force) }
@@ -87,10 +88,15 @@ actor RefreshCoordinator {
         do {
             credential = try await provider.refresh(latest.credential)
             metrics.refreshes.increment()
+            metrics.refresh(provider: seen.provider, outcome: "refreshed")
         } catch let error as ProviderError {
             metrics.refreshFailures.increment()
             let (problem, endsSession) = ErrorMapping.refreshFailure(error)
-            logger.notice("refresh failed", metadata: ["provider": "\(seen.provider)", "code": "\(problem.code)", "session_ended": "\(endsSession)"])
+            metrics.refresh(provider: seen.provider, outcome: endsSession ? "refused" : "failed")
+            logger.notice(
+                endsSession ? "refresh refused" : "refresh failed",
+                metadata: ["event": endsSession ? "refresh_refused" : "refresh_failed", "provider": "\(seen.provider)", "session": "\(seen.id)",
+                           "reason": "\(problem.code)", "session_ended": "\(endsSession)"])
             if endsSession { try? await sessions.end(seen.id) }
             throw problem
         }

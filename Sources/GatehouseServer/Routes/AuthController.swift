@@ -72,7 +72,7 @@ struct AuthController: Sendable {
         }
         let body = try await RequestBodyReader.json(AssertionBody.self, from: request, limit: maxBodyBytes)
         let binding = try await bindingForSignIn(request)
-        return try await withNonce(flow.signIn(provider: providerID, dpopThumbprint: binding) {
+        return try await withNonce(flow.signIn(provider: providerID, dpopThumbprint: binding, logger: context.logger) {
             try await provider.verifyAssertion(body.assertion, audience: body.audience)
         })
     }
@@ -84,7 +84,9 @@ struct AuthController: Sendable {
         }
         let body = try await RequestBodyReader.json(TokenBody.self, from: request, limit: maxBodyBytes)
         let binding = try await bindingForSignIn(request)
-        return try await withNonce(flow.signIn(provider: providerID, dpopThumbprint: binding) { try await provider.validateToken(body.token) })
+        return try await withNonce(flow.signIn(provider: providerID, dpopThumbprint: binding, logger: context.logger) {
+            try await provider.validateToken(body.token)
+        })
     }
 
     /// The key a sign-in binds its session to (its DPoP proof), checked before the credential is.

@@ -17,7 +17,7 @@ struct SessionController: Sendable {
     let settings: ServerSettings
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
-        router.post("/v1/session") { request, _ in try await exchange(request) }
+        router.post("/v1/session") { request, context in try await exchange(request, context) }
         router.group("/v1/session").add(middleware: SessionMiddleware(resolver: resolver))
             .get { _, context in try JSONResponse.make(SessionView(try context.requireSession())) }
             .post("refresh") { _, context in try await refresh(context) }
@@ -37,7 +37,7 @@ struct SessionController: Sendable {
         }
     }
 
-    private func exchange(_ request: Request) async throws -> Response {
+    private func exchange(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let body = try await RequestBodyReader.json(ExchangeBody.self, from: request, limit: 64 * 1024)
         guard body.grantType == "authorization_code" else {
             throw GatehouseError(code: .unsupportedGrantType, status: 400, detail: "grant_type must be authorization_code.")
@@ -50,7 +50,8 @@ struct SessionController: Sendable {
         } catch let error as GatehouseError where error.code != .useDPoPNonce {
             binding = .failure(error)
         }
-        var response = try await flow.redeem(code: body.code, verifier: body.codeVerifier, redirectURI: body.redirectURI, binding: binding)
+        var response = try await flow.redeem(
+            code: body.code, verifier: body.codeVerifier, redirectURI: body.redirectURI, binding: binding, logger: context.logger)
         if let nonce = dpop.freshNonce() { response.headers[DPoPVerifier.nonceField] = nonce }
         return response
     }
@@ -80,6 +81,7 @@ struct SessionController: Sendable {
         let session = try context.requireSession()
         try await sessions.end(session.id)
         metrics.logouts.increment()
+        context.logger.notice("logout", metadata: ["event": "logout", "provider": "\(session.provider)", "session": "\(session.id)"])
         let provider = providers.provider(session.provider)
         var outcome = "not_supported"
         if let revoking = provider as? any RevokingProvider, revoking.capabilities.revocation {

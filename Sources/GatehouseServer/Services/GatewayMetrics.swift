@@ -1,7 +1,12 @@
 import Prometheus
+import Synchronization
 
 /// The gateway's Prometheus metrics, on a registry of its own (no global bootstrap, so several
 /// gateways can live in one test process).
+///
+/// Unlabelled totals (kept for dashboards that use them) and labelled series: requests by route template,
+/// method and status class with a latency histogram per route, upstream latency, logins and refreshes by
+/// provider and outcome, store operations' latency and errors, policy denials by rule.
 final class GatewayMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
     let logins: Counter
@@ -14,6 +19,28 @@ final class GatewayMetrics: Sendable {
     let upgradedConnections: Counter
     let relayedAuthz: Counter
     let logouts: Counter
+
+    /// Labelled series, made once per label set: the registry's own look-up formats names on every call.
+    private let requestSeries = Mutex<[RequestKey: Counter]>([:])
+    private let durationSeries = Mutex<[String: DurationHistogram]>([:])
+    private let labelledCounters = Mutex<[LabelledKey: Counter]>([:])
+
+    private struct RequestKey: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
+    private struct LabelledKey: Hashable {
+        let name: String
+        let labels: [String]
+    }
+
+    /// Latency buckets, 1 ms to 10 s.
+    private static let buckets: [Duration] = [
+        .milliseconds(1), .microseconds(2500), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .microseconds(2_500_000), .seconds(5), .seconds(10),
+    ]
 
     init() {
         let registry = PrometheusCollectorRegistry()
@@ -33,15 +60,79 @@ final class GatewayMetrics: Sendable {
         logouts = counter("logouts", "Sessions ended by the client.")
     }
 
-    /// Counts a request the access policy refused (`gatehouse_access_denials_total{rule}`); the registry keeps
-    /// one counter per rule name.
+    /// Counts a request the access policy refused (`gatehouse_access_denials_total{rule}`).
     func accessDenied(rule: String) {
-        registry.makeCounter(
-            descriptor: .init(namespace: "gatehouse", metricName: "access_denials", unitName: "total", helpText: "Requests the access policy refused, by rule."),
-            labels: [("rule", rule)]
-        ).increment()
+        labelled("access_denials", "Requests the access policy refused, by rule.", [("rule", rule)]).increment()
+    }
+
+    /// One answered request: `gatehouse_http_requests_total{route,method,status}` (status class, `2xx`…) and
+    /// `gatehouse_http_request_duration_seconds{route}`.
+    func request(route: String, method: String, status: Int, duration: Duration) {
+        let key = RequestKey(route: route, method: method, status: status / 100)
+        let counter = requestSeries.withLock { series in
+            if let counter = series[key] { return counter }
+            let counter = registry.makeCounter(
+                descriptor: .init(namespace: "gatehouse", metricName: "http_requests", unitName: "total", helpText: "Requests answered, by route template, method and status class."),
+                labels: [("route", route), ("method", method), ("status", "\(status / 100)xx")])
+            series[key] = counter
+            return counter
+        }
+        counter.increment()
+        histogram("http_request_duration", "Time from the request head to the end of the answer, by route template.", label: ("route", route))
+            .record(duration)
+    }
+
+    /// One upstream call: `gatehouse_upstream_duration_seconds{upstream}` (`backend` or `provider_api`).
+    func upstream(_ upstream: String, duration: Duration) {
+        histogram("upstream_duration", "Time from sending a request upstream to the end of its answer's head, by upstream.", label: ("upstream", upstream))
+            .record(duration)
+    }
+
+    /// A finished login: `gatehouse_login_attempts_total{provider,outcome}` (`succeeded`, `refused`, `failed`).
+    func login(provider: String, outcome: String) {
+        labelled("login_attempts", "Logins by provider and outcome.", [("provider", provider), ("outcome", outcome)]).increment()
+    }
+
+    /// A refresh: `gatehouse_refresh_attempts_total{provider,outcome}` (`refreshed`, `joined` a refresh in
+    /// flight, `failed`, `refused` by the provider).
+    func refresh(provider: String, outcome: String) {
+        labelled("refresh_attempts", "Refreshes by provider and outcome (joined: answered by a refresh already in flight).", [("provider", provider), ("outcome", outcome)])
+            .increment()
+    }
+
+    /// A store operation: `gatehouse_store_operation_duration_seconds{operation}`, and
+    /// `gatehouse_store_errors_total{operation}` when it failed.
+    func storeOperation(_ operation: String, duration: Duration, failed: Bool) {
+        histogram("store_operation_duration", "Session store operations' latency, by operation.", label: ("operation", operation))
+            .record(duration)
+        if failed {
+            labelled("store_errors", "Session store operations that failed, by operation.", [("operation", operation)]).increment()
+        }
     }
 
     /// The Prometheus text exposition.
     func render() -> String { registry.emitToString() }
+
+    private func labelled(_ name: String, _ help: String, _ labels: [(String, String)]) -> Counter {
+        let key = LabelledKey(name: name, labels: labels.map(\.1))
+        return labelledCounters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = registry.makeCounter(
+                descriptor: .init(namespace: "gatehouse", metricName: name, unitName: "total", helpText: help), labels: labels)
+            counters[key] = counter
+            return counter
+        }
+    }
+
+    private func histogram(_ name: String, _ help: String, label: (String, String)) -> DurationHistogram {
+        let key = name + "\u{0}" + label.1
+        return durationSeries.withLock { series in
+            if let histogram = series[key] { return histogram }
+            let histogram = registry.makeDurationHistogram(
+                descriptor: .init(namespace: "gatehouse", metricName: name, unitName: "seconds", helpText: help), labels: [label],
+                buckets: Self.buckets)
+            series[key] = histogram
+            return histogram
+        }
+    }
 }

@@ -11,6 +11,7 @@ struct SessionMiddleware: RouterMiddleware {
         var context = context
         let (session, presentation) = try await resolver.resolve(request.headers, method: request.method, path: Substring(request.uri.path))
         context.session = ResolvedSession(session: session, presentation: presentation)
+        context.logFields.session(provider: session.provider, id: session.id)
         return try await next(request, context)
     }
 }

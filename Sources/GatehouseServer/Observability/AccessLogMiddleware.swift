@@ -1,0 +1,44 @@
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The router's outermost layer: gives each request its id (``RequestIdentifier``) — in every log line of
+/// the request, in the answer's `X-Request-Id` and, through the context, upstream and in problem bodies —
+/// and writes its access-log line and request metrics once the answer is made (``AccessLog``).
+struct AccessLogMiddleware: RouterMiddleware {
+    typealias Context = GatehouseRequestContext
+    let log: AccessLog
+    let trustedProxies: TrustedProxies
+
+    static let requestIDField = HTTPField.Name("X-Request-Id")!
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        var context = context
+        let id = RequestIdentifier.of(
+            incoming: request.headers[Self.requestIDField], fromTrustedProxy: trustedProxies.trusts(context.remoteAddress))
+        context.requestID = id
+        // Hummingbird's own id would be a second one for the same request.
+        context.logger[metadataKey: "hb.request.id"] = nil
+        context.logger[metadataKey: "request_id"] = .string(id)
+        let fields = context.logFields
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            // Only an error no inner layer answered (ProblemMiddleware answers everything it sees).
+            record(request, context, status: 500, started: started, fields: fields)
+            throw error
+        }
+        response.headers[Self.requestIDField] = id
+        record(request, context, status: response.status.code, started: started, fields: fields)
+        return response
+    }
+
+    private func record(_ request: Request, _ context: Context, status: Int, started: ContinuousClock.Instant, fields: RequestLogFields) {
+        log.record(
+            method: request.method.rawValue, route: context.endpointPath ?? AccessLog.unmatchedRoute, status: status,
+            duration: ContinuousClock.now - started, provider: fields.provider, sessionID: fields.sessionID, requestID: context.requestID)
+    }
+}
