@@ -17,7 +17,7 @@ def test_every_metric_the_dashboard_queries_is_exposed(serve, tmp_path):
     assert panels and len({p["id"] for p in panels}) == len(panels)
     exprs = [t["expr"] for p in panels for t in p["targets"]]
     assert all(p["datasource"]["uid"] == "${datasource}" for p in panels)
-    queried = set(re.findall(r"\bgatehouse_[a-z_]+_total\b", " ".join(exprs)))
+    queried = set(re.findall(r"\bgatehouse_[a-z_]+_(?:total|bucket)\b", " ".join(exprs)))
 
     site = Site()
     base = f"http://127.0.0.1:{site.port}"
@@ -30,6 +30,8 @@ def test_every_metric_the_dashboard_queries_is_exposed(serve, tmp_path):
     token = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "alice-token"}, timeout=5).json()["session_token"]
     # One denial, so that the labelled counter has a series.
     assert requests.get(gw.url + "/v1/api/secret/x", headers={"Authorization": f"Bearer {token}"}, timeout=5).status_code == 403
-    exposed = set(re.findall(r"^(gatehouse_[a-z_]+_total)\b", gw.get("/metrics").text, re.M))
+    # And one call that reaches the backend, for the upstream latency histogram.
+    requests.get(gw.url + "/v1/api/open", headers={"Authorization": f"Bearer {token}"}, timeout=5)
+    exposed = set(re.findall(r"^(gatehouse_[a-z_]+_(?:total|bucket))\b", gw.get("/metrics").text, re.M))
     assert queried and queried <= exposed, queried - exposed
     site.server.shutdown()
