@@ -37,6 +37,17 @@ public struct Gateway: Sendable {
         sealingKeys: [CredentialSealer.Key], signingKeysPEM: [(id: String, pem: String)],
         httpClient: HTTPClient, clock: TimeSource = .system, logger: Logger = Logger(label: "gatehouse")
     ) async throws {
+        try await self.init(
+            settings: settings, providers: providers, store: store, sealingKeys: sealingKeys, signingKeysPEM: signingKeysPEM,
+            httpClient: httpClient, clock: clock, logger: logger, metrics: GatewayMetrics())
+    }
+
+    /// The same, counting into `metrics` (which the launcher also gave the store's ``InstrumentedSessionStore``).
+    init(
+        settings: ServerSettings, providers: ProviderSet, store: any SessionStore,
+        sealingKeys: [CredentialSealer.Key], signingKeysPEM: [(id: String, pem: String)],
+        httpClient: HTTPClient, clock: TimeSource, logger: Logger, metrics: GatewayMetrics
+    ) async throws {
         self.settings = settings
         self.providers = providers
         self.store = store
@@ -50,7 +61,6 @@ public struct Gateway: Sendable {
             issuer: settings.publicURL, audience: settings.backend.audience)
         self.signer = signer
         sessions = SessionManager(store: store, sealer: sealer, clock: clock, settings: settings, onEnd: { signer.forget(sessionID: $0) })
-        let metrics = GatewayMetrics()
         self.metrics = metrics
         accessLog = AccessLog(logger: logger, metrics: metrics, enabled: settings.accessLog)
         refresher = RefreshCoordinator(sessions: sessions, upstreamTimeout: settings.upstreamTimeout, metrics: metrics, logger: logger)

@@ -157,7 +157,9 @@ public enum GatewayLauncher {
             let providers = ProviderSet(try load())
             let configuredStore = try makeStore(configuration, logger: logger)
             try await withRunningStore(configuredStore) {
-                var (store, storeServices) = try await migrateAtStart(configuredStore, logger: logger)
+                let metrics = GatewayMetrics()
+                // Timed below the session cache: the store's own latency, not the cache's.
+                var (store, storeServices) = try await migrateAtStart(InstrumentedSessionStore(base: configuredStore, metrics: metrics), logger: logger)
                 if let cache = sessionCache(configuration, over: store, feed: configuredStore, logger: logger) {
                     store = cache.store
                     storeServices.append(cache.synchronizer)
@@ -165,7 +167,7 @@ public enum GatewayLauncher {
                 let keys = try keys(configuration)
                 let gateway = try await Gateway(
                     settings: settings(from: configuration), providers: providers, store: store,
-                    sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, logger: logger)
+                    sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, clock: .system, logger: logger, metrics: metrics)
                 let services: [any Service] = storeServices + [
                     HTTPClientService(client: client),
                     SessionSweeper(store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger),

@@ -207,3 +207,5 @@ def test_metrics_are_labelled_and_have_latency_histograms(gateway):
     assert re.search(r'gatehouse_http_request_duration_seconds_count\{route="/v1/api/\*\*"\} 2', text)
     assert re.search(r'gatehouse_upstream_duration_seconds_count\{upstream="backend"\} 2', text)
     assert 'gatehouse_login_attempts_total{provider="legacy",outcome="succeeded"} 1' in text
+    # The store below the session cache: the sign-in's insert, timed.
+    assert re.search(r'gatehouse_store_operation_duration_seconds_count\{operation="insert_session"\} 1\b', text), text

@@ -1,0 +1,85 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// The session store with every operation timed and its failures counted
+/// (`gatehouse_store_operation_duration_seconds{operation}`, `gatehouse_store_errors_total{operation}`).
+/// It sits directly on the configured store, below the session cache, so it measures the database, not
+/// the cache's answers from memory.
+final class InstrumentedSessionStore: ForwardingSessionStore {
+    let base: any SessionStore
+    private let metrics: GatewayMetrics
+
+    init(base: any SessionStore, metrics: GatewayMetrics) {
+        self.base = base
+        self.metrics = metrics
+    }
+
+    var forwardee: any SessionStore { base }
+
+    private func measured<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+        let started = ContinuousClock.now
+        do {
+            let value = try await body()
+            metrics.storeOperation(operation, duration: ContinuousClock.now - started, failed: false)
+            return value
+        } catch {
+            metrics.storeOperation(operation, duration: ContinuousClock.now - started, failed: true)
+            throw error
+        }
+    }
+
+    func insertSession(_ record: SessionRecord) async throws {
+        try await measured("insert_session") { try await base.insertSession(record) }
+    }
+
+    func session(tokenHash: String) async throws -> SessionRecord? {
+        try await measured("session_by_token") { try await base.session(tokenHash: tokenHash) }
+    }
+
+    func session(id: String) async throws -> SessionRecord? {
+        try await measured("session_by_id") { try await base.session(id: id) }
+    }
+
+    func updateCredential(sessionID: String, sealedCredential: Data, expectedVersion: Int) async throws -> Bool {
+        try await measured("update_credential") {
+            try await base.updateCredential(sessionID: sessionID, sealedCredential: sealedCredential, expectedVersion: expectedVersion)
+        }
+    }
+
+    func touchSession(id: String, at date: Date) async throws {
+        try await measured("touch_session") { try await base.touchSession(id: id, at: date) }
+    }
+
+    func deleteSession(id: String) async throws {
+        try await measured("delete_session") { try await base.deleteSession(id: id) }
+    }
+
+    func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int {
+        try await measured("delete_expired") { try await base.deleteExpired(now: now, idleCutoff: idleCutoff) }
+    }
+
+    func insertPending(_ record: PendingRecord) async throws {
+        try await measured("insert_pending") { try await base.insertPending(record) }
+    }
+
+    func consumePending(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> Consumption {
+        try await measured("consume_pending") { try await base.consumePending(keyHash: keyHash, purpose: purpose, now: now) }
+    }
+
+    func attachSession(_ sessionID: String, toPending keyHash: String) async throws {
+        try await measured("attach_session") { try await base.attachSession(sessionID, toPending: keyHash) }
+    }
+
+    func acquireRefreshLease(sessionID: String, owner: String, until: Date, now: Date) async throws -> Bool {
+        try await measured("acquire_refresh_lease") { try await base.acquireRefreshLease(sessionID: sessionID, owner: owner, until: until, now: now) }
+    }
+
+    func releaseRefreshLease(sessionID: String, owner: String) async throws {
+        try await measured("release_refresh_lease") { try await base.releaseRefreshLease(sessionID: sessionID, owner: owner) }
+    }
+
+    func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
+        try await measured("record_once") { try await base.recordOnce(key, until: until, now: now) }
+    }
+}
