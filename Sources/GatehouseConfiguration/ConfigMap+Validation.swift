@@ -6,7 +6,8 @@ extension ConfigMap {
     func positiveInt(_ key: String, unit: String) throws -> Int? {
         guard let value = try int(key) else { return nil }
         guard value > 0 else {
-            throw error(key, "'\(qualified(key))' must be a positive number of \(unit), not \(value)")
+            try report(key, "'\(qualified(key))' must be a positive number of \(unit), not \(value)")
+            return nil
         }
         return value
     }
@@ -15,7 +16,8 @@ extension ConfigMap {
     func nonNegativeInt(_ key: String, unit: String) throws -> Int? {
         guard let value = try int(key) else { return nil }
         guard value >= 0 else {
-            throw error(key, "'\(qualified(key))' must be zero or a positive number of \(unit), not \(value)")
+            try report(key, "'\(qualified(key))' must be zero or a positive number of \(unit), not \(value)")
+            return nil
         }
         return value
     }
@@ -23,7 +25,10 @@ extension ConfigMap {
     /// A string that, when written, must not be empty.
     func nonEmptyString(_ key: String) throws -> String? {
         guard let value = try string(key) else { return nil }
-        guard !value.isEmpty else { throw error(key, "'\(qualified(key))' must not be empty") }
+        guard !value.isEmpty else {
+            try report(key, "'\(qualified(key))' must not be empty")
+            return nil
+        }
         return value
     }
 
@@ -31,7 +36,8 @@ extension ConfigMap {
     func baseURL(_ key: String) throws -> String? {
         guard var value = try url(key) else { return nil }
         if let components = URLComponents(string: value), components.query != nil || components.fragment != nil {
-            throw error(key, "'\(qualified(key))' must not have a query or fragment, not '\(value)'")
+            try report(key, "'\(qualified(key))' must not have a query or fragment, not '\(value)'")
+            return nil
         }
         while value.hasSuffix("/") { value.removeLast() }
         return value
@@ -50,16 +56,22 @@ extension ConfigMap {
     }
 
     /// Client redirect URIs: absolute URIs with a scheme and no fragment (RFC 6749 §3.1.2), compared exactly later.
+    /// The first wrong entry is the problem (collecting, the valid entries are answered).
     func redirectURIs(_ key: String) throws -> [String] {
         guard let entries = try stringsWithLines(key) else { return [] }
+        var valid: [String] = []
         for entry in entries {
             let components = URLComponents(string: entry.value)
             guard let components, let scheme = components.scheme, !scheme.isEmpty, components.fragment == nil else {
-                throw ConfigError(
-                    file: file, line: entry.line,
-                    message: "'\(qualified(key))' entry '\(entry.value)' must be an absolute URI without a fragment")
+                try report(
+                    ConfigError(
+                        file: file, line: entry.line,
+                        message: "'\(qualified(key))' entry '\(entry.value)' must be an absolute URI without a fragment"),
+                    key: key)
+                continue
             }
+            valid.append(entry.value)
         }
-        return entries.map(\.value)
+        return valid
     }
 }

@@ -72,6 +72,17 @@ extension GatewayConfiguration {
         /// The keys only a `postgres` store reads.
         static let postgresKeys = ["url", "url_file", "host", "port", "user", "password", "password_file", "database", "tls"]
 
+        /// Whether a PostgreSQL URL, as written in the file, carries a password (`postgres://user:pass@host/db`);
+        /// a password that is one `${NAME}` reference (`postgres://user:${PGPASSWORD}@host/db`) is not written inline.
+        static func carriesPassword(_ url: String) -> Bool {
+            guard let scheme = url.range(of: "://") else { return false }
+            // Up to the query: a password with an unescaped '/' still counts as one.
+            let head = url[scheme.upperBound...].prefix { !"?#".contains($0) }
+            guard let at = head.lastIndex(of: "@"), let colon = head[..<at].firstIndex(of: ":") else { return false }
+            let password = String(head[head.index(after: colon)..<at])
+            return !password.isEmpty && !ConfigMap.isReference(password)
+        }
+
         /// The TLS modes, named as libpq's `sslmode`.
         static let tlsModes = ["disable", "prefer", "require", "verify-full"]
 
@@ -80,7 +91,9 @@ extension GatewayConfiguration {
         /// same path from here on. `tls` sets the URL's `sslmode` in either form.
         private static func postgresURL(_ map: ConfigMap) throws -> String {
             let tls = try map.choice("tls", tlsModes)
-            let url = try map.secret("url")
+            // A URL without a password is no secret and may be written inline; one with a password may not.
+            let url = try map.secret(
+                "url", allowingInline: { !Self.carriesPassword($0) }, refusal: "must not be written inline with a password (a URL without one may be)")
             let urlKey = map.node("url") != nil ? "url" : "url_file"
             if let host = try map.nonEmptyString("host") {
                 if url != nil {

@@ -180,6 +180,8 @@ public enum ProviderCatalog {
 
     // MARK: Private
 
+    /// Reads one provider file to its end, collecting every problem (each key's own, the kind's checks, unknown
+    /// keys) into `errors`; the provider only when there are none.
     private static func load(
         _ document: YAMLDocument,
         kinds: [String: any ProviderKind.Type],
@@ -188,44 +190,50 @@ public enum ProviderCatalog {
         errors: inout ErrorCollector
     ) -> (any AuthProvider)? {
         let file = document.file
-        let directory = ConfigPath.directory(of: file)
+        let problems = ConfigProblems()
         guard
             let map = errors.attempt(file: file, {
-                try ConfigMap(document.root, environment: environment, baseDirectory: directory)
+                try ConfigMap(document.root, environment: environment, baseDirectory: ConfigPath.directory(of: file), problems: problems)
             })
         else { return nil }
+        let provider: (any AuthProvider)?
+        do {
+            provider = try read(map, kinds: kinds, context: context)
+        } catch {
+            // The accessors of a collecting map record their problems; what is thrown comes from a kind's own code.
+            problems.absorb(error, file: file)
+            provider = nil
+        }
+        for error in problems.errors { errors.append(error) }
+        return problems.isEmpty ? provider : nil
+    }
 
-        let expectedID = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
-        let id = errors.attempt(file: file) { () throws -> String in
-            let id = try map.requiredString("id")
-            guard id == expectedID else {
-                throw map.error("id", "'id' must equal the file name '\(expectedID)', not '\(id)'")
+    /// The common keys, then the kind's own (which ends with `finish()`); nil when the kind is unknown.
+    private static func read(_ map: ConfigMap, kinds: [String: any ProviderKind.Type], context: ProviderContext) throws -> (any AuthProvider)? {
+        let expectedID = ((map.file as NSString).lastPathComponent as NSString).deletingPathExtension
+        let id = try map.requiredString("id")
+        if !map.hasProblem("id") {
+            if id != expectedID {
+                try map.report("id", "'id' must equal the file name '\(expectedID)', not '\(id)'")
+            } else if !id.unicodeScalars.allSatisfy(isIDCharacter) {
+                try map.report("id", "'id' may only contain letters, digits, '-', '_' and '.', not '\(id)'")
             }
-            guard id.unicodeScalars.allSatisfy(isIDCharacter) else {
-                throw map.error("id", "'id' may only contain letters, digits, '-', '_' and '.', not '\(id)'")
-            }
-            return id
         }
-        let kind = errors.attempt(file: file) { () throws -> any ProviderKind.Type in
-            let name = try map.requiredString("kind")
-            guard let kind = kinds[name] else {
-                throw map.error("kind", "unknown kind '\(name)' (known: \(kinds.keys.sorted().joined(separator: ", ")))")
-            }
-            return kind
+        let kindName = try map.requiredString("kind")
+        let kind = map.hasProblem("kind") ? nil : kinds[kindName]
+        if kind == nil {
+            try map.report("kind", "unknown kind '\(kindName)' (known: \(kinds.keys.sorted().joined(separator: ", ")))")
         }
-        let name = errors.attempt(file: file) { try map.string("name") }
-        _ = errors.attempt(file: file) { try map.bool("optional") }
-        let redirectURIs = errors.attempt(file: file) { try map.redirectURIs("redirect_uris") }
-        let claims = errors.attempt(file: file) { try ClaimMapping(map.map("claims"), defaults: kind?.defaultClaims ?? ClaimMapping()) }
-        let api = errors.attempt(file: file) { () throws -> ProviderAPI? in
-            try ProviderAPI(map.map("api"), defaultAuthentication: kind?.defaultAPIAuthentication ?? .bearer, styles: kind?.apiAuthenticationStyles ?? [])
-        }
-        guard let id, let kind, let name, let redirectURIs, let claims, let api, errors.isEmpty else {
-            return nil
-        }
+        let name = try map.string("name")
+        _ = try map.bool("optional")
+        let redirectURIs = try map.redirectURIs("redirect_uris")
+        let claims = try ClaimMapping(map.map("claims"), defaults: kind?.defaultClaims ?? ClaimMapping())
+        let api = try ProviderAPI(map.map("api"), defaultAuthentication: kind?.defaultAPIAuthentication ?? .bearer, styles: kind?.apiAuthenticationStyles ?? [])
+        // Without its kind, the file's other keys are neither read nor refused: nobody knows which are valid.
+        guard let kind else { return nil }
         let descriptor = ProviderDescriptor(
             id: id, kind: kind.kind, name: name, redirectURIs: redirectURIs, claims: claims, api: api)
-        return errors.attempt(file: file) { try kind.make(descriptor: descriptor, settings: map, context: context) }
+        return try kind.make(descriptor: descriptor, settings: map, context: context)
     }
 
     /// `letters, digits, - _ .`: ids appear in URL paths (`/v1/auth/{id}/…`) and file names.

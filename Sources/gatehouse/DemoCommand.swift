@@ -78,7 +78,7 @@ struct DemoCommand: AsyncParsableCommand {
             name: "OpenID Connect stand-in"
             issuer: "\(oidc.issuer)"
             client_id: "\(oidc.clientID)"
-            client_secret: "demo-secret"
+            client_secret: "${DEMO_OIDC_CLIENT_SECRET}"
             """
         let spidYAML = """
             id: spid
@@ -86,9 +86,14 @@ struct DemoCommand: AsyncParsableCommand {
             name: "SPiD stand-in (Schibsted account)"
             base_url: "\(spid.baseURL)"
             client_id: "\(spid.configuration.clientID)"
-            client_secret: "\(spid.configuration.clientSecret)"
+            client_secret: "${DEMO_SPID_CLIENT_SECRET}"
             scopes: ["profile", "email"]
             """
+        // Secrets are never written in a provider file, not even the stand-ins': they come from this environment.
+        let secrets = [
+            "DEMO_OIDC_CLIENT_SECRET": "demo-secret", "DEMO_SPID_CLIENT_SECRET": spid.configuration.clientSecret,
+            "DEMO_ACS_SIGNING_KEY": acs.signingKeyBase64,
+        ]
         let makeProviders: @Sendable (any HTTPTransport) throws -> [any AuthProvider] = { transport in
             let context = ProviderContext(transport: transport, publicURL: publicURL)
             let descriptor = ProviderDescriptor(
@@ -98,18 +103,18 @@ struct DemoCommand: AsyncParsableCommand {
                 revocationEndpoint: endpoints.revoke, issuer: endpoints.issuer, clientID: endpoints.clientID, scopes: ["grades"])
             // The SPiD provider goes through the same file loader as Providers/*.yaml.
             let spidFile = try YAMLDocument(text: spidYAML, file: "Providers/spid.yaml")
-            let spidProvider = try ProviderCatalog.provider(from: spidFile, kinds: ProviderRegistry.kinds, context: context, environment: [:])
+            let spidProvider = try ProviderCatalog.provider(from: spidFile, kinds: ProviderRegistry.kinds, context: context, environment: secrets)
             let browserIDFile = try YAMLDocument(text: browserIDYAML, file: "Providers/browserid.yaml")
-            let browserID = try ProviderCatalog.provider(from: browserIDFile, kinds: ProviderRegistry.kinds, context: context, environment: [:])
+            let browserID = try ProviderCatalog.provider(from: browserIDFile, kinds: ProviderRegistry.kinds, context: context, environment: secrets)
             let pageProviders = try [
-                ("azure", "id: azure\nkind: acs\nname: \"ACS stand-in (Notify)\"\nlogin_url: \"\(acs.loginURL)\"\nallowed_origins: [\"\(acs.baseURL)\"]\nrealm: \"\(acs.realm)\"\nissuer: \"\(acs.issuer)\"\nsigning_key: \"\(acs.signingKeyBase64)\"\n"),
+                ("azure", "id: azure\nkind: acs\nname: \"ACS stand-in (Notify)\"\nlogin_url: \"\(acs.loginURL)\"\nallowed_origins: [\"\(acs.baseURL)\"]\nrealm: \"\(acs.realm)\"\nissuer: \"\(acs.issuer)\"\nsigning_key: \"${DEMO_ACS_SIGNING_KEY}\"\n"),
                 ("legacy", "id: legacy\nkind: capture\nname: \"Legacy site (cookie)\"\nlogin_url: \"\(legacy.loginURL)\"\nallowed_origins: [\"\(legacy.baseURL)\"]\nsuccess_url: \"\(legacy.baseURL)/welcome*\"\ncapture: {from: cookie}\nprobe: {url: \"\(legacy.baseURL)/api/me\"}\n"),
                 ("legacytitle", "id: legacytitle\nkind: capture\nname: \"Legacy site (title)\"\nlogin_url: \"\(legacy.loginURL)\"\nallowed_origins: [\"\(legacy.baseURL)\"]\nsuccess_url: \"\(legacy.baseURL)/welcome*\"\ncapture: {from: title}\nprobe: {url: \"\(legacy.baseURL)/api/me\"}\n"),
             ].map { id, yaml in
-                try ProviderCatalog.provider(from: YAMLDocument(text: yaml, file: "Providers/\(id).yaml"), kinds: ProviderRegistry.kinds, context: context, environment: [:])
+                try ProviderCatalog.provider(from: YAMLDocument(text: yaml, file: "Providers/\(id).yaml"), kinds: ProviderRegistry.kinds, context: context, environment: secrets)
             }
             let oidcFile = try YAMLDocument(text: oidcYAML, file: "Providers/oidc.yaml")
-            let oidcProvider = try ProviderCatalog.provider(from: oidcFile, kinds: ProviderRegistry.kinds, context: context, environment: [:])
+            let oidcProvider = try ProviderCatalog.provider(from: oidcFile, kinds: ProviderRegistry.kinds, context: context, environment: secrets)
             return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context), spidProvider, browserID, oidcProvider] + pageProviders
         }
         // Written straight to the file handle: the banner must show even when stdout is a pipe.

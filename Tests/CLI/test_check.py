@@ -190,7 +190,7 @@ def insecure_provider(pid: str, extra: str = "") -> str:
         'userinfo_endpoint: "http://idp.example.test/userinfo"',
         'revocation_endpoint: "https://idp.example.test/revoke"',
         'client_id: "c"',
-        'client_secret: "s3cret"',
+        'client_secret: "${X_CLIENT_SECRET}"',
     ]) + "\n" + extra
 
 
@@ -198,7 +198,7 @@ def test_check_refuses_http_secret_endpoints_with_an_https_public_url(cli, tmp_p
     """Item 7 of issue 15: the token and userinfo endpoints would carry the secret, the code and tokens in clear."""
     config = write_config(tmp_path, HTTPS_CONFIG)
     bad = write_provider(tmp_path, "idp", insecure_provider("idp"))
-    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    result = cli(["check", "--config", str(config)], cwd=tmp_path, env={"X_CLIENT_SECRET": "s3cret"})
     assert_check_fails(result, [
         (bad, line_of(bad, "token_endpoint"), ["'token_endpoint' must be https", "http://idp.example.test/token", "allow_insecure_http"]),
         (bad, line_of(bad, "userinfo_endpoint"), ["'userinfo_endpoint' must be https", "http://idp.example.test/userinfo"]),
@@ -210,7 +210,7 @@ def test_check_accepts_http_endpoints_on_loopback_or_with_allow_insecure_http(cl
     config = write_config(tmp_path, HTTPS_CONFIG)
     write_provider(tmp_path, "allowed", insecure_provider("allowed", "allow_insecure_http: true\n"))
     write_provider(tmp_path, "local", insecure_provider("local").replace("idp.example.test", "127.0.0.1:9"))
-    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    result = cli(["check", "--config", str(config)], cwd=tmp_path, env={"X_CLIENT_SECRET": "s3cret"})
     assert result.returncode == 0, result.stderr
     assert "configuration OK" in result.stdout
 
@@ -283,3 +283,60 @@ def test_an_empty_providers_dir_is_one_error_not_the_config_read_as_a_provider(c
     result = cli(["check"], cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == ["gatehouse.yaml:1: 'providers_dir' must not be empty"], result.stderr
+
+
+def test_check_refuses_an_inline_client_secret_without_printing_it(cli, tmp_path):
+    """Issue 17: a secret is never written in a provider file; the refusal names the two forms to use and
+    does not repeat the value (which would put it in logs)."""
+    config = write_config(tmp_path, VALID_CONFIG)
+    bad = write_provider(tmp_path, "x", provider_yaml("x") + 'client_secret: "s3cret-inline-value"\n')
+    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    line = line_of(bad, "client_secret")
+    assert result.stderr.splitlines() == [
+        f"{bad}:{line}: 'client_secret' must not be written inline: "
+        'use client_secret: "${ENV_VAR}" or client_secret_file: path'
+    ], result.stderr
+    assert_check_fails(result, [(bad, line, ["client_secret"])])
+    assert "s3cret-inline-value" not in result.stdout + result.stderr
+
+    # The two forms it names are accepted.
+    write_provider(tmp_path, "x", provider_yaml("x") + 'client_secret: "${X_CLIENT_SECRET}"\n')
+    result = cli(["check", "--config", str(config)], cwd=tmp_path, env={"X_CLIENT_SECRET": "s3cret-inline-value"})
+    assert result.returncode == 0, result.stderr
+    (tmp_path / "Providers" / "x-secret").write_text("s3cret-inline-value\n")
+    write_provider(tmp_path, "x", provider_yaml("x") + 'client_secret_file: "x-secret"\n')
+    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "s3cret-inline-value" not in result.stdout + result.stderr
+
+
+def test_check_refuses_a_postgres_url_with_an_inline_password(cli, tmp_path):
+    config = write_config(tmp_path, 'store:\n  kind: "postgres"\n  url: "postgres://gate:pg-inline-pw@db.internal/gh"\n')
+    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    assert_check_fails(result, [(config, 3, ["'store.url' must not be written inline with a password", "url_file"])])
+    assert "pg-inline-pw" not in result.stdout + result.stderr
+
+
+def test_check_reports_every_problem_of_a_provider_file_in_one_run(cli, tmp_path):
+    """Issue 17: a misspelled key, a missing required key and a number for a string in one file are printed
+    together, each at its line and in line order, with the other files' problems, instead of one per run."""
+    config = write_config(tmp_path, VALID_CONFIG)
+    bad = write_provider(tmp_path, "many", "\n".join([
+        'id: "many"',
+        'kind: "oauth2"',
+        'authorization_endpoint: "https://idp.example.test/authorize"',
+        'userinfo_endpont: "https://idp.example.test/userinfo"',
+        "client_id: 42",
+        'scopes: ["read"]',
+        "",
+    ]))
+    other = write_provider(tmp_path, "other", provider_yaml("other") + "colour: blue\n")
+    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    assert_check_fails(result, [
+        (bad, 1, ["'token_endpoint' is required"]),
+        (bad, line_of(bad, "userinfo_endpont"), ["unknown key 'userinfo_endpont'", "did you mean 'userinfo_endpoint'?"]),
+        (bad, line_of(bad, "client_id"), ["'client_id' must be a string", "42 is a number"]),
+        (other, line_of(other, "colour"), ["unknown key 'colour'"]),
+    ])
+    lines = [(f, n) for f, n, _ in error_lines(result.stderr)]
+    assert lines == sorted(lines, key=lambda entry: (entry[0], entry[1])), "each file's problems are printed in line order"

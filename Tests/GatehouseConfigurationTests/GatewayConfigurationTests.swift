@@ -185,8 +185,9 @@ struct GatewayConfigurationTests {
     @Test func tlsReplacesTheSSLModeOfAURL() throws {
         let directory = try TemporaryDirectory()
         let file = try directory.write(
-            "gatehouse.yaml", "store:\n  kind: postgres\n  url: \"postgres://u:p@db/gh?sslmode=disable&application_name=x\"\n  tls: require\n")
-        let configuration = try GatewayConfiguration.load(path: file, environment: [:])
+            "gatehouse.yaml", "store:\n  kind: postgres\n  url: \"${DATABASE_URL}\"\n  tls: require\n")
+        let configuration = try GatewayConfiguration.load(
+            path: file, environment: ["DATABASE_URL": "postgres://u:p@db/gh?sslmode=disable&application_name=x"])
         #expect(configuration.store.url == "postgres://u:p@db/gh?application_name=x&sslmode=require")
     }
 

@@ -128,7 +128,7 @@ struct ProviderCatalogTests {
         ErrorCase("id: demo\nkind: static\ntoken: \"${TOKEN}\"\n", "3: 'token': environment variable TOKEN is not set"),
         ErrorCase(
             "id: demo\nkind: static\ntoken_file: no-such-token\n", "3: 'token_file': cannot read file 'no-such-token'"),
-        ErrorCase("id: demo\nkind: oauth2\nclient_id: c\n", "1: 'authorization_endpoint' is required"),
+        ErrorCase("id: demo\nkind: oauth2\nclient_id: c\ntoken_endpoint: https://a.example/token\n", "1: 'authorization_endpoint' is required"),
         ErrorCase(Self.valid + "client_secrets: x\n", "6: unknown key 'client_secrets': did you mean 'client_secret'?"),
         ErrorCase("id: demo\nkind: static\nid: demo\n", "3: duplicate key 'id'"),
         ErrorCase(
@@ -168,7 +168,9 @@ struct ProviderCatalogTests {
             lines == [
                 "\(directory)/a.yaml:2: unknown kind 'nope' (known: oauth2, static)",
                 "\(directory)/c.yaml:1: 'id' must equal the file name 'c', not 'wrong'",
+                "\(directory)/c.yaml:3: unknown key 'bogus'",
                 "\(directory)/d.yaml:1: 'authorization_endpoint' is required",
+                "\(directory)/d.yaml:1: 'token_endpoint' is required",
                 "\(directory)/e.yaml:2: invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence at line 1)",
             ])
     }

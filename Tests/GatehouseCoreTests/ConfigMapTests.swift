@@ -194,11 +194,32 @@ import Testing
         #expect(throws: ConfigError.self) { try map.string("a") }
     }
 
-    @Test("an inline secret is returned as written")
+    @Test("an inline secret is refused at its line with the forms to use, and not echoed")
     func inlineSecret() throws {
-        let map = try ConfigMap(Nodes.scalars([("client_secret", "s3cret")]))
-        #expect(try map.secret("client_secret") == "s3cret")
+        let map = try ConfigMap(Nodes.scalars([("x", "1"), ("client_secret", "s3cret")]), section: "oauth2")
+        let error = try #require(throws: ConfigError.self) { try map.secret("client_secret") }
+        #expect(error.line == 2)
+        #expect(error.message == "'oauth2.client_secret' must not be written inline: use client_secret: \"${ENV_VAR}\" or client_secret_file: path")
+        #expect(!error.description.contains("s3cret"))
+    }
+
+    @Test(
+        "only a whole ${NAME} reference is accepted inline: text around it, two references or a number are refused",
+        arguments: ["prefix-${SECRET}", "${SECRET}${SECRET}", "${SECRET", "${}", "42"])
+    func inlineSecretVariants(text: String) throws {
+        let map = try ConfigMap(Nodes.scalars([("client_secret", text)]), environment: ["SECRET": "from-env"])
+        let error = try #require(throws: ConfigError.self) { try map.secret("client_secret") }
+        #expect(error.message.contains("must not be written inline"))
+    }
+
+    @Test("a collecting map records an inline secret and answers nil")
+    func inlineSecretCollected() throws {
+        let problems = ConfigProblems()
+        let map = try ConfigMap(Nodes.scalars([("client_secret", "s3cret")]), problems: problems)
+        #expect(try map.secret("client_secret") == nil)
         try map.finish()
+        #expect(problems.errors.map(\.line) == [1])
+        #expect(map.hasProblem("client_secret") && map.hasProblem("client_secret_file"))
     }
 
     @Test("a secret from ${ENV} is expanded")
@@ -275,5 +296,61 @@ import Testing
         #expect(items.map(\.section) == ["backends[0]", "backends[1]"])
         #expect(try items[1].url("url") == "https://b.example")
         #expect(try map.maps("absent").isEmpty)
+    }
+
+    // MARK: Collecting
+
+    @Test("a collecting map records each problem, answers nil or a placeholder, and reads on to finish")
+    func collectingReadsToTheEnd() throws {
+        let problems = ConfigProblems()
+        let node = Nodes.scalars([("port", "eighty"), ("tokn_endpoint", "https://a.example/token"), ("colour", "blue"), ("name", "ok")], firstLine: 2)
+        let map = try ConfigMap(node, section: "p", problems: problems)
+        #expect(map.collects)
+        #expect(try map.int("port") == nil)
+        #expect(try map.requiredURL("token_endpoint") == ConfigMap.placeholderURL)
+        #expect(try map.requiredString("client_id") == "")
+        #expect(try map.string("name") == "ok")
+        try map.finish()
+        #expect(
+            problems.sortedByLine().map(\.description) == [
+                "\(Nodes.file):2: 'p.port' must be a whole number, not 'eighty'",
+                "\(Nodes.file):2: 'p.client_id' is required",
+                "\(Nodes.file):3: 'p.token_endpoint' is required; 'p.tokn_endpoint' is not a known key: did you mean 'token_endpoint'?",
+                "\(Nodes.file):4: unknown key 'p.colour'",
+            ])
+    }
+
+    @Test("a check that depends on a key with a problem is dropped as its follow-on; a second problem of a key too")
+    func collectingDropsFollowOns() throws {
+        let problems = ConfigProblems()
+        let map = try ConfigMap(Nodes.scalars([("client_secret", "inline"), ("method", "client_secret_post")]), problems: problems)
+        #expect(try map.secret("client_secret") == nil)
+        try map.report("method", "'method' needs 'client_secret'", after: ["client_secret"])
+        try map.report("client_secret", "another problem of the same key")
+        #expect(problems.errors.count == 1)
+        try map.report("method", "'method' is wrong on its own")
+        #expect(problems.errors.map(\.line) == [1, 2])
+    }
+
+    @Test("a nested map that is not a mapping is a problem of its key; the keys below it are not reported again")
+    func collectingNested() throws {
+        let problems = ConfigProblems()
+        let map = try ConfigMap(Nodes.mapping([("api", 3, Nodes.scalar("https://x", line: 3))]), problems: problems)
+        #expect(try map.map("api") == nil)
+        #expect(map.hasProblem("api.url"))
+        try map.report("api", "'api' again")
+        #expect(problems.errors.map(\.message) == ["'api' must be a mapping"])
+    }
+
+    @Test("thrown errors are taken in unless they are follow-ons: on a line with a problem, or without a location")
+    func absorbingThrownErrors() {
+        struct Placeholder: Error {}
+        let problems = ConfigProblems()
+        problems.absorb(Placeholder(), file: "a.yaml")
+        #expect(problems.errors.map(\.description) == ["a.yaml:1: Placeholder()"])
+        problems.absorb(Placeholder(), file: "a.yaml")
+        problems.absorb(ConfigError(file: "a.yaml", line: 1, message: "same line"), file: "a.yaml")
+        problems.absorb(ConfigErrorList([ConfigError(file: "a.yaml", line: 4, message: "new line")]), file: "a.yaml")
+        #expect(problems.errors.map(\.line) == [1, 4])
     }
 }

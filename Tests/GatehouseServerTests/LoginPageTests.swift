@@ -20,7 +20,7 @@ struct LoginPageTests {
             allowed_origins: ["\(acs.baseURL)"]
             realm: "\(realm)"
             issuer: "\(acs.issuer)"
-            signing_key: "\(acs.signingKeyBase64)"
+            signing_key: "${ACS_SIGNING_KEY}"
             """),
             ("legacy", """
             id: legacy
@@ -52,7 +52,10 @@ struct LoginPageTests {
         _ = try await legacy.start()
         do {
             try await StandIns.with { standIns in
-                try await GatewayInstance.with(standIns, providerFiles: Self.files(acs: acs, legacy: legacy), configure: configure) { gw in
+                try await GatewayInstance.with(
+                    standIns, providerFiles: Self.files(acs: acs, legacy: legacy), providerEnvironment: ["ACS_SIGNING_KEY": acs.signingKeyBase64],
+                    configure: configure
+                ) { gw in
                     try await body(gw, acs, legacy)
                 }
             }

@@ -7,7 +7,7 @@ import Testing
 /// `kind: oidc` through the real gateway against the OIDC stand-in over loopback.
 @Suite struct OIDCEndToEndTests {
     static func providerFile(_ idp: StandInOIDCProvider) -> (id: String, yaml: String) {
-        (id: "oidc", yaml: "id: oidc\nkind: oidc\nissuer: \"\(idp.issuer)\"\nclient_id: \"\(idp.clientID)\"\nclient_secret: \"s3cret\"\n")
+        (id: "oidc", yaml: "id: oidc\nkind: oidc\nissuer: \"\(idp.issuer)\"\nclient_id: \"\(idp.clientID)\"\nclient_secret: \"${OIDC_CLIENT_SECRET}\"\n")
     }
 
     static func withGateway(_ body: (GatewayInstance, StandInOIDCProvider) async throws -> Void) async throws {
@@ -15,7 +15,9 @@ import Testing
         try await idp.start()
         do {
             try await StandIns.with { standIns in
-                try await GatewayInstance.with(standIns, providerFiles: [providerFile(idp)]) { gateway in
+                try await GatewayInstance.with(
+                    standIns, providerFiles: [providerFile(idp)], providerEnvironment: ["OIDC_CLIENT_SECRET": "s3cret"]
+                ) { gateway in
                     try await body(gateway, idp)
                 }
             }

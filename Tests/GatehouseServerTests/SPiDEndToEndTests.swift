@@ -11,7 +11,7 @@ import Testing
 struct SPiDEndToEndTests {
     static let alice: [(String, String)] = [("email", "alice@example.test"), ("password", "alice-password")]
 
-    /// The provider file an operator would write for the stand-in.
+    /// The provider file an operator would write for the stand-in; its secret comes from ``environment(_:)``.
     static func providerFile(_ spid: StandInSPiDServer) -> (id: String, yaml: String) {
         (
             "spid",
@@ -21,10 +21,15 @@ struct SPiDEndToEndTests {
             name: "SPiD stand-in"
             base_url: "\(spid.baseURL)"
             client_id: "\(spid.configuration.clientID)"
-            client_secret: "\(spid.configuration.clientSecret)"
+            client_secret: "${SPID_CLIENT_SECRET}"
             scopes: ["profile", "email"]
             """
         )
+    }
+
+    /// The environment the provider file's `${SPID_CLIENT_SECRET}` is read from.
+    static func environment(_ spid: StandInSPiDServer, secret: String? = nil) -> [String: String] {
+        ["SPID_CLIENT_SECRET": secret ?? spid.configuration.clientSecret]
     }
 
     /// Runs `body` with the OAuth stand-ins, a SPiD stand-in whose clock is `skew` seconds off, and a gateway with both kinds.
@@ -35,7 +40,7 @@ struct SPiDEndToEndTests {
         _ = try await spid.start()
         do {
             try await StandIns.with { standIns in
-                try await GatewayInstance.with(standIns, providerFiles: [Self.providerFile(spid)]) { gw in
+                try await GatewayInstance.with(standIns, providerFiles: [Self.providerFile(spid)], providerEnvironment: Self.environment(spid)) { gw in
                     try await body(gw, spid, standIns)
                 }
             }
@@ -146,11 +151,10 @@ struct SPiDEndToEndTests {
     func tokenEndpointError() async throws {
         let spid = StandInSPiDServer()
         _ = try await spid.start()
-        var file = Self.providerFile(spid)
-        file.yaml = file.yaml.replacingOccurrences(of: "client_secret: \"\(spid.configuration.clientSecret)\"", with: "client_secret: \"wrong-secret\"")
+        let file = Self.providerFile(spid)
         do {
             try await StandIns.with { standIns in
-                try await GatewayInstance.with(standIns, providerFiles: [file]) { gw in
+                try await GatewayInstance.with(standIns, providerFiles: [file], providerEnvironment: Self.environment(spid, secret: "wrong-secret")) { gw in
                     let login = try await gw.beginNativeLogin(provider: "spid", signInFields: Self.alice)
                     let callback = try await gw.http.send(.GET, login.callbackURL)
                     #expect(callback.status == 302)

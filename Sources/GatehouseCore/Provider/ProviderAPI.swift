@@ -25,8 +25,8 @@ public struct ProviderAPI: Sendable, Equatable {
             if defaultAuthentication.name == "query", let fallback = defaultAuthentication.parameter {
                 authentication = .query(parameter: parameter ?? fallback)
             } else {
-                guard let parameter else { throw map.error("parameter", "'\(map.qualified("parameter"))' is required when auth is query") }
-                authentication = .query(parameter: parameter)
+                if parameter == nil { try map.report("parameter", "'\(map.qualified("parameter"))' is required when auth is query") }
+                authentication = .query(parameter: parameter ?? "")
             }
         case "none": authentication = .none
         case let name?: authentication = own[name] ?? .bearer

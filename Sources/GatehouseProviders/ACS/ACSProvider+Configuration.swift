@@ -41,38 +41,42 @@ extension ACSProvider {
             self.clockSkew = clockSkew
         }
 
-        /// Reads the `acs` keys; the caller calls `finish()`.
+        /// Reads the `acs` keys; the caller calls `finish()`. A collecting map reads them all (see ``ConfigMap``).
         public init(_ map: ConfigMap) throws {
             loginURL = try map.url("login_url")
             identityProvidersURL = try map.url("identity_providers_url")
-            guard loginURL != nil || identityProvidersURL != nil else {
-                throw map.error("login_url", "'\(map.qualified("login_url"))' or '\(map.qualified("identity_providers_url"))' is required")
+            if loginURL == nil && identityProvidersURL == nil {
+                try map.report(
+                    "login_url", "'\(map.qualified("login_url"))' or '\(map.qualified("identity_providers_url"))' is required",
+                    after: ["identity_providers_url"])
             }
             allowedOrigins = try LoginPageSettings.origins(map)
             for url in [loginURL, identityProvidersURL].compactMap({ $0 }) {
                 guard let origin = WebOrigin.of(url), allowedOrigins.contains(origin) else {
-                    throw map.error("allowed_origins", "'\(map.qualified("allowed_origins"))' must contain the origin of '\(url)'")
+                    try map.report("allowed_origins", "'\(map.qualified("allowed_origins"))' must contain the origin of '\(url)'")
+                    break
                 }
             }
             realm = try map.requiredString("realm")
             issuer = try map.requiredString("issuer")
             tokenFormat = TokenFormat(rawValue: try map.choice("token_format", ["swt", "jwt"]) ?? "swt") ?? .swt
+            signingKey = nil
             if let keyText = try map.secret("signing_key") {
-                guard let key = Data(base64Encoded: keyText), key.count >= 16 else {
-                    throw map.error("signing_key", "'\(map.qualified("signing_key"))' must be a base64 key of at least 16 bytes")
+                if let key = Data(base64Encoded: keyText), key.count >= 16 {
+                    signingKey = key
+                } else {
+                    try map.report("signing_key", "'\(map.qualified("signing_key"))' must be a base64 key of at least 16 bytes")
                 }
-                signingKey = key
-            } else {
-                signingKey = nil
             }
             jwksURL = try map.url("jwks_url")
+            let written = ["token_format", "signing_key", "jwks_url"]
             switch tokenFormat {
             case .swt where signingKey == nil:
-                throw map.error("signing_key", "'\(map.qualified("signing_key"))' is required for token_format swt")
+                try map.report("signing_key", "'\(map.qualified("signing_key"))' is required for token_format swt", after: written)
             case .jwt where jwksURL == nil && signingKey == nil:
-                throw map.error("jwks_url", "'\(map.qualified("jwks_url"))' (or an HS256 'signing_key') is required for token_format jwt")
+                try map.report("jwks_url", "'\(map.qualified("jwks_url"))' (or an HS256 'signing_key') is required for token_format jwt", after: written)
             case .jwt where jwksURL != nil && signingKey != nil:
-                throw map.error("signing_key", "'\(map.qualified("signing_key"))' and 'jwks_url' exclude each other for token_format jwt")
+                try map.report("signing_key", "'\(map.qualified("signing_key"))' and 'jwks_url' exclude each other for token_format jwt", after: written)
             default: break
             }
             clockSkew = TimeInterval(try map.int("clock_skew_seconds", range: 0...300) ?? 30)
@@ -82,18 +86,22 @@ extension ACSProvider {
 
 /// Shared reading of `allowed_origins` for the login-page kinds.
 enum LoginPageSettings {
+    /// The origins of `allowed_origins`; collecting, the valid ones (none when the key is missing).
     static func origins(_ map: ConfigMap) throws -> [String] {
         guard let texts = try map.strings("allowed_origins"), !texts.isEmpty else {
-            throw map.error("allowed_origins", "'\(map.qualified("allowed_origins"))' is required (the origins the login pages come from)")
+            try map.report("allowed_origins", "'\(map.qualified("allowed_origins"))' is required (the origins the login pages come from)")
+            return []
         }
-        return try texts.map { text in
+        var origins: [String] = []
+        for text in texts {
             guard let origin = WebOrigin.of(text), let components = URLComponents(string: text),
                   components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil, components.user == nil
             else {
-                throw map.error("allowed_origins", "'\(map.qualified("allowed_origins"))': '\(text)' is not an origin (scheme://host[:port])")
+                try map.report("allowed_origins", "'\(map.qualified("allowed_origins"))': '\(text)' is not an origin (scheme://host[:port])")
+                continue
             }
-            return origin
+            origins.append(origin)
         }
+        return origins
     }
 }
-

@@ -46,62 +46,74 @@ extension BrowserIDProvider {
             self.sessionLifetime = sessionLifetime
         }
 
-        /// Reads the `browserid` keys; the caller calls `finish()`.
+        /// Reads the `browserid` keys; the caller calls `finish()`. A collecting map reads them all (see ``ConfigMap``).
         public init(_ map: ConfigMap) throws {
-            guard let audienceTexts = try map.strings("audiences"), !audienceTexts.isEmpty else {
-                throw map.error("audiences", "'\(map.qualified("audiences"))' is required (the origins assertions are addressed to)")
-            }
-            audiences = try audienceTexts.map { text in
-                guard let audience = BrowserIDAudience(configured: text) else {
-                    throw map.error("audiences", "'\(map.qualified("audiences"))': '\(text)' is not an origin (https://host[:port], host[:port] or app://host)")
+            var audiences: [BrowserIDAudience] = []
+            if let texts = try map.strings("audiences"), !texts.isEmpty {
+                for text in texts {
+                    guard let audience = BrowserIDAudience(configured: text) else {
+                        try map.report("audiences", "'\(map.qualified("audiences"))': '\(text)' is not an origin (https://host[:port], host[:port] or app://host)")
+                        continue
+                    }
+                    audiences.append(audience)
                 }
-                return audience
+            } else {
+                try map.report("audiences", "'\(map.qualified("audiences"))' is required (the origins assertions are addressed to)")
             }
+            self.audiences = audiences
             let remoteURL = try map.url("remote_verifier_url")
             switch try map.choice("verifier", ["local", "remote"]) {
             case "remote":
-                guard let remoteURL else {
-                    throw map.error("verifier", "'\(map.qualified("remote_verifier_url"))' is required when verifier is remote")
+                if let remoteURL {
+                    verifier = .remote(url: remoteURL)
+                } else {
+                    try map.report("verifier", "'\(map.qualified("remote_verifier_url"))' is required when verifier is remote", after: ["remote_verifier_url"])
+                    verifier = .remote(url: ConfigMap.placeholderURL)
                 }
-                verifier = .remote(url: remoteURL)
             default:
                 if remoteURL != nil {
-                    throw map.error("remote_verifier_url", "'\(map.qualified("remote_verifier_url"))' is only used with 'verifier: remote'")
+                    try map.report("remote_verifier_url", "'\(map.qualified("remote_verifier_url"))' is only used with 'verifier: remote'", after: ["verifier"])
                 }
                 verifier = .local
             }
             fetchSupportDocuments = try map.bool("fetch_support_documents") ?? true
-            trustedSecondaries = try (map.strings("trusted_secondaries") ?? []).map { text in
+            var secondaries: [String] = []
+            for text in try map.strings("trusted_secondaries") ?? [] {
                 guard let domain = BrowserIDDomain.normalize(text) else {
-                    throw map.error("trusted_secondaries", "'\(map.qualified("trusted_secondaries"))': '\(text)' is not a domain")
+                    try map.report("trusted_secondaries", "'\(map.qualified("trusted_secondaries"))': '\(text)' is not a domain")
+                    continue
                 }
-                return domain
+                secondaries.append(domain)
             }
+            trustedSecondaries = secondaries
             var pinned: [String: String] = [:]
             for issuer in try map.maps("issuers") {
                 let text = try issuer.requiredString("domain")
-                guard let domain = BrowserIDDomain.normalize(text) else {
-                    throw issuer.error("domain", "'\(issuer.qualified("domain"))': '\(text)' is not a domain")
+                let domain = BrowserIDDomain.normalize(text)
+                if domain == nil {
+                    try issuer.report("domain", "'\(issuer.qualified("domain"))': '\(text)' is not a domain")
                 }
                 let path = try issuer.requiredString("support_document_file")
-                let document = try issuer.readFile(path, key: "support_document_file")
+                var document = ""
+                if !issuer.hasProblem("support_document_file") { document = try issuer.readFile(path, key: "support_document_file") }
                 do {
                     _ = try BrowserIDSupportDocument(data: Data(document.utf8), source: "support document")
                 } catch {
-                    throw issuer.error("support_document_file", "'\(issuer.qualified("support_document_file"))': \(error.reason)")
+                    try issuer.report("support_document_file", "'\(issuer.qualified("support_document_file"))': \(error.reason)")
                 }
-                guard pinned[domain] == nil else {
-                    throw issuer.error("domain", "'\(issuer.qualified("domain"))': '\(domain)' is pinned twice")
+                if let domain, pinned[domain] != nil {
+                    try issuer.report("domain", "'\(issuer.qualified("domain"))': '\(domain)' is pinned twice")
                 }
                 try issuer.finish()
-                pinned[domain] = document
+                if let domain, pinned[domain] == nil, !issuer.hasProblem("support_document_file") { pinned[domain] = document }
             }
             pinnedSupportDocuments = pinned
             if !fetchSupportDocuments, case .local = verifier {
                 if let secondary = trustedSecondaries.first(where: { pinned[$0] == nil }) {
-                    throw map.error(
+                    try map.report(
                         "trusted_secondaries",
-                        "'\(map.qualified("trusted_secondaries"))': '\(secondary)' needs a pinned support document in 'issuers' when fetch_support_documents is false")
+                        "'\(map.qualified("trusted_secondaries"))': '\(secondary)' needs a pinned support document in 'issuers' when fetch_support_documents is false",
+                        after: ["issuers", "fetch_support_documents", "verifier"])
                 }
             }
             clockSkew = TimeInterval(try map.int("clock_skew_seconds", range: 0...300) ?? Int(Self.defaultClockSkew))

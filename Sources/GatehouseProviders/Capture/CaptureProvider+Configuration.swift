@@ -28,17 +28,22 @@ extension CaptureProvider {
             self.probe = probe
         }
 
-        /// Reads the `capture` keys; the caller calls `finish()`.
+        /// Reads the `capture` keys; the caller calls `finish()`. A collecting map reads them all (see ``ConfigMap``).
         public init(_ map: ConfigMap) throws {
-            loginURL = try map.requiredURL("login_url")
-            allowedOrigins = try LoginPageSettings.origins(map)
-            guard let origin = WebOrigin.of(loginURL), allowedOrigins.contains(origin) else {
-                throw map.error("allowed_origins", "'\(map.qualified("allowed_origins"))' must contain the origin of '\(loginURL)'")
+            let loginURL = try map.requiredURL("login_url")
+            let allowedOrigins = try LoginPageSettings.origins(map)
+            if !(WebOrigin.of(loginURL).map { allowedOrigins.contains($0) } ?? false) {
+                try map.report(
+                    "allowed_origins", "'\(map.qualified("allowed_origins"))' must contain the origin of '\(loginURL)'", after: ["login_url"])
             }
-            successURL = try map.requiredString("success_url")
-            guard let successOrigin = WebOrigin.of(successURL.replacingOccurrences(of: "*", with: "x")), allowedOrigins.contains(successOrigin) else {
-                throw map.error("success_url", "'\(map.qualified("success_url"))' must be a URL pattern on one of the allowed origins")
+            let successURL = try map.requiredString("success_url")
+            if !(WebOrigin.of(successURL.replacingOccurrences(of: "*", with: "x")).map { allowedOrigins.contains($0) } ?? false) {
+                try map.report(
+                    "success_url", "'\(map.qualified("success_url"))' must be a URL pattern on one of the allowed origins", after: ["allowed_origins"])
             }
+            self.loginURL = loginURL
+            self.allowedOrigins = allowedOrigins
+            self.successURL = successURL
             let capture = try map.mapOrEmpty("capture")
             switch try capture.choice("from", ["cookie", "title"]) ?? "cookie" {
             case "title":
@@ -50,10 +55,12 @@ extension CaptureProvider {
                 _ = try capture.string("title_parameter")
             }
             try capture.finish()
-            guard let probe = try ProviderAPI(map.map("probe"), defaultAuthentication: .bearer) else {
-                throw map.error("probe", "'\(map.qualified("probe"))' is required (the call that validates a captured token)")
+            if let probe = try ProviderAPI(map.map("probe"), defaultAuthentication: .bearer) {
+                self.probe = probe
+            } else {
+                try map.report("probe", "'\(map.qualified("probe"))' is required (the call that validates a captured token)")
+                probe = ProviderAPI(url: ConfigMap.placeholderURL)
             }
-            self.probe = probe
         }
     }
 }

@@ -53,20 +53,23 @@ extension OAuth2Provider {
         /// The provider-file key of ``issParameterSupported``.
         public static let issParameterSupportedKey = "authorization_response_iss_parameter_supported"
 
-        /// Reads the `oauth2` keys; the caller calls `finish()`.
+        /// Reads the `oauth2` keys; the caller calls `finish()`. A collecting map reads them all (see ``ConfigMap``).
         public init(_ map: ConfigMap) throws {
             let secret = try map.secret("client_secret")
             let method = try map.choice("token_endpoint_auth_method", ["client_secret_basic", "client_secret_post", "none"])
                 .flatMap(ClientAuthentication.init(rawValue:))
             if let method, method != .none, secret == nil {
-                throw map.error("token_endpoint_auth_method", "'\(map.qualified("token_endpoint_auth_method"))' \(method.rawValue) needs 'client_secret'")
+                try map.report(
+                    "token_endpoint_auth_method", "'\(map.qualified("token_endpoint_auth_method"))' \(method.rawValue) needs 'client_secret'",
+                    after: ["client_secret"])
             }
             let issuer = try map.string("issuer")
             let issParameterSupported = try map.bool(Self.issParameterSupportedKey) ?? false
             if issParameterSupported, issuer == nil {
-                throw map.error(
+                try map.report(
                     Self.issParameterSupportedKey,
-                    "'\(map.qualified(Self.issParameterSupportedKey))' needs 'issuer': the iss the provider sends is compared with it (RFC 9207)")
+                    "'\(map.qualified(Self.issParameterSupportedKey))' needs 'issuer': the iss the provider sends is compared with it (RFC 9207)",
+                    after: ["issuer"])
             }
             self.init(
                 authorizationEndpoint: try map.requiredURL("authorization_endpoint"),

@@ -59,17 +59,19 @@ extension OIDCProvider {
             self.allowInsecureHTTP = allowInsecureHTTP
         }
 
-        /// Reads the `oidc` keys; the caller calls `finish()`.
+        /// Reads the `oidc` keys; the caller calls `finish()`. A collecting map reads them all (see ``ConfigMap``).
         public init(_ map: ConfigMap) throws {
             let secret = try map.secret("client_secret")
             let method = try map.choice("token_endpoint_auth_method", ["client_secret_basic", "client_secret_post", "none"])
                 .flatMap(OAuth2Provider.ClientAuthentication.init(rawValue:))
             if let method, method != .none, secret == nil {
-                throw map.error("token_endpoint_auth_method", "'\(map.qualified("token_endpoint_auth_method"))' \(method.rawValue) needs 'client_secret'")
+                try map.report(
+                    "token_endpoint_auth_method", "'\(map.qualified("token_endpoint_auth_method"))' \(method.rawValue) needs 'client_secret'",
+                    after: ["client_secret"])
             }
             let allowHMAC = try map.bool("allow_hmac_id_tokens") ?? false
             if allowHMAC, secret == nil {
-                throw map.error("allow_hmac_id_tokens", "'\(map.qualified("allow_hmac_id_tokens"))' needs 'client_secret'")
+                try map.report("allow_hmac_id_tokens", "'\(map.qualified("allow_hmac_id_tokens"))' needs 'client_secret'", after: ["client_secret"])
             }
             self.init(
                 issuer: try map.requiredURL("issuer"),

@@ -19,14 +19,17 @@ extension SPiDProvider {
             self.browserLogoutEndpoint = browserLogoutEndpoint
         }
 
-        /// Reads the keys; the caller calls `finish()`.
+        /// Reads the keys; the caller calls `finish()`. A collecting map reads them all (see ``ConfigMap``).
         public init(_ map: ConfigMap) throws {
             let base = try map.url("base_url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
             func endpoint(_ key: String, _ path: String) throws -> String? {
                 try map.url(key) ?? base.map { $0 + path }
             }
             func required(_ key: String, _ path: String) throws -> String {
-                guard let value = try endpoint(key, path) else { throw map.error(key, "'\(map.qualified(key))' is required unless 'base_url' is given") }
+                guard let value = try endpoint(key, path) else {
+                    try map.report(key, "'\(map.qualified(key))' is required unless 'base_url' is given", after: ["base_url"])
+                    return ConfigMap.placeholderURL
+                }
                 return value
             }
             let secret = try map.secret("client_secret")
@@ -35,7 +38,9 @@ extension SPiDProvider {
                 .flatMap(OAuth2Provider.ClientAuthentication.init(rawValue:))
                 ?? (secret == nil ? OAuth2Provider.ClientAuthentication.none : .clientSecretPost)
             if method != .none, secret == nil {
-                throw map.error("token_endpoint_auth_method", "'\(map.qualified("token_endpoint_auth_method"))' \(method.rawValue) needs 'client_secret'")
+                try map.report(
+                    "token_endpoint_auth_method", "'\(map.qualified("token_endpoint_auth_method"))' \(method.rawValue) needs 'client_secret'",
+                    after: ["client_secret"])
             }
             let scopes = try map.strings("scopes") ?? []
             var oauth2 = OAuth2Provider.Configuration(

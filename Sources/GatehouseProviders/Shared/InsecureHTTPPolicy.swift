@@ -48,19 +48,26 @@ struct InsecureHTTPPolicy: Sendable {
     ///   - keys: the keys whose URL receives a secret, code or token, or gives keys (`token_endpoint`;
     ///     a nested key as `probe.url`). `api.url`, which receives the user's token on every proxied
     ///     call, is checked for every kind.
-    /// - Throws: ``ConfigErrorList`` with one problem per refused URL, at its key's line.
+    /// - Throws: ``ConfigErrorList`` with one problem per refused URL, at its key's line (a collecting map
+    ///   records each instead).
     static func check(_ settings: ConfigMap, keys: [String]) throws {
         let policy = try InsecureHTTPPolicy(settings)
-        var errors: [ConfigError] = []
+        var refused: [(map: ConfigMap, key: String, error: ConfigError)] = []
         for path in keys + ["api.url"] {
             guard let (map, key) = try locate(path, in: settings), let url = try map.url(key), !policy.permits(url) else { continue }
-            errors.append(
-                map.error(
-                    key,
-                    "'\(map.qualified(key))' must be https, not '\(url)': secrets, codes, tokens or keys would travel in clear "
-                        + "(http is accepted only for a loopback host, or with '\(Self.key): true')"))
+            let error = map.error(
+                key,
+                "'\(map.qualified(key))' must be https, not '\(url)': secrets, codes, tokens or keys would travel in clear "
+                    + "(http is accepted only for a loopback host, or with '\(Self.key): true')")
+            refused.append((map, key, error))
         }
-        if !errors.isEmpty { throw ConfigErrorList(errors) }
+        guard settings.collects else {
+            if !refused.isEmpty { throw ConfigErrorList(refused.map(\.error)) }
+            return
+        }
+        // A wrong `allow_insecure_http` is the one problem: the refusals it causes are only its follow-ons.
+        guard !settings.hasProblem(Self.key) else { return }
+        for (map, key, error) in refused { try map.report(error, key: key) }
     }
 
     /// Refuses an endpoint named at runtime (a discovery document's `token_endpoint`, …).

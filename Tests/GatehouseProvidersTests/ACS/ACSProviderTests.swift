@@ -9,8 +9,11 @@ import Testing
 
     static func settings(_ extra: [(String, String)] = []) -> [(String, String)] {
         [("login_url", "https://ns.accesscontrol.windows.net/v2/wsfederation?wa=wsignin1.0"), ("realm", ACSVectors.audience),
-         ("issuer", ACSVectors.issuer), ("signing_key", ACSVectors.keyBase64)] + extra
+         ("issuer", ACSVectors.issuer), ("signing_key", "${ACS_SIGNING_KEY}")] + extra
     }
+
+    /// Where the settings' `${…}` secrets are read from: the vectors' key, and one that is not base64.
+    static let secrets = ["ACS_SIGNING_KEY": ACSVectors.keyBase64, "NOT_BASE64": "not base64!"]
 
     static func make(_ pairs: [(String, String)], transport: FakeTransport = FakeTransport(), now: Date = ACSVectors.before) throws -> ACSProvider {
         try make(pairs, transport: transport, clock: TimeSource { now })
@@ -20,7 +23,7 @@ import Testing
         var entries = pairs.enumerated().map { ($1.0, $0 + 2, Nodes.scalar($1.1, line: $0 + 2)) }
         entries.append(("allowed_origins", 40, Nodes.sequence(["https://ns.accesscontrol.windows.net"], line: 40)))
         let context = ProviderContext(transport: transport, clock: clock, publicURL: "https://gate.example.test")
-        return try #require(try ACSKind.make(descriptor: descriptor, settings: ConfigMap(Nodes.mapping(entries)), context: context) as? ACSProvider)
+        return try #require(try ACSKind.make(descriptor: descriptor, settings: ConfigMap(Nodes.mapping(entries), environment: secrets), context: context) as? ACSProvider)
     }
 
     @Test("registry, login style token, legacy_capture, WRAP by default")
@@ -68,7 +71,8 @@ import Testing
         }
         #expect(message(Self.settings().filter { $0.0 != "signing_key" }).contains("signing_key"))
         #expect(message(Self.settings().filter { $0.0 != "realm" }).contains("realm"))
-        #expect(message(Self.settings([("signing_key", "not base64!")]).filter { $0.1 != ACSVectors.keyBase64 }).contains("signing_key"))
+        #expect(message(Self.settings([("signing_key", "${NOT_BASE64}")]).filter { $0.1 != "${ACS_SIGNING_KEY}" }).contains("base64 key"))
+        #expect(message(Self.settings([("signing_key", ACSVectors.keyBase64)]).filter { $0.1 != "${ACS_SIGNING_KEY}" }).contains("must not be written inline"))
         #expect(message(Self.settings([("token_format", "jwt")]).filter { $0.0 != "signing_key" }).contains("jwks_url"))
         #expect(message(Self.settings([("token_format", "jwt"), ("jwks_url", "https://ns.accesscontrol.windows.net/jwks")])).contains("exclude"))
         #expect(message(Self.settings([("surprise", "1")])).contains("surprise"))

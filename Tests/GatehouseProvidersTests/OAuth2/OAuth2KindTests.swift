@@ -12,18 +12,21 @@ import Testing
         ("authorization_endpoint", OAuth2Fixture.authorizationEndpoint),
         ("token_endpoint", OAuth2Fixture.tokenEndpoint),
         ("client_id", "demo-client"),
-        ("client_secret", "s3cret"),
+        ("client_secret", "${CLIENT_SECRET}"),
     ]
 
-    static func settings(_ pairs: [(String, String)], environment: [String: String] = [:]) throws -> ConfigMap {
+    /// Where ``complete``'s `${CLIENT_SECRET}` is read from.
+    static let secrets = ["CLIENT_SECRET": "s3cret"]
+
+    static func settings(_ pairs: [(String, String)], environment: [String: String] = secrets) throws -> ConfigMap {
         try ConfigMap(Nodes.scalars(pairs, firstLine: 5), environment: environment)
     }
 
-    static func make(_ pairs: [(String, String)], environment: [String: String] = [:]) throws -> any AuthProvider {
+    static func make(_ pairs: [(String, String)], environment: [String: String] = secrets) throws -> any AuthProvider {
         try OAuth2Kind.make(descriptor: descriptor, settings: settings(pairs, environment: environment), context: context)
     }
 
-    static func configuration(_ pairs: [(String, String)], environment: [String: String] = [:]) throws -> OAuth2Provider.Configuration {
+    static func configuration(_ pairs: [(String, String)], environment: [String: String] = secrets) throws -> OAuth2Provider.Configuration {
         let provider = try #require(try make(pairs, environment: environment) as? OAuth2Provider)
         return provider.configuration
     }

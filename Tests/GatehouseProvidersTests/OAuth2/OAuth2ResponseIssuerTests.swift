@@ -119,7 +119,7 @@ import Testing
     // MARK: The provider file
 
     static func make(_ pairs: [(String, String)]) throws -> OAuth2Provider {
-        let settings = try ConfigMap(Nodes.scalars(OAuth2KindTests.complete + pairs, firstLine: 5))
+        let settings = try ConfigMap(Nodes.scalars(OAuth2KindTests.complete + pairs, firstLine: 5), environment: OAuth2KindTests.secrets)
         return try #require(try OAuth2Kind.make(descriptor: OAuth2KindTests.descriptor, settings: settings, context: OAuth2KindTests.context) as? OAuth2Provider)
     }
 

@@ -13,8 +13,8 @@ struct SPiDProviderTests {
         let transport = FakeTransport(replies)
         let context = ProviderContext(transport: transport, clock: TimeSource { now }, publicURL: "https://gate.example.test")
         let map = try ConfigMap(
-            Nodes.scalars([("id", "spid"), ("kind", "spid"), ("base_url", base), ("client_id", "cid"), ("client_secret", "csecret")] + extra),
-            environment: [:])
+            Nodes.scalars([("id", "spid"), ("kind", "spid"), ("base_url", base), ("client_id", "cid"), ("client_secret", "${SPID_CLIENT_SECRET}")] + extra),
+            environment: ["SPID_CLIENT_SECRET": "csecret"])
         _ = try map.string("id")
         _ = try map.string("kind")
         let descriptor = ProviderDescriptor(id: "spid", kind: "spid", claims: SPiDKind.defaultClaims)

@@ -33,23 +33,28 @@ struct GatewayInstance: Sendable {
 
     static func start(
         _ standIns: StandIns, store: any SessionStore = MemorySessionStore(), clock: TestClock = TestClock(),
-        providerFiles: [(id: String, yaml: String)] = [], configure: (inout ServerSettings) -> Void = { _ in }
+        providerFiles: [(id: String, yaml: String)] = [], providerEnvironment: [String: String] = [:],
+        configure: (inout ServerSettings) -> Void = { _ in }
     ) async throws -> GatewayInstance {
         // The port is chosen before the gateway listens (its public URL names it), so another process may
         // take it in between: then try another one instead of waiting forever.
         for _ in 1..<5 {
             do {
-                return try await start(on: FreePort.next(), standIns, store: store, clock: clock, providerFiles: providerFiles, configure: configure)
+                return try await start(
+                    on: FreePort.next(), standIns, store: store, clock: clock, providerFiles: providerFiles, providerEnvironment: providerEnvironment,
+                    configure: configure)
             } catch is NotListening {
                 continue
             }
         }
-        return try await start(on: FreePort.next(), standIns, store: store, clock: clock, providerFiles: providerFiles, configure: configure)
+        return try await start(
+            on: FreePort.next(), standIns, store: store, clock: clock, providerFiles: providerFiles, providerEnvironment: providerEnvironment,
+            configure: configure)
     }
 
     private static func start(
         on port: Int, _ standIns: StandIns, store: any SessionStore, clock: TestClock,
-        providerFiles: [(id: String, yaml: String)], configure: (inout ServerSettings) -> Void
+        providerFiles: [(id: String, yaml: String)], providerEnvironment: [String: String], configure: (inout ServerSettings) -> Void
     ) async throws -> GatewayInstance {
         let baseURL = "http://127.0.0.1:\(port)"
         var settings = ServerSettings(publicURL: baseURL)
@@ -74,10 +79,12 @@ struct GatewayInstance: Sendable {
                     issuer: oauth.baseURL, clientID: oauth.configuration.clientID, scopes: ["grades"]),
                 context: context)
         }
-        // Further providers as operators write them: through the real provider-file loader.
+        // Further providers as operators write them: through the real provider-file loader, secrets from
+        // `providerEnvironment` (a provider file never holds one inline).
         for file in providerFiles {
             let document = try YAMLDocument(text: file.yaml, file: "Providers/\(file.id).yaml")
-            providers.append(try ProviderCatalog.provider(from: document, kinds: ProviderRegistry.kinds, context: context, environment: [:]))
+            providers.append(
+                try ProviderCatalog.provider(from: document, kinds: ProviderRegistry.kinds, context: context, environment: providerEnvironment))
         }
         try await store.migrate()
         var logger = Logger(label: "gatehouse-test")
@@ -118,10 +125,11 @@ struct GatewayInstance: Sendable {
     /// Runs `body` with a gateway, stopping it afterwards whatever happens.
     static func with<T: Sendable>(
         _ standIns: StandIns, store: any SessionStore = MemorySessionStore(), clock: TestClock = TestClock(),
-        providerFiles: [(id: String, yaml: String)] = [], configure: (inout ServerSettings) -> Void = { _ in },
-        _ body: (GatewayInstance) async throws -> T
+        providerFiles: [(id: String, yaml: String)] = [], providerEnvironment: [String: String] = [:],
+        configure: (inout ServerSettings) -> Void = { _ in }, _ body: (GatewayInstance) async throws -> T
     ) async throws -> T {
-        let instance = try await start(standIns, store: store, clock: clock, providerFiles: providerFiles, configure: configure)
+        let instance = try await start(
+            standIns, store: store, clock: clock, providerFiles: providerFiles, providerEnvironment: providerEnvironment, configure: configure)
         do {
             let result = try await body(instance)
             await instance.stop()
