@@ -1,7 +1,7 @@
 -- wrk script for a DPoP-bound session: every request carries `Authorization: DPoP <token>` and its own
 -- proof. wrk cannot sign, so the proofs come from a file (`gatehouse-bench dpop-proofs`, one per line);
 -- each thread takes every n-th line, so no proof is sent twice. Usage:
---   wrk -t THREADS -s bench/dpop.lua URL -- PROOFS_FILE TOKEN THREADS
+--   wrk -t THREADS -s bench/dpop.lua URL PROOFS_FILE TOKEN THREADS
 local counter = 0
 
 -- wrk calls setup (main state) and then init (the thread's state) for one thread after the other.

@@ -243,6 +243,7 @@ clk_tck=$(getconf CLK_TCK)
 cpu_ticks() { # pid: utime + stime, in clock ticks
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
+WRK_SCRIPT_ARGS=() # arguments for a wrk script's init(), which wrk takes after the URL
 run_wrk() { # what out seconds url [wrk args…]: one bounded wrk run into out, then its summary lines
     local what=$1 out=$2 secs=$3 url=$4
     shift 4
@@ -250,7 +251,7 @@ run_wrk() { # what out seconds url [wrk args…]: one bounded wrk run into out, 
     for w in "${cpu_watch[@]}"; do before+=("$(cpu_ticks "${w#*=}")"); done
     # In the background, so that a signal to the script is handled at once (cleanup stops wrk too).
     timeout --kill-after=5 $((secs + 30)) \
-        wrk -t"$THREADS" -c"$CONNECTIONS" -d"${secs}s" --latency "$@" "$url" >"$out" 2>&1 &
+        wrk -t"$THREADS" -c"$CONNECTIONS" -d"${secs}s" --latency "$@" "$url" "${WRK_SCRIPT_ARGS[@]}" >"$out" 2>&1 &
     wrk_pid=$!
     wait "$wrk_pid" || die "wrk failed for $what: $(cat "$out")"
     wrk_pid=""

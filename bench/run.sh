@@ -16,6 +16,7 @@
 #   DPOP_RATE=20000   DPoP proofs made per second of a DPoP run (more than the gateway can take: a run
 #                     that uses them all gets replay refusals, reported as non-2xx)
 #   KEEP_TMP=1        keep the temp dir (nginx/Caddy/gateway configs, logs, raw wrk output)
+#   TARGETS="…"       measure only these targets (direct and caddy are always measured: the ratios need them)
 set -euo pipefail
 
 LOG_TAG=bench
@@ -252,6 +253,17 @@ wait_http "http://127.0.0.1:$authz_port/bench" "$authz_pid" "nginx auth_request"
 # --- targets ---------------------------------------------------------------------------------------
 # name, label, CPU key (run_wrk's "cpu" line; nginx's workers are <key>_<n>), pids for the RSS, URL, token
 targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-dpop gw-sqlite-nocache nginx-authz)
+if [[ -n ${TARGETS:-} ]]; then
+    chosen=" direct caddy $TARGETS "
+    kept=()
+    for t in "${targets[@]}"; do
+        if [[ $chosen == *" $t "* ]]; then kept+=("$t"); fi
+    done
+    for t in $TARGETS; do
+        if [[ " ${targets[*]} " != *" $t "* ]]; then die "TARGETS: unknown target '$t' (known: ${targets[*]})"; fi
+    done
+    targets=("${kept[@]}")
+fi
 declare -A label url tok cpu_key rss_pids
 label=(
     [direct]="nginx backend, direct"
@@ -315,7 +327,9 @@ wrk_target() { # name index seconds
     if [[ $1 == gw-sqlite-dpop ]]; then
         # Made just before the run (iat: now; the gateway accepts 60 s), each sent once.
         dpop_proofs GET "${url[$1]}" "${tok[$1]}" $((DPOP_RATE * $3)) >"$tmp/proofs.txt" || die "gatehouse-bench dpop-proofs failed"
-        run_wrk "$1 run $2" "$tmp/wrk-$1-$2.txt" "$3" "${url[$1]}" -s "$script_dir/dpop.lua" -- "$tmp/proofs.txt" "${tok[$1]}" "$THREADS"
+        WRK_SCRIPT_ARGS=("$tmp/proofs.txt" "${tok[$1]}" "$THREADS")
+        run_wrk "$1 run $2" "$tmp/wrk-$1-$2.txt" "$3" "${url[$1]}" -s "$script_dir/dpop.lua"
+        WRK_SCRIPT_ARGS=()
     else
         run_wrk "$1 run $2" "$tmp/wrk-$1-$2.txt" "$3" "${url[$1]}" -H "Authorization: Bearer ${tok[$1]}"
     fi
@@ -370,7 +384,7 @@ gateway_logs=("$tmp"/gateway*.log)
 gw_log_problems=$(log_problem_lines "${gateway_logs[@]}" | grep -c . || true)
 caddy_problem_lines() { grep -E '"level":"(error|fatal|panic)"' "$tmp/caddy/caddy.log" || true; }
 caddy_log_problems=$(caddy_problem_lines | grep -c . || true)
-command_line="GATEHOUSE_BIN=${GATEHOUSE_BIN:-} DURATION=$DURATION RUNS=$RUNS THREADS=$THREADS CONNECTIONS=$CONNECTIONS WARMUP=$WARMUP bash bench/run.sh"
+command_line="GATEHOUSE_BIN=${GATEHOUSE_BIN:-} DURATION=$DURATION RUNS=$RUNS THREADS=$THREADS CONNECTIONS=$CONNECTIONS WARMUP=$WARMUP${TARGETS:+ TARGETS=\"$TARGETS\"} bash bench/run.sh"
 [[ -z ${GATEHOUSE_BIN:-} ]] && command_line=${command_line#GATEHOUSE_BIN= }
 report_rc=0
 python3 "$script_dir/run_report.py" "$tmp" "$RUNS" "$clk_tck" "$bin_kind" "$DURATION" "$THREADS" "$CONNECTIONS" \

@@ -170,7 +170,9 @@ public enum GatewayLauncher {
                     sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, clock: .system, logger: logger, metrics: metrics)
                 let services: [any Service] = storeServices + [
                     HTTPClientService(client: client),
-                    SessionSweeper(store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger),
+                    SessionSweeper(
+                        store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger,
+                        counting: (configuredStore as? any SessionListing).map { ($0, metrics) }),
                     ProviderReloader(
                         providers: providers, load: load, access: gateway.access,
                         loadAccess: accessLoader(configuration), logger: logger),

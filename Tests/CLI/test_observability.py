@@ -207,5 +207,7 @@ def test_metrics_are_labelled_and_have_latency_histograms(gateway):
     assert re.search(r'gatehouse_http_request_duration_seconds_count\{route="/v1/api/\*\*"\} 2', text)
     assert re.search(r'gatehouse_upstream_duration_seconds_count\{upstream="backend"\} 2', text)
     assert 'gatehouse_login_attempts_total{provider="legacy",outcome="succeeded"} 1' in text
+    # Counted by the sweeper when it starts (before the sign-in) and after each sweep.
+    assert re.search(r"^gatehouse_active_sessions [0-9.]+$", text, re.M), text
     # The store below the session cache: the sign-in's insert, timed.
     assert re.search(r'gatehouse_store_operation_duration_seconds_count\{operation="insert_session"\} 1\b', text), text

@@ -27,6 +27,7 @@ import Testing
             #expect(try await listing.sessions(provider: "oidc", subject: nil, limit: 10).map(\.id) == ["a3"])
             #expect(try await listing.sessions(provider: nil, subject: nil, limit: 2).map(\.id) == ["b1", "a2"])
             #expect(try await listing.sessions(provider: "none", subject: nil, limit: 10).isEmpty)
+            #expect(try await listing.sessionCount() == 4)
         }
     }
 }

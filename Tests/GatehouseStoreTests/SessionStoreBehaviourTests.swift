@@ -5,6 +5,29 @@ import Testing
 
 /// The ``SessionStore`` contract, run against every store.
 @Suite struct SessionStoreBehaviourTests {
+    // MARK: One-time values (DPoP jti)
+
+    @Test(arguments: StoreFactory.allCases)
+    func aOneTimeValueIsRecordedOnceUntilItExpiresAndIsSweptAfter(_ factory: StoreFactory) async throws {
+        try await factory.withStore { store throws in
+            let now = Fixtures.t0
+            #expect(try await store.recordOnce("dpop k j1", until: now.addingTimeInterval(60), now: now))
+            #expect(try await store.recordOnce("dpop k j1", until: now.addingTimeInterval(60), now: now.addingTimeInterval(30)) == false)
+            #expect(try await store.recordOnce("dpop k j2", until: now.addingTimeInterval(60), now: now))
+            // Past its expiry the value may be recorded again (its proof's iat no longer passes anyway).
+            #expect(try await store.recordOnce("dpop k j1", until: now.addingTimeInterval(200), now: now.addingTimeInterval(61)))
+            #expect(try await store.recordOnce("dpop k j1", until: now.addingTimeInterval(200), now: now.addingTimeInterval(62)) == false)
+            // Concurrent first uses: exactly one wins.
+            let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<10 { group.addTask { try await store.recordOnce("dpop k race", until: now.addingTimeInterval(60), now: now) } }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(wins == 1)
+            _ = try await store.deleteExpired(now: now.addingTimeInterval(300), idleCutoff: now)
+            #expect(try await store.recordOnce("dpop k race", until: now.addingTimeInterval(400), now: now.addingTimeInterval(300)))
+        }
+    }
+
     // MARK: Sessions
 
     @Test(arguments: StoreFactory.allCases)

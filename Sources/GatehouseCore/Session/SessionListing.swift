@@ -7,4 +7,7 @@ public protocol SessionListing: SessionStore {
     ///   - subject: only this subject's; nil: every subject.
     ///   - limit: at most this many, newest first.
     func sessions(provider: String?, subject: String?, limit: Int) async throws -> [SessionRecord]
+
+    /// How many sessions the store holds (expired ones not yet swept included): the active-sessions gauge.
+    func sessionCount() async throws -> Int
 }

@@ -19,6 +19,8 @@ final class GatewayMetrics: Sendable {
     let upgradedConnections: Counter
     let relayedAuthz: Counter
     let logouts: Counter
+    /// Sessions in the store, as its last count said (``SessionSweeper``).
+    let activeSessions: Gauge
 
     /// Labelled series, made once per label set: the registry's own look-up formats names on every call.
     private let requestSeries = Mutex<[RequestKey: Counter]>([:])
@@ -58,6 +60,8 @@ final class GatewayMetrics: Sendable {
         upgradedConnections = counter("upgraded_connections", "WebSocket handshakes on /v1/api the backend accepted: connections tunnelled byte for byte.")
         upstreamErrors = counter("upstream_errors", "Upstream requests that failed to connect or timed out.")
         logouts = counter("logouts", "Sessions ended by the client.")
+        activeSessions = registry.makeGauge(
+            descriptor: .init(namespace: "gatehouse", metricName: "active_sessions", unitName: "", helpText: "Sessions in the store (counted after each sweep, once a minute)."))
     }
 
     /// Counts a request the access policy refused (`gatehouse_access_denials_total{rule}`).

@@ -8,4 +8,6 @@ extension MemorySessionStore: SessionListing {
                 .sorted { $0.createdAt > $1.createdAt }
                 .prefix(limit))
     }
+
+    public func sessionCount() async throws -> Int { allSessions.count }
 }

@@ -13,4 +13,14 @@ extension PostgresSessionStore: SessionListing {
                     """, logger: self.logger))
         }
     }
+
+    public func sessionCount() async throws -> Int {
+        try await guarded {
+            var count = 0
+            for try await value in try await self.client.query("SELECT COUNT(*) FROM sessions", logger: self.logger).decode(Int.self) {
+                count = value
+            }
+            return count
+        }
+    }
 }

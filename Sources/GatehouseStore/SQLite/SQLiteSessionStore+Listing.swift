@@ -15,4 +15,8 @@ extension SQLiteSessionStore: SessionListing {
             ).map(Self.sessionRecord(from:))
         }
     }
+
+    public func sessionCount() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions") ?? 0 }
+    }
 }

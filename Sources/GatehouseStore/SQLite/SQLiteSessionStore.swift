@@ -31,6 +31,11 @@ public final class SQLiteSessionStore: SessionStore {
         var configuration = Configuration()
         // Another process may hold the write lock for a moment; wait for it rather than fail the request.
         configuration.busyMode = .timeout(10)
+        // WAL with synchronous=NORMAL (SQLite's recommendation for WAL): a commit no longer waits for an fsync
+        // of the log; the file stays consistent, and only the last commits before a power loss or OS crash
+        // (not a process crash) can be lost. With FULL, every write — a DPoP proof's jti on each request —
+        // queued behind one fsync at a time.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         pool = try DatabasePool(path: path, configuration: configuration)
     }
 
@@ -224,11 +229,13 @@ public final class SQLiteSessionStore: SessionStore {
 
     public func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
         try await pool.write { db in
-            // An expired entry with the same key is the sweeper's to remove, but must not count as a replay.
-            try db.execute(
-                sql: "DELETE FROM once_values WHERE key = ? AND expires_at < ?", arguments: [key, now.timeIntervalSince1970])
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO once_values (key, expires_at) VALUES (?, ?)", arguments: [key, until.timeIntervalSince1970])
+            // One statement: a new key is inserted; an expired entry with the same key (the sweeper's to remove)
+            // is taken over and does not count as a replay; a live one changes nothing.
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO once_values (key, expires_at) VALUES (?, ?)
+                ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE once_values.expires_at < ?
+                """)
+            try statement.execute(arguments: [key, until.timeIntervalSince1970, now.timeIntervalSince1970])
             return db.changesCount == 1
         }
     }
