@@ -20,5 +20,7 @@ import Testing
     @Test("decoding refuses characters outside the alphabet")
     func decodeRefusesGarbage() {
         #expect(Base64URL.decode("not*base64") == nil)
+        // Plain base64's characters and padding are not base64url.
+        for text in ["a+bc", "a/bc", "YQ==", "YQ=", "Y"] { #expect(Base64URL.decode(text) == nil, "\(text)") }
     }
 }

@@ -100,18 +100,19 @@ struct DPoPVerifier: Sendable {
         guard proofs.count == 1, let proof = proofs.first else {
             throw refuse(proofs.isEmpty ? "A DPoP proof is required (the DPoP header)." : "Exactly one DPoP header is allowed.")
         }
-        let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
-        guard proof.utf8.count <= 8192, parts.count == 3, let headerData = Base64URL.decode(String(parts[0])),
-            let header = JSONValue.parse(headerData)?.objectValue, let claimsData = Base64URL.decode(String(parts[1])),
-            let claims = JSONValue.parse(claimsData)?.objectValue
+        let parts = proof.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        let decoder = JSONDecoder()
+        guard proof.utf8.count <= 8192, parts.count == 3, let headerData = Base64URL.decode(parts[0]),
+            let header = try? decoder.decode(DPoPProofParts.Header.self, from: headerData), let claimsData = Base64URL.decode(parts[1]),
+            let claims = try? decoder.decode(DPoPProofParts.Claims.self, from: claimsData)
         else { throw refuse("The DPoP proof is not a JWS with a JSON header and claims.") }
 
-        guard header["typ"]?.stringValue?.lowercased() == "dpop+jwt" else { throw refuse("The DPoP proof's typ must be dpop+jwt.") }
-        guard let alg = header["alg"]?.stringValue, DPoPPolicy.algorithms.contains(alg) else {
+        guard header.typ?.lowercased() == "dpop+jwt" else { throw refuse("The DPoP proof's typ must be dpop+jwt.") }
+        guard let alg = header.alg, DPoPPolicy.algorithms.contains(alg) else {
             throw refuse("The DPoP proof's alg must be one of \(DPoPPolicy.algorithms.joined(separator: ", ")).")
         }
-        guard case .object(let jwk)? = header["jwk"], let thumbprint = JWKThumbprint.of(jwk),
-            Self.keyFits(jwk, alg: alg), !Self.privateMembers.contains(where: { jwk[$0] != nil })
+        guard let key = header.jwk, !key.hasPrivateMembers, case let jwk = key.members, let thumbprint = JWKThumbprint.of(jwk),
+            Self.keyFits(jwk, alg: alg)
         else { throw refuse("The DPoP proof's jwk must be a public \(alg) key.") }
 
         do {
@@ -121,26 +122,26 @@ struct DPoPVerifier: Sendable {
             throw refuse("The DPoP proof's signature does not verify with its jwk.")
         }
 
-        guard let jti = claims["jti"]?.stringValue, !jti.isEmpty, jti.utf8.count <= 256 else {
+        guard let jti = claims.jti, !jti.isEmpty, jti.utf8.count <= 256 else {
             throw refuse("The DPoP proof needs a jti (at most 256 bytes).")
         }
-        guard claims["htm"]?.stringValue == target.method else { throw refuse("The DPoP proof's htm is not this request's method.") }
-        guard let htu = claims["htu"]?.stringValue, let presented = DPoPTargetURI.normalized(htu),
+        guard claims.htm == target.method else { throw refuse("The DPoP proof's htm is not this request's method.") }
+        guard let htu = claims.htu, let presented = DPoPTargetURI.normalized(htu),
             presented == DPoPTargetURI.normalized(target.url)
         else { throw refuse("The DPoP proof's htu is not this request's URL.") }
         let now = clock.now()
-        guard let iat = claims["iat"]?.doubleValue else { throw refuse("The DPoP proof needs an iat.") }
+        guard let iat = claims.iat else { throw refuse("The DPoP proof needs an iat.") }
         let age = now.timeIntervalSince1970 - iat
         guard age <= Double(policy.maxAgeSeconds + DPoPPolicy.clockSkewSeconds) else { throw refuse("The DPoP proof is too old (iat).") }
         guard age >= -Double(DPoPPolicy.clockSkewSeconds) else { throw refuse("The DPoP proof is issued in the future (iat).") }
         if let accessToken {
             let expected = Base64URL.encode(Data(SHA256.hash(data: Data(accessToken.utf8))))
-            guard let ath = claims["ath"]?.stringValue, ConstantTime.equal(Data(ath.utf8), Data(expected.utf8)) else {
+            guard let ath = claims.ath, ConstantTime.equal(Data(ath.utf8), Data(expected.utf8)) else {
                 throw refuse("The DPoP proof's ath is not the hash of this session token.")
             }
         }
         if policy.requireNonce {
-            guard let nonce = claims["nonce"]?.stringValue, nonces.accepts(nonce, now: now) else {
+            guard let nonce = claims.nonce, nonces.accepts(nonce, now: now) else {
                 throw GatehouseError.useDPoPNonce(nonces.issue(now: now), status: status)
             }
         }
@@ -163,25 +164,22 @@ struct DPoPVerifier: Sendable {
 
     // MARK: Keys
 
-    /// Members only a private key has (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2).
-    private static let privateMembers = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
-
     /// Whether the key type and curve are those of the algorithm: the header never picks a key family
     /// that the algorithm does not use (RFC 8725 §3.1).
-    private static func keyFits(_ jwk: [String: JSONValue], alg: String) -> Bool {
-        switch (alg, jwk["kty"]?.stringValue) {
-        case ("ES256", "EC"): jwk["crv"]?.stringValue == "P-256"
+    private static func keyFits(_ jwk: [String: String], alg: String) -> Bool {
+        switch (alg, jwk["kty"]) {
+        case ("ES256", "EC"): jwk["crv"] == "P-256"
         case ("RS256", "RSA"), ("PS256", "RSA"): true
-        case ("EdDSA", "OKP"): jwk["crv"]?.stringValue == "Ed25519"
+        case ("EdDSA", "OKP"): jwk["crv"] == "Ed25519"
         default: false
         }
     }
 
     /// jwt-kit's key of the public members, for `alg`.
-    private static func jwk(_ members: [String: JSONValue], alg: String) throws -> JWK {
-        var key = members.filter { ["kty", "crv", "x", "y", "n", "e"].contains($0.key) }
-        key["alg"] = .string(alg)
-        let json = try JSONEncoder().encode(JSONValue.object(key))
+    private static func jwk(_ members: [String: String], alg: String) throws -> JWK {
+        var key = members
+        key["alg"] = alg
+        let json = try JSONEncoder().encode(key)
         return try JWK(json: String(decoding: json, as: UTF8.self))
     }
 

@@ -12,14 +12,14 @@ enum JWKThumbprint {
         "OKP": ["crv", "kty", "x"],
     ]
 
-    /// The thumbprint of a public JWK, or `nil` when a required member is missing or not a plain string.
-    static func of(_ jwk: [String: JSONValue]) -> String? {
-        guard let kty = jwk["kty"]?.stringValue, let names = members[kty] else { return nil }
+    /// The thumbprint of a public JWK (its string members by name), or `nil` when a required member is missing.
+    static func of(_ jwk: [String: String]) -> String? {
+        guard let kty = jwk["kty"], let names = members[kty] else { return nil }
         var json = "{"
         for (index, name) in names.enumerated() {
             // Base64url values and curve names: nothing that JSON would escape; anything else is refused
             // rather than serialized in a way another implementation might not reproduce.
-            guard case .string(let value)? = jwk[name], !value.isEmpty,
+            guard let value = jwk[name], !value.isEmpty,
                 value.utf8.allSatisfy({ PercentEncoding.isUnreserved($0) })
             else { return nil }
             json += (index == 0 ? "" : ",") + "\"\(name)\":\"\(value)\""

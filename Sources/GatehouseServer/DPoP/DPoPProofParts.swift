@@ -1,0 +1,19 @@
+/// The JOSE header and claims of a DPoP proof, decoded into exactly the members the checks read (a typed
+/// decode: a proof is parsed on every request of a bound session). A member of another JSON type than the
+/// one expected makes the whole proof malformed.
+struct DPoPProofParts: Sendable {
+    struct Header: Decodable, Sendable {
+        let typ: String?
+        let alg: String?
+        let jwk: DPoPProofKey?
+    }
+
+    struct Claims: Decodable, Sendable {
+        let jti: String?
+        let htm: String?
+        let htu: String?
+        let iat: Double?
+        let ath: String?
+        let nonce: String?
+    }
+}
