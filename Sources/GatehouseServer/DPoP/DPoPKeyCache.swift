@@ -1,11 +1,22 @@
+import Crypto
+import Foundation
+import GatehouseCore
 import JWTKit
 import Synchronization
 
-/// Verifiers of the public keys proofs were signed with, by thumbprint and algorithm: a client signs every
-/// proof with the same key, and building jwt-kit's verifier (parsing the key) per request is the costly part.
-/// Only keys are kept, never a verdict: each proof's signature, claims and `jti` are still checked.
+/// Verifiers of the public keys proofs were signed with, by algorithm and thumbprint: a client signs every
+/// proof with the same key, and parsing the key is a good part of the cost. Only keys are kept, never a
+/// verdict: each proof's signature, claims and `jti` are still checked.
+///
+/// ES256 — what clients use, and the one on every request of a bound session — is verified with swift-crypto
+/// directly (P-256 ECDSA over SHA-256, the JOSE `R || S` signature); the other algorithms by jwt-kit.
 final class DPoPKeyCache: Sendable {
-    private let verifiers = Mutex<[String: JWTKeyCollection]>([:])
+    enum Verifier: Sendable {
+        case p256(P256.Signing.PublicKey)
+        case jwtKit(JWTKeyCollection)
+    }
+
+    private let verifiers = Mutex<[String: Verifier]>([:])
     /// Bounded: a client can mint keys at will. Dropping everything when full keeps the cost per entry flat.
     private let capacity: Int
 
@@ -13,18 +24,47 @@ final class DPoPKeyCache: Sendable {
         self.capacity = capacity
     }
 
-    /// The verifier of `jwk` for `alg`, built once.
-    func verifier(thumbprint: String, alg: String, jwk: @autoclosure () throws -> JWK) async throws -> JWTKeyCollection {
+    /// Whether `signature` (base64url) signs `signingInput` under the key of `jwk` for `alg`.
+    func verify(
+        signingInput: Data, signature: some Collection<UInt8>, alg: String, thumbprint: String, jwk: [String: String],
+        proof: String
+    ) async throws -> Bool {
+        switch try await verifier(thumbprint: thumbprint, alg: alg, jwk: jwk) {
+        case .p256(let key):
+            guard let raw = Base64URL.decode(signature), raw.count == 64,
+                let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: raw)
+            else { return false }
+            return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
+        case .jwtKit(let collection):
+            _ = try await collection.verify(proof, as: SignatureOnly.self)
+            return true
+        }
+    }
+
+    private func verifier(thumbprint: String, alg: String, jwk: [String: String]) async throws -> Verifier {
         let key = alg + " " + thumbprint
         if let cached = verifiers.withLock({ $0[key] }) { return cached }
-        var jwk = try jwk()
-        jwk.keyIdentifier = JWKIdentifier(string: "proof")
-        let collection = JWTKeyCollection()
-        try await collection.add(jwk: jwk, isDefault: true)
+        let verifier: Verifier
+        if alg == "ES256", let x = jwk["x"].flatMap(Base64URL.decode), let y = jwk["y"].flatMap(Base64URL.decode), x.count == 32, y.count == 32 {
+            verifier = .p256(try P256.Signing.PublicKey(rawRepresentation: x + y))
+        } else {
+            var members = jwk
+            members["alg"] = alg
+            var parsed = try JWK(json: String(decoding: try JSONEncoder().encode(members), as: UTF8.self))
+            parsed.keyIdentifier = JWKIdentifier(string: "proof")
+            let collection = JWTKeyCollection()
+            try await collection.add(jwk: parsed, isDefault: true)
+            verifier = .jwtKit(collection)
+        }
         verifiers.withLock { cache in
             if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-            cache[key] = collection
+            cache[key] = verifier
         }
-        return collection
+        return verifier
+    }
+
+    /// jwt-kit checks the signature; the claims are read and checked by ``DPoPVerifier``.
+    private struct SignatureOnly: JWTPayload {
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 }

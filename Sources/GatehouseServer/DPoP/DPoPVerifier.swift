@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import GatehouseCore
 import HTTPTypes
-import JWTKit
 
 /// Checks DPoP proofs (RFC 9449 §4.3) and binds sessions to the key that signs them.
 ///
@@ -115,12 +114,9 @@ struct DPoPVerifier: Sendable {
             Self.keyFits(jwk, alg: alg)
         else { throw refuse("The DPoP proof's jwk must be a public \(alg) key.") }
 
-        do {
-            let verifier = try await keys.verifier(thumbprint: thumbprint, alg: alg, jwk: try Self.jwk(jwk, alg: alg))
-            _ = try await verifier.verify(proof, as: SignatureOnly.self)
-        } catch {
-            throw refuse("The DPoP proof's signature does not verify with its jwk.")
-        }
+        let signingInput = Data(proof.utf8[..<parts[1].endIndex])
+        guard (try? await keys.verify(signingInput: signingInput, signature: parts[2], alg: alg, thumbprint: thumbprint, jwk: jwk, proof: proof)) == true
+        else { throw refuse("The DPoP proof's signature does not verify with its jwk.") }
 
         guard let jti = claims.jti, !jti.isEmpty, jti.utf8.count <= 256 else {
             throw refuse("The DPoP proof needs a jti (at most 256 bytes).")
@@ -173,18 +169,5 @@ struct DPoPVerifier: Sendable {
         case ("EdDSA", "OKP"): jwk["crv"] == "Ed25519"
         default: false
         }
-    }
-
-    /// jwt-kit's key of the public members, for `alg`.
-    private static func jwk(_ members: [String: String], alg: String) throws -> JWK {
-        var key = members
-        key["alg"] = alg
-        let json = try JSONEncoder().encode(key)
-        return try JWK(json: String(decoding: json, as: UTF8.self))
-    }
-
-    /// jwt-kit checks the signature; the claims are read and checked above.
-    private struct SignatureOnly: JWTPayload {
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 }
