@@ -116,7 +116,11 @@ extension GatewayConfiguration {
                 throw map.error(key, "'\(map.qualified(key))' needs '\(map.qualified("host"))'; with '\(map.qualified("url"))' put it in the URL")
             }
             guard let url, !url.isEmpty else {
-                throw map.error("kind", "'\(map.qualified("url"))' (or '\(map.qualified("url_file"))', or '\(map.qualified("host"))') is required when store.kind is postgres")
+                // Not when `url` has a problem of its own (unset variable, inline password): that one says it.
+                try map.report(
+                    "kind", "'\(map.qualified("url"))' (or '\(map.qualified("url_file"))', or '\(map.qualified("host"))') is required when store.kind is postgres",
+                    after: ["url", "url_file", "host"])
+                return ""
             }
             guard var components = URLComponents(string: url),
                 let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql", url.contains("://")

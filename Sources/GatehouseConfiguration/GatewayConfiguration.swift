@@ -167,13 +167,26 @@ public struct GatewayConfiguration: Sendable, Equatable {
         var errors = ErrorCollector()
         var configuration = defaults(baseDirectory: baseDirectory)
         configuration.file = file
+        // Collecting: every section is read to its end and each problem recorded, so that one run reports them all
+        // (``ConfigProblems`` drops what only follows from an earlier problem).
+        let problems = ConfigProblems()
         guard
             let map = errors.attempt(file: file, {
-                try ConfigMap(document.root, environment: environment, baseDirectory: baseDirectory)
+                try ConfigMap(document.root, environment: environment, baseDirectory: baseDirectory, problems: problems)
             })
         else { throw ConfigurationErrors(errors.errors) }
+        /// A section's own checks throw; what they throw joins the collected problems.
+        func section(_ body: () throws -> Void) {
+            do {
+                try body()
+            } catch let error as ConfigurationErrors {
+                for error in error.errors { problems.absorb(error, file: file) }
+            } catch {
+                problems.absorb(error, file: file)
+            }
+        }
 
-        errors.run(file: file, ()) {
+        section {
             if let text = try map.string("listen") {
                 guard let address = ListenAddress(text) else {
                     throw map.error("listen", "'listen' must be host:port (e.g. 127.0.0.1:8080), not '\(text)'")
@@ -181,7 +194,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
                 configuration.listen = address
             }
         }
-        errors.run(file: file, ()) {
+        section {
             if let text = try map.string("metrics_listen") {
                 guard let address = ListenAddress(text) else {
                     throw map.error("metrics_listen", "'metrics_listen' must be host:port (e.g. 127.0.0.1:9090), not '\(text)'")
@@ -189,31 +202,31 @@ public struct GatewayConfiguration: Sendable, Equatable {
                 configuration.metricsListen = address
             }
         }
-        errors.run(file: file, ()) {
+        section {
             if let url = try map.baseURL("public_url") {
                 configuration.publicURL = url
                 configuration.publicURLIsExplicit = true
             }
         }
-        errors.run(file: file, ()) {
+        section {
             if let directory = try map.nonEmptyString("providers_dir") {
                 configuration.providersDirectory = ConfigPath.resolve(directory, against: baseDirectory)
             }
         }
-        errors.run(file: file, ()) {
+        section {
             configuration.store = try Store(map.mapOrEmpty("store"), baseDirectory: baseDirectory)
         }
-        errors.run(file: file, ()) { configuration.sessions = try Sessions(map.mapOrEmpty("sessions")) }
-        errors.run(file: file, ()) { configuration.refresh = try Refresh(map.mapOrEmpty("refresh")) }
-        errors.run(file: file, ()) {
+        section { configuration.sessions = try Sessions(map.mapOrEmpty("sessions")) }
+        section { configuration.refresh = try Refresh(map.mapOrEmpty("refresh")) }
+        section {
             configuration.keys = try Keys(map.mapOrEmpty("keys"), baseDirectory: baseDirectory)
         }
-        errors.run(file: file, ()) { configuration.backend = try Backend(map.mapOrEmpty("backend")) }
-        errors.run(file: file, ()) {
+        section { configuration.backend = try Backend(map.mapOrEmpty("backend")) }
+        section {
             configuration.allowedRedirectURIs = try map.redirectURIs("allowed_redirect_uris")
         }
-        errors.run(file: file, ()) { configuration.cors = try CORS(map.mapOrEmpty("cors")) }
-        errors.run(file: file, ()) {
+        section { configuration.cors = try CORS(map.mapOrEmpty("cors")) }
+        section {
             if let entries = try map.strings("trusted_proxies") {
                 do {
                     configuration.trustedProxies = try TrustedProxies(entries)
@@ -224,11 +237,12 @@ public struct GatewayConfiguration: Sendable, Equatable {
                 }
             }
         }
-        errors.run(file: file, ()) { configuration.access = try access(map.mapOrEmpty("access")) }
-        errors.run(file: file, ()) { configuration.limits = try Limits(map.mapOrEmpty("limits")) }
-        errors.run(file: file, ()) { configuration.logging = try Logging(map.mapOrEmpty("logging")) }
-        errors.run(file: file, ()) { try map.finish() }
+        section { configuration.access = try access(map.mapOrEmpty("access")) }
+        section { configuration.limits = try Limits(map.mapOrEmpty("limits")) }
+        section { configuration.logging = try Logging(map.mapOrEmpty("logging")) }
+        section { try map.finish() }
 
+        for error in problems.errors { errors.append(error) }
         guard errors.isEmpty else { throw ConfigurationErrors(errors.sortedByLine()) }
         if !configuration.publicURLIsExplicit { configuration.publicURL = defaultPublicURL(for: configuration.listen) }
         return configuration

@@ -166,6 +166,29 @@ struct GatewayConfigurationErrorTests {
             ])
     }
 
+    @Test("several problems inside one section of gatehouse.yaml are all reported, each at its line")
+    func everyProblemOfOneSection() throws {
+        let yaml = """
+            limits:
+              max_body_bytes: -1
+              upstream_timeout_seconds: "soon"
+              max_header_byte: 100
+            sessions:
+              idle_timeout_seconds: 0
+              dpop: {mode: "on", max_age_seconds: 0}
+            """
+        let (file, lines) = try Fixtures.gatewayErrors(yaml)
+        #expect(
+            lines == [
+                "\(file):2: 'limits.max_body_bytes' must be a positive number of bytes, not -1",
+                "\(file):3: 'limits.upstream_timeout_seconds' must be a whole number, not 'soon'",
+                "\(file):4: unknown key 'limits.max_header_byte': did you mean 'limits.max_header_bytes'?",
+                "\(file):6: 'sessions.idle_timeout_seconds' must be a positive number of seconds, not 0",
+                "\(file):7: 'sessions.dpop.mode' must be one of optional, required, off, not 'on'",
+                "\(file):7: 'sessions.dpop.max_age_seconds' must be between 1 and 3600, not 0",
+            ])
+    }
+
     @Test func accessSectionReportsEveryProblemAtItsLine() throws {
         let yaml = """
             access:
@@ -196,6 +219,7 @@ struct GatewayConfigurationErrorTests {
                 "\(file):10: 'access.rules[1].allow' must be \"anyone\", \"authenticated\" or a list of conditions",
                 "\(file):13: 'access.rules[2].methods' entry 'P0ST' is not an HTTP method",
                 "\(file):15: 'access.rules[3].name' is required",
+                "\(file):17: unknown key 'access.rules[3].alow': did you mean 'access.rules[3].allow'?",
                 "\(file):18: 'access.default' must be one of deny, authenticated, not 'maybe'",
                 "\(file):19: 'access.return_to_origins' entry 'https://app.example.com/path' must be an origin like https://app.example.com",
             ])
