@@ -228,8 +228,9 @@ public final class SQLiteSessionStore: SessionStore {
     // MARK: One-time values
 
     public func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
-        try await pool.write { db in
-            // One statement: a new key is inserted; an expired entry with the same key (the sweeper's to remove)
+        // One statement, atomic by itself: no surrounding transaction (BEGIN and COMMIT would double the work).
+        try await pool.writeWithoutTransaction { db in
+            // A new key is inserted; an expired entry with the same key (the sweeper's to remove)
             // is taken over and does not count as a replay; a live one changes nothing.
             let statement = try db.cachedStatement(sql: """
                 INSERT INTO once_values (key, expires_at) VALUES (?, ?)
