@@ -35,7 +35,7 @@ public struct ForwardedFields: Sendable, Equatable {
     }
 
     /// The first of comma-separated values, trimmed; nil when empty or holding a control character.
-    private static func firstValue(_ text: String) -> String? {
+    public static func firstValue(_ text: String) -> String? {
         let first = text.split(separator: ",", maxSplits: 1).first.map { String($0).trimmingWhitespace() } ?? ""
         guard !first.isEmpty, !first.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
         return first

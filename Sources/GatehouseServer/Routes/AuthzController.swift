@@ -107,17 +107,11 @@ struct AuthzController: Sendable {
         if let url = request.headers[Self.originalURL], url.contains("://") {
             return DPoPVerifier.Target(method: original.method, url: url)
         }
-        let (publicScheme, publicAuthority) = Self.split(publicURL)
-        let scheme = request.headers[Self.forwardedProto].map { String($0.prefix { $0 != "," }).trimmingCharacters(in: .whitespaces) } ?? publicScheme
-        let host = request.headers[Self.forwardedHost].map { String($0.prefix { $0 != "," }).trimmingCharacters(in: .whitespaces) }
-            ?? request.head.authority ?? publicAuthority
+        let base = URLComponents(string: publicURL)
+        let scheme = request.headers[Self.forwardedProto].flatMap(ForwardedFields.firstValue) ?? base?.scheme ?? "http"
+        let publicAuthority = (base?.percentEncodedHost ?? "") + (base?.port.map { ":\($0)" } ?? "")
+        let host = request.headers[Self.forwardedHost].flatMap(ForwardedFields.firstValue) ?? request.head.authority ?? publicAuthority
         return DPoPVerifier.Target(method: original.method, url: "\(scheme)://\(host)\(original.path)")
-    }
-
-    /// Scheme and authority of an absolute URL.
-    private static func split(_ url: String) -> (String, String) {
-        guard let range = url.range(of: "://") else { return ("http", url) }
-        return (String(url[..<range.lowerBound]), String(url[range.upperBound...].prefix { $0 != "/" }))
     }
 
     /// The sign-in page (`GET /v1/sign-in`) with `return_to` = the original request target.
