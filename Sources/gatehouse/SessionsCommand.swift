@@ -16,7 +16,8 @@ struct SessionsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List sessions, newest first (never a token).")
         @OptionGroup var options: ConfigOptions
         @Option(help: "Only this provider's sessions.") var provider: String?
-        @Option(help: "Only this subject's sessions.") var subject: String?
+        // Subjects and session ids may start with '-' (ids are base64url): take the next word whatever it is.
+        @Option(parsing: .unconditional, help: "Only this subject's sessions.") var subject: String?
         @Option(help: "At most this many.") var limit = 100
 
         func run() async throws {
@@ -34,8 +35,9 @@ struct SessionsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "End one session (--id) or every session of a subject (--subject, optionally of one --provider).")
         @OptionGroup var options: ConfigOptions
-        @Option(help: "The session id (as `list` and GET /v1/session show it).") var id: String?
-        @Option(help: "Every session of this subject.") var subject: String?
+        // Session ids are base64url and a sixty-fourth of them start with '-': take the next word whatever it is.
+        @Option(parsing: .unconditional, help: "The session id (as `list` and GET /v1/session show it).") var id: String?
+        @Option(parsing: .unconditional, help: "Every session of this subject.") var subject: String?
         @Option(help: "With --subject: only this provider's.") var provider: String?
 
         func validate() throws {

@@ -46,5 +46,10 @@ def test_list_and_revoke_on_a_running_gateways_store(cli, serve, tmp_path):
     assert one.returncode == 0 and "revoked 1 session(s)" in one.stdout
     assert wait_until(lambda: status(mallory) == 401, 5)
     assert cli(["sessions", "revoke", "--id", "no-such-session", "--config", str(config)], cwd=tmp_path).returncode == 1
+    # Ids are base64url, so one in 64 starts with '-': it is taken as the id, not as an unknown option (exit 64).
+    dashed = cli(["sessions", "revoke", "--id", "-h2bpBBTyipSx59D9dS9Ag", "--config", str(config)], cwd=tmp_path)
+    assert dashed.returncode == 1 and "revoked 0 session(s)" in dashed.stdout, dashed.stdout + dashed.stderr
+    dashed = cli(["sessions", "list", "--subject", "-u", "--config", str(config)], cwd=tmp_path)
+    assert dashed.returncode == 0, dashed.stdout + dashed.stderr
     assert cli(["sessions", "revoke", "--config", str(config)], cwd=tmp_path).returncode != 0
     site.server.shutdown()
