@@ -27,7 +27,7 @@ extension GatewayConfiguration {
 
         private static func isOrigin(_ text: String) -> Bool {
             guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-                scheme == "http" || scheme == "https", components.host?.isEmpty == false
+                scheme == "http" || scheme == "https", components.encodedHost?.isEmpty == false  // no IDNA (ICU) for ASCII
             else { return false }
             return components.path.isEmpty && components.query == nil && components.fragment == nil
                 && components.user == nil && components.password == nil

@@ -28,7 +28,9 @@ public struct YAMLDocument: Sendable {
         self.file = file
         let composed: Node?
         do {
-            composed = try Yams.compose(yaml: text)
+            // `.basic`: no implicit tags from Yams (its rules are ICU regular expressions); plain scalars are typed by
+            // `YAMLCoreSchema` where a key asks for a number or a boolean.
+            composed = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
             throw Self.configError(error, file: file, text: text)
         }
@@ -66,7 +68,7 @@ public struct YAMLDocument: Sendable {
             if scalar.style == .plain, ["", "~", "null", "Null", "NULL"].contains(scalar.string) {
                 return ConfigNode(.null, file: file, line: line)
             }
-            return ConfigNode(.scalar(scalar.string), file: file, line: line, implicitType: scalar.style == .plain ? implicitType(of: scalar.string) : nil)
+            return ConfigNode(.scalar(scalar.string), file: file, line: line, implicitType: scalar.style == .plain ? YAMLCoreSchema.implicitType(of: scalar.string) : nil)
         case .sequence(let sequence):
             let items = try sequence.map { try convert($0, file: file, fallbackLine: line) }
             return ConfigNode(.sequence(items), file: file, line: line)
@@ -92,14 +94,6 @@ public struct YAMLDocument: Sendable {
         case .alias(let alias):
             throw ConfigError(file: file, line: alias.mark?.line ?? line, message: "YAML aliases are not supported")
         }
-    }
-
-    /// YAML 1.2 core schema: integers (decimal, `0x`, `0o`), floats (with `.inf`, `.nan`) and `true`/`false`.
-    private static func implicitType(of text: String) -> ConfigNode.ImplicitType? {
-        if ["true", "True", "TRUE", "false", "False", "FALSE"].contains(text) { return .boolean }
-        if text.wholeMatch(of: /[-+]?[0-9]+|0x[0-9a-fA-F]+|0o[0-7]+/) != nil { return .number }
-        if text.wholeMatch(of: /[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)/) != nil { return .number }
-        return nil
     }
 
     private static func configError(_ error: YamlError, file: String, text: String) -> ConfigError {

@@ -70,6 +70,41 @@ struct YAMLDocumentTests {
         #expect(document.root.file == "f.yaml")
     }
 
+    /// YAML 1.2 core schema (§10.3.2) for plain scalars; quoted scalars are always strings.
+    @Test(arguments: [
+        ("true", ConfigNode.ImplicitType.boolean), ("False", .boolean), ("TRUE", .boolean),
+        ("0", .number), ("-12", .number), ("+7", .number), ("0x1F", .number), ("0o17", .number),
+        ("1.5", .number), ("-.5", .number), ("5.", .number), ("1e3", .number), ("2.5E-3", .number), ("+1e+9", .number),
+        (".inf", .number), ("-.Inf", .number), (".NaN", .number),
+    ])
+    func plainScalarsOfTheCoreSchemaAreTyped(text: String, type: ConfigNode.ImplicitType) throws {
+        let document = try YAMLDocument(text: "key: \(text)\nquoted: '\(text)'\n", file: "t.yaml")
+        guard case .mapping(let entries) = document.root.value, entries.count == 2 else {
+            Issue.record("not a two-entry mapping")
+            return
+        }
+        #expect(entries[0].value.implicitType == type, "\(text)")
+        #expect(entries[1].value.implicitType == nil, "quoted \(text)")
+    }
+
+    @Test(arguments: [
+        "yes", "no", "on", "tRUE", "0x", "0xG1", "0o8", "0b101", "1_000", ".", "+", "+.", "1e", "1e+", "e3", ".e3",
+        "1.2.3", "--1", "0x-1", "-0x1", "-.nan", ".inff", "inf", "nan", "1 2", "12abc", "abc", "2026-11-25", "1:30",
+    ])
+    func otherPlainScalarsAreStrings(text: String) throws {
+        let document = try YAMLDocument(text: "key: \(text)\n", file: "t.yaml")
+        guard case .mapping(let entries) = document.root.value, entries.count == 1 else {
+            Issue.record("not a one-entry mapping for \(text)")
+            return
+        }
+        #expect(entries[0].value.implicitType == nil, "\(text)")
+        guard case .scalar(let value) = entries[0].value.value else {
+            Issue.record("not a scalar: \(text)")
+            return
+        }
+        #expect(value == text)
+    }
+
     @Test func syntaxErrorCarriesFileAndLine() throws {
         #expect(throws: ConfigError(file: "bad.yaml", line: 2, message: "invalid YAML: mapping values are not allowed in this context")) {
             try YAMLDocument(text: "a: b\n  c: d\n", file: "bad.yaml")

@@ -39,7 +39,7 @@ public struct AccessPolicy: Sendable, Equatable {
     /// `scheme://host[:port]`, lowercased, of an absolute http(s) URL without user info; `nil` otherwise.
     public static func origin(of url: String) -> String? {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = components.host?.lowercased(), !host.isEmpty, components.user == nil, components.password == nil
+            let host = WebOrigin.asciiHost(components), !host.isEmpty, components.user == nil, components.password == nil
         else { return nil }
         return "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
     }

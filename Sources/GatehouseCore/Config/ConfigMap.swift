@@ -223,7 +223,9 @@ public final class ConfigMap {
     public func url(_ key: String) throws -> String? {
         guard let text = try scalar(key, expected: "an absolute http(s) URL") else { return nil }
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", components.host?.isEmpty == false
+            // `encodedHost`: `host` and `percentEncodedHost` run every host through ICU's IDNA (and keep its
+            // pages resident from start-up on); an ASCII host needs no IDNA to be validated.
+            scheme == "http" || scheme == "https", components.encodedHost?.isEmpty == false
         else {
             try fail(error(key, "'\(qualified(key))' must be an absolute http(s) URL, not '\(text)'"), key)
             return nil

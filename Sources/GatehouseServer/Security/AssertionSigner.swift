@@ -25,17 +25,19 @@ final class AssertionSigner: Sendable {
     init(signingKeys: [SigningKey], issuer: String, audience: String) async throws {
         precondition(!signingKeys.isEmpty, "at least one signing key")
         let collection = JWTKeyCollection()
-        var jwks: [[String: String]] = []
+        var published: [PublishedKeySet.Key] = []
         for signingKey in signingKeys {
             await collection.add(ecdsa: signingKey.key, kid: JWKIdentifier(string: signingKey.id))
             guard let parameters = signingKey.key.parameters else { continue }
-            jwks.append(["kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": signingKey.id, "x": parameters.x, "y": parameters.y])
+            published.append(PublishedKeySet.Key(kid: signingKey.id, x: parameters.x, y: parameters.y))
         }
         keys = collection
         currentKeyID = signingKeys[0].id
         self.issuer = issuer
         self.audience = audience
-        let data = try JSONSerialization.data(withJSONObject: ["keys": jwks], options: [.sortedKeys])
+        // JSONEncoder without `.sortedKeys`: sorting goes through a locale-aware comparison (ICU), which would
+        // keep ICU's pages resident from start-up on for the sake of key order.
+        let data = try JSONEncoder().encode(PublishedKeySet(keys: published))
         jwksJSON = String(decoding: data, as: UTF8.self)
     }
 
