@@ -26,7 +26,18 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-flags=(-c release --static-swift-stdlib)
+# Linked with the toolchain's lld, for two things that keep start-up memory down (idle RSS ~36 MiB
+# instead of ~43; the pages are the binary's own, touched by the dynamic loader):
+#  - pack-relative-relocs (DT_RELR): the ~160,000 relative relocations of a position-independent
+#    executable packed into ~30 KB instead of a 3.8 MB table that the loader reads page by page at
+#    every start. Needs glibc >= 2.36 on the machine that runs it (Debian 12, Ubuntu 22.10+).
+#  - no-export-dynamic: the static-stdlib link line exports every symbol (60,000) to the dynamic
+#    symbol table, and every library symbol lookup at start-up then walks its hash chains. Nothing
+#    looks symbols of this binary up by name (the Swift runtime finds its metadata through sections;
+#    crash backtraces read the ELF symbol table, not the dynamic one).
+# The address-space layout stays randomized (PIE), unlike a -no-pie link.
+flags=(-c release --static-swift-stdlib -Xswiftc -use-ld=lld
+    -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic)
 swift build "${flags[@]}" --product gatehouse
 bin_dir="$(swift build "${flags[@]}" --show-bin-path)"
 

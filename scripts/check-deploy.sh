@@ -12,7 +12,8 @@
 #      that deployment lays it out, in a temporary root: `gatehouse check` on it as shipped, then
 #      $GATEHOUSE_BIN serves it (a postgres store against a throwaway PostgreSQL on loopback, or as
 #      SQLite without PostgreSQL's binaries) and deploy/healthcheck.sh probes /healthz and /readyz
-#      the way the deployment does.
+#      the way the deployment does; its idle RSS is printed, and bounded for the image's
+#      configuration by CHECK_DEPLOY_MAX_IDLE_RSS_MIB when set (.ci/run: 40).
 # .ci/run sets GATEHOUSE_BIN to the binary of scripts/build-release.sh (what the image's builder
 # stage runs), so the release binary is the one started and probed; the default is the debug
 # binary. The image itself is not built: no container engine runs on this machine.
@@ -344,7 +345,17 @@ def probe(port, path):
 def tree(root):
     return {os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs}
 
-def serve(label, config, env, probes, reload_signal=False, untouched=None):
+def resident_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        return int(re.search(r"^VmRSS:\s+(\d+) kB", status.read(), re.M).group(1))
+
+# Idle resident memory once it serves, printed for every deployment; bounded for the image's when
+# CHECK_DEPLOY_MAX_IDLE_RSS_MIB is set (.ci/run: 40, for the binary of scripts/build-release.sh; a debug
+# build is far larger). Nearly all of it is the binary's code pages that start-up touched, so going over
+# it means a link or start-up change.
+MAX_IDLE_RSS_KIB = int(os.environ.get("CHECK_DEPLOY_MAX_IDLE_RSS_MIB", "0")) * 1024 or None
+
+def serve(label, config, env, probes, reload_signal=False, untouched=None, max_rss_kib=None):
     """Starts `gatehouse serve`, waits for /healthz, runs the probes; SIGHUP if asked; stops it."""
     port = free_port()
     before = tree(untouched) if untouched else None
@@ -362,6 +373,10 @@ def serve(label, config, env, probes, reload_signal=False, untouched=None):
             fail(f"{label}: gatehouse serve exited with {process.returncode}:\n{open(log_path).read()}")
             return
         results = [(path, *probe(port, path)) for path in probes]
+        time.sleep(1)  # the session sweeper's and cache follower's first rounds
+        rss = resident_kib(process.pid)
+        if max_rss_kib and rss > max_rss_kib:
+            fail(f"{label}: idle RSS {rss / 1024:.1f} MiB after start-up, more than {max_rss_kib / 1024:.0f} MiB")
         if reload_signal:
             process.send_signal(signal.SIGHUP)
             time.sleep(0.5)
@@ -373,7 +388,7 @@ def serve(label, config, env, probes, reload_signal=False, untouched=None):
         if untouched and tree(untouched) != before:
             fail(f"{label}: wrote into the read-only root: {sorted(tree(untouched) - before)}")
         if len(failures) == failed:
-            ok(f"{label}: serving in {time.monotonic() - began:.1f} s, {', '.join(p for p, _, _ in results)} -> 200")
+            ok(f"{label}: serving in {time.monotonic() - began:.1f} s, {', '.join(p for p, _, _ in results)} -> 200, idle RSS {rss / 1024:.1f} MiB")
     finally:
         process.terminate()
         try:
@@ -400,7 +415,8 @@ gatehouse("check", "--config", config, env=base_env)          # as shipped: no p
 # As deploy/README.md runs it: the repository's Providers/ mounted over /etc/gatehouse/Providers.
 shutil.rmtree(os.path.join(os.path.dirname(config), "Providers"))
 shutil.copytree("Providers", os.path.join(os.path.dirname(config), "Providers"))
-serve("image (gatehouse.container.yaml)", config, {**base_env, **PROVIDER_ENV}, [image_health[2], "/readyz"])
+serve("image (gatehouse.container.yaml)", config, {**base_env, **PROVIDER_ENV}, [image_health[2], "/readyz"],
+      max_rss_kib=MAX_IDLE_RSS_KIB)
 if not any(name.startswith("sealing-") for name in os.listdir(root + "/var/lib/gatehouse")):
     fail("image: generated keys did not land in the state directory /var/lib/gatehouse")
 

@@ -1,7 +1,9 @@
 """`logging.format: json`, and the problem+json error bodies of a serving gateway."""
 from __future__ import annotations
 
+import datetime
 import json
+import re
 import signal
 
 import pytest
@@ -32,6 +34,10 @@ def test_json_logging_writes_one_json_object_with_level_and_message_per_stderr_l
             pytest.fail(f"stderr line is not JSON: {line!r}")
         assert isinstance(entry, dict), line
         assert isinstance(entry.get("level"), str) and isinstance(entry.get("message"), str), line
+        # RFC 3339 in UTC with milliseconds, and the time of the run (not a constant, not local time).
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", entry.get("time", "")), line
+        logged = datetime.datetime.strptime(entry["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+        assert abs((datetime.datetime.now(datetime.timezone.utc) - logged).total_seconds()) < 120, line
         levels.add(entry["level"])
     assert "error" in levels, levels
     assert gw.stdout.read_text() == ""

@@ -29,17 +29,14 @@ enum Problem {
 
     /// The JSON document, with `request_id` when the request has one.
     static func body(_ error: GatehouseError, requestID: String? = nil) -> ByteBuffer {
-        var body: [String: Any] = [
-            "type": "about:blank",
-            // RFC 9457 §4.2.1: with about:blank, the title is the status's reason phrase.
-            "title": HTTPResponseStatus(statusCode: error.status).reasonPhrase,
-            "status": error.status,
-            "detail": error.detail,
-            "code": error.code.rawValue,
-        ]
-        if let retryAfter = error.retryAfter { body["retry_after"] = retryAfter }
-        if let requestID, !requestID.isEmpty { body["request_id"] = requestID }
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
-        return ByteBuffer(bytes: data)
+        let document = ProblemDocument(
+            title: HTTPResponseStatus(statusCode: error.status).reasonPhrase,
+            status: error.status, detail: error.detail, code: error.code.rawValue, retryAfter: error.retryAfter,
+            requestID: requestID?.isEmpty == false ? requestID : nil)
+        // JSONEncoder's `.sortedKeys` compares code points; JSONSerialization's sorts with the locale (ICU),
+        // which made the first refused request load several megabytes of ICU's pages.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return ByteBuffer(bytes: (try? encoder.encode(document)) ?? Data())
     }
 }

@@ -35,9 +35,11 @@ final class AssertionSigner: Sendable {
         currentKeyID = signingKeys[0].id
         self.issuer = issuer
         self.audience = audience
-        // JSONEncoder without `.sortedKeys`: sorting goes through a locale-aware comparison (ICU), which would
-        // keep ICU's pages resident from start-up on for the sake of key order.
-        let data = try JSONEncoder().encode(PublishedKeySet(keys: published))
+        // JSONEncoder, not JSONSerialization: the latter sorts keys with a locale-aware comparison (ICU),
+        // which kept ICU's pages resident from start-up on for the sake of key order.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(PublishedKeySet(keys: published))
         jwksJSON = String(decoding: data, as: UTF8.self)
     }
 
