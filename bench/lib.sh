@@ -80,14 +80,15 @@ install_caddy() { # caddy (the Debian package), installed if missing; sets CADDY
     fi
     [[ -x $CADDY ]] || die "caddy not found"
 }
-gatehouse_binary() { # sets BIN: $GATEHOUSE_BIN (absolute), or a release build made here
+gatehouse_binary() { # sets BIN: $GATEHOUSE_BIN (absolute), or the shipped release build made here
     if [[ -n ${GATEHOUSE_BIN:-} ]]; then
         [[ -x $GATEHOUSE_BIN ]] || die "GATEHOUSE_BIN=$GATEHOUSE_BIN is not an executable"
         BIN=$(cd "$(dirname "$GATEHOUSE_BIN")" && pwd)/$(basename "$GATEHOUSE_BIN")
     else
-        log "building release (swift build -c release --product gatehouse; the first build takes minutes)"
-        swift build -c release --product gatehouse >&2 || die "release build failed"
-        BIN="$(swift build -c release --show-bin-path)/gatehouse"
+        # The binary as shipped (static Swift runtime, lld, packed relocations), gatehouse-bench beside it.
+        log "building release (scripts/build-release.sh --with-bench .build/bench-dist; the first build takes minutes)"
+        bash scripts/build-release.sh --with-bench .build/bench-dist >&2 || die "release build failed"
+        BIN="$PWD/.build/bench-dist/gatehouse"
         [[ -x $BIN ]] || die "no binary at $BIN after the build"
     fi
 }
@@ -103,7 +104,7 @@ bench_binary() { # sets BENCH_BIN: gatehouse-bench next to $BIN, else a release 
 
 binary_kind() { # path of a binary: release, debug or unknown, from the build directory in its path
     case $1 in
-    */release/*) echo release ;;
+    */release/*|*/bench-dist/*|*/dist/*) echo release ;;
     */debug/*) echo debug ;;
     *) echo unknown ;;
     esac

@@ -11,7 +11,8 @@
 #   THREADS=2         wrk threads
 #   CONNECTIONS=32    wrk connections
 #   WARMUP=2          seconds of unmeasured load per target before the first run (0: none)
-#   GATEHOUSE_BIN     use this gatehouse binary instead of building release
+#   GATEHOUSE_BIN     use this gatehouse binary (gatehouse-bench beside it, if there) instead of
+#                     building the shipped release binary (scripts/build-release.sh --with-bench)
 #   STORM=1000        calls at once in the refresh storm (0: no storm)
 #   DPOP_RATE=20000   DPoP proofs made per second of a DPoP run (more than the gateway can take: a run
 #                     that uses them all gets replay refusals, reported as non-2xx)
@@ -124,6 +125,7 @@ gw="http://127.0.0.1:$gw_port"
     >"$tmp/gateway.log" 2>&1 &
 gw_pid=$!
 wait_http "$gw/healthz" "$gw_pid" gateway
+rss_kib "$gw_pid" >"$tmp/idle-rss-memory"
 
 token=$(python3 "$script_dir/login.py" "$gw") || die "login failed (gateway log: $tmp/gateway.log)"
 [[ -n $token ]] || die "login printed no token"
@@ -175,6 +177,7 @@ EOF
     "$BIN" serve --config "$dir/gatehouse.yaml" >"$tmp/gateway-$name.log" 2>&1 &
     printf -v "$4" '%s' "$!"
     wait_http "http://127.0.0.1:$port/readyz" "${!4}" "gateway $name" 200
+    rss_kib "${!4}" >"$tmp/idle-rss-$name"
     if ((cache > 0)); then
         wait_log "$tmp/gateway-$name.log" "session cache synchronized" "${!4}" "gateway $name"
     fi
@@ -389,6 +392,12 @@ command_line="GATEHOUSE_BIN=${GATEHOUSE_BIN:-} DURATION=$DURATION RUNS=$RUNS THR
 report_rc=0
 python3 "$script_dir/run_report.py" "$tmp" "$RUNS" "$clk_tck" "$bin_kind" "$DURATION" "$THREADS" "$CONNECTIONS" \
     "$gw_log_problems" "$caddy_log_problems" "$command_line" || report_rc=$?
+# Idle: once started and answering its first probe, before any sign-in or load.
+idle_line="idle RSS after start-up:"
+for name in memory sqlite sqlite0; do
+    [[ -s $tmp/idle-rss-$name ]] && idle_line+=" $name $(awk '{printf "%.1f", $1 / 1024}' "$tmp/idle-rss-$name") MiB;"
+done
+printf '%s\n' "${idle_line%;}"
 if ((STORM > 0)); then
     storm_line=$(python3 - "$tmp/storm.json" "${storm_before:-0}" "${storm_after:-0}" <<'PY'
 import json, sys

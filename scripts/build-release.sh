@@ -3,7 +3,9 @@
 # statically (`--static-swift-stdlib`), so the machine that runs it needs no Swift toolchain:
 # only glibc, libstdc++, libsqlite3-0 and zlib1g (plus ca-certificates for TLS to providers).
 #
-#   scripts/build-release.sh [--strip] [OUTPUT_DIR]      (OUTPUT_DIR defaults to .build/dist)
+#   scripts/build-release.sh [--strip] [--with-bench] [OUTPUT_DIR]      (OUTPUT_DIR defaults to .build/dist)
+#
+# --with-bench also builds gatehouse-bench the same way (bench/run.sh measures the binary as shipped).
 #
 # The builder stage of deploy/Dockerfile runs this script; run it the same way on a build host
 # to get a binary for the systemd unit (deploy/gatehouse.service). Build requirements (Debian):
@@ -15,10 +17,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 strip_binary=false
+with_bench=false
 output=".build/dist"
 while [ $# -gt 0 ]; do
     case "$1" in
         --strip) strip_binary=true ;;
+        --with-bench) with_bench=true ;;
         -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "build-release.sh: unknown option $1" >&2; exit 2 ;;
         *) output="$1" ;;
@@ -39,10 +43,12 @@ done
 flags=(-c release --static-swift-stdlib -Xswiftc -use-ld=lld
     -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic)
 swift build "${flags[@]}" --product gatehouse
+if $with_bench; then swift build "${flags[@]}" --product gatehouse-bench; fi
 bin_dir="$(swift build "${flags[@]}" --show-bin-path)"
 
 mkdir -p "$output"
 install -m 0755 "$bin_dir/gatehouse" "$output/gatehouse"
+if $with_bench; then install -m 0755 "$bin_dir/gatehouse-bench" "$output/gatehouse-bench"; fi
 if $strip_binary; then
     # Drops the symbol tables (127 MB -> about 31 MB). Crash backtraces then show addresses
     # only; keep an unstripped copy next to the build if you symbolicate them.
