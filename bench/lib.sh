@@ -104,7 +104,7 @@ bench_binary() { # sets BENCH_BIN: gatehouse-bench next to $BIN, else a release 
 
 binary_kind() { # path of a binary: release, debug or unknown, from the build directory in its path
     case $1 in
-    */release/*|*/bench-dist/*|*/dist/*) echo release ;;
+    */release/*|*dist*/*) echo release ;; # .build/release, build-release.sh output dirs
     */debug/*) echo debug ;;
     *) echo unknown ;;
     esac

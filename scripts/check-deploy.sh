@@ -373,6 +373,7 @@ def serve(label, config, env, probes, reload_signal=False, untouched=None, max_r
             fail(f"{label}: gatehouse serve exited with {process.returncode}:\n{open(log_path).read()}")
             return
         results = [(path, *probe(port, path)) for path in probes]
+        failed = len(failures)
         time.sleep(1)  # the session sweeper's and cache follower's first rounds
         rss = resident_kib(process.pid)
         if max_rss_kib and rss > max_rss_kib:
@@ -381,7 +382,6 @@ def serve(label, config, env, probes, reload_signal=False, untouched=None, max_r
             process.send_signal(signal.SIGHUP)
             time.sleep(0.5)
             results.append(("SIGHUP then /readyz", *probe(port, "/readyz")))
-        failed = len(failures)
         for path, passed, message in results:
             if not passed:
                 fail(f"{label}: {path}: {message}\n{open(log_path).read()}")
