@@ -233,6 +233,8 @@ userinfo_endpoint: {_q(dot.url + "/api/me")}
 client_secret_file: {_q(str(secret_file))}
 token_endpoint_auth_method: "client_secret_basic"
 scopes: ["read"]
+authorization_params:          # passed through to DOT, which ignores what it does not know
+  ui_locales: "nb en"
 claims:
   subject: "username"
   email: "email"

@@ -100,6 +100,7 @@ def gateway_login(gateway, dot, *, client_state=None):
     assert q["code_challenge"] != challenge, "gateway must use its own PKCE towards the provider"
     assert q["state"] and q["state"] != state, "gateway must use its own state towards the provider"
     assert challenge not in to_dot and state not in to_dot
+    assert q["ui_locales"] == "nb en", "the provider file's authorization_params"
 
     dot_final = dot_sign_in(requests.Session(), to_dot, dot.username, dot.password)
     callback_url = dot_final.headers["Location"]

@@ -27,7 +27,8 @@ extension OAuth2Provider {
         public var clientSecret: String?
         public var clientAuthentication: ClientAuthentication
         public var scopes: [String]
-        /// Extra query parameters for the authorization request (SPiD's `force=1`, …); not a file key.
+        /// Extra query parameters for the authorization request: `authorization_params` of the file
+        /// (``AuthorizationRequestParameters``), and a kind's own (SPiD's `force=1`, OIDC's `nonce`).
         public var extraAuthorizationParameters: [(String, String)]
         /// Extra form fields for every token request (SPiD's `scope`); not a file key.
         public var extraTokenParameters: [(String, String)] = []
@@ -81,7 +82,8 @@ extension OAuth2Provider {
                 clientID: try map.requiredString("client_id"),
                 clientSecret: secret,
                 clientAuthentication: method,
-                scopes: try map.strings("scopes") ?? []
+                scopes: try map.strings("scopes") ?? [],
+                extraAuthorizationParameters: try AuthorizationRequestParameters.read(map)
             )
         }
     }

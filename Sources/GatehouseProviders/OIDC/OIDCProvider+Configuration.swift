@@ -31,6 +31,8 @@ extension OIDCProvider {
         public var clockSkew: TimeInterval
         /// Accept `http` endpoints on non-loopback hosts, in the file and in discovery (`allow_insecure_http`, off by default).
         public var allowInsecureHTTP: Bool
+        /// `authorization_params`: extra query parameters for the authorization request (``AuthorizationRequestParameters``).
+        public var authorizationParameters: [(String, String)] = []
 
         public init(
             issuer: String, clientID: String, clientSecret: String? = nil, clientAuthentication: OAuth2Provider.ClientAuthentication? = nil,
@@ -91,6 +93,7 @@ extension OIDCProvider {
                 clockSkew: TimeInterval(try map.int("clock_skew_seconds", range: 0...600) ?? 60),
                 allowInsecureHTTP: try InsecureHTTPPolicy(map).allowsInsecureHTTP
             )
+            authorizationParameters = try AuthorizationRequestParameters.read(map)
         }
     }
 }

@@ -56,7 +56,8 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
         guard let metadata = discovery.cached else {
             throw ProviderError.unavailable("The provider's discovery document is not available yet.")
         }
-        return try oauth2(metadata, extraAuthorizationParameters: [("nonce", transaction.nonce)]).authorizationURL(for: transaction)
+        return try oauth2(metadata, extraAuthorizationParameters: configuration.authorizationParameters + [("nonce", transaction.nonce)])
+            .authorizationURL(for: transaction)
     }
 
     public func completeLogin(callback: [String: String], transaction: LoginTransaction) async throws -> LoginResult {
