@@ -115,6 +115,8 @@ struct DPoPVerifierTests {
                 jwk["d"] = Base64URL.encode(key.rawRepresentation)
                 header["jwk"] = jwk
             }),
+            ("crit names an extension (RFC 7515 §4.1.11)", Self.proof(key: key) { header, _ in header["crit"] = ["exp"] }),
+            ("crit empty", Self.proof(key: key) { header, _ in header["crit"] = [String]() }),
             ("no jti", Self.proof(key: key) { _, claims in claims["jti"] = nil }),
             ("no iat", Self.proof(key: key) { _, claims in claims["iat"] = nil }),
             ("not a JWS", "abc.def"),

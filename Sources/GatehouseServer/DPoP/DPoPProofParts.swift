@@ -6,6 +6,8 @@ struct DPoPProofParts: Sendable {
         let typ: String?
         let alg: String?
         let jwk: DPoPProofKey?
+        /// RFC 7515 §4.1.11: extensions the recipient must understand; the gateway understands none.
+        let crit: [String]?
     }
 
     struct Claims: Decodable, Sendable {

@@ -107,6 +107,7 @@ struct DPoPVerifier: Sendable {
         else { throw refuse("The DPoP proof is not a JWS with a JSON header and claims.") }
 
         guard header.typ?.lowercased() == "dpop+jwt" else { throw refuse("The DPoP proof's typ must be dpop+jwt.") }
+        guard header.crit == nil else { throw refuse("The DPoP proof names critical header extensions (crit), which the gateway does not support.") }
         guard let alg = header.alg, DPoPPolicy.algorithms.contains(alg) else {
             throw refuse("The DPoP proof's alg must be one of \(DPoPPolicy.algorithms.joined(separator: ", ")).")
         }
