@@ -105,8 +105,10 @@ public enum ProviderCatalog {
             let provider = load(document, kinds: kinds, context: context, environment: environment, errors: &collector)
             // `optional: true`: a provider whose only problems are unset environment variables is left out.
             if provider == nil, !collector.isEmpty, isOptional(document), collector.errors.allSatisfy({ $0.unsetVariable != nil }) {
-                let variables = unsetVariables(in: file, environment: environment, reported: collector.errors.compactMap(\.unsetVariable))
-                    .joined(separator: ", ")
+                // The loader stops at the first unset variable of a key: name every one the file references.
+                let variables = Set(collector.errors.compactMap(\.unsetVariable))
+                    .union(EnvironmentReference.names(in: document.root).filter { environment[$0] == nil })
+                    .sorted().joined(separator: ", ")
                 let first = collector.sortedByLine()[0]
                 skipped.append(
                     ConfigError(
@@ -128,25 +130,6 @@ public enum ProviderCatalog {
         }
         guard errors.isEmpty else { throw ConfigurationErrors(errors) }
         return Loaded(providers: providers.sorted { $0.descriptor.id < $1.descriptor.id }, skipped: skipped)
-    }
-
-    /// Every `${NAME}` the file references that the environment lacks (the loader stops at the first one of a
-    /// key, so the text is scanned to name them all at once).
-    private static func unsetVariables(in file: String, environment: [String: String], reported: [String]) -> [String] {
-        var names = Set(reported)
-        if let text = try? String(contentsOfFile: file, encoding: .utf8) {
-            // Comments may mention variables the file does not use: drop them (a `#` at the start or after a space).
-            let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-                line.hasPrefix("#") ? "" : (line.range(of: " #").map { line[..<$0.lowerBound] } ?? line)
-            }.joined(separator: "\n")
-            var rest = Substring(uncommented)
-            while let start = rest.range(of: "${"), let end = rest[start.upperBound...].firstIndex(of: "}") {
-                let name = String(rest[start.upperBound..<end])
-                if environment[name] == nil, !name.isEmpty { names.insert(name) }
-                rest = rest[rest.index(after: end)...]
-            }
-        }
-        return names.sorted()
     }
 
     /// Whether the file says `optional: true` (read from the raw document, so that it counts even when the

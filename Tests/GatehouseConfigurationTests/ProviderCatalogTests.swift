@@ -219,8 +219,10 @@ struct OptionalProviderTests {
         optional: true
         authorization_endpoint: https://idp.example.com/authorize
         token_endpoint: https://idp.example.com/token
+        # set ${SSO_UNUSED} too? No: a comment names no variable.
         client_id: "${SSO_CLIENT_ID}"
         client_secret: "${SSO_CLIENT_SECRET}"
+        scopes: ["a", "${SSO_SCOPE}"]
 
         """
 
@@ -233,7 +235,7 @@ struct OptionalProviderTests {
         let warning = try #require(loaded.skipped.first)
         #expect(loaded.skipped.count == 1)
         #expect(warning.file.hasSuffix("sso.yaml"))
-        #expect(warning.message.contains("SSO_CLIENT_ID, SSO_CLIENT_SECRET"))
+        #expect(warning.message.hasSuffix("environment variable(s) SSO_CLIENT_ID, SSO_CLIENT_SECRET, SSO_SCOPE not set"), "\(warning.message)")
     }
 
     @Test func withItsEnvironmentTheOptionalProviderLoads() throws {
@@ -241,7 +243,7 @@ struct OptionalProviderTests {
         try directory.write("sso.yaml", Self.secretive)
         let loaded = try ProviderCatalog.loadReporting(
             directory: directory.path, kinds: Fixtures.kinds, context: Fixtures.context,
-            environment: ["SSO_CLIENT_ID": "id", "SSO_CLIENT_SECRET": "secret"])
+            environment: ["SSO_CLIENT_ID": "id", "SSO_CLIENT_SECRET": "secret", "SSO_SCOPE": "b"])
         #expect(loaded.providers.map(\.descriptor.id) == ["sso"])
         #expect(loaded.skipped.isEmpty)
     }

@@ -393,24 +393,25 @@ public final class ConfigMap {
     private func expand(_ text: String, at node: ConfigNode, key: String) throws -> String? {
         guard text.contains("${") else { return text }
         var result = ""
-        var rest = Substring(text)
-        while let start = rest.range(of: "${") {
-            result += rest[..<start.lowerBound]
-            guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
+        for piece in EnvironmentReference.pieces(of: text) {
+            switch piece {
+            case .text(let literal):
+                result += literal
+            case .unterminated:
                 try fail(ConfigError(at: node, "'\(qualified(key))': unterminated '${'"), key)
                 return nil
+            case .variable(let name):
+                guard let value = environment[name] else {
+                    try fail(
+                        ConfigError(
+                            file: node.file, line: node.line, message: "'\(qualified(key))': environment variable \(name) is not set",
+                            unsetVariable: name),
+                        key)
+                    return nil
+                }
+                result += value
             }
-            let name = String(rest[start.upperBound..<end])
-            guard let value = environment[name] else {
-                try fail(
-                    ConfigError(
-                        file: node.file, line: node.line, message: "'\(qualified(key))': environment variable \(name) is not set", unsetVariable: name),
-                    key)
-                return nil
-            }
-            result += value
-            rest = rest[rest.index(after: end)...]
         }
-        return result + rest
+        return result
     }
 }
