@@ -63,11 +63,17 @@ extension GatewayConfiguration {
             if kind == .postgres {
                 url = try Self.postgresURL(map)
             } else {
-                // Only PostgreSQL uses these; they may stay in the file (unread, so an unset variable is no error).
+                // Only PostgreSQL uses these; they may stay in the file (unread, so an unset variable is no error),
+                // but its secrets are still never written inline.
+                try map.unusedSecret("password")
+                try map.unusedSecret("url", allowingInline: { !Self.carriesPassword($0) }, refusal: Self.urlRefusal)
                 for key in Self.postgresKeys { _ = map.contains(key) }
             }
             try map.finish()
         }
+
+        /// What an inline `url` with a password is told.
+        static let urlRefusal = "must not be written inline with a password (a URL without one may be)"
 
         /// The keys only a `postgres` store reads.
         static let postgresKeys = ["url", "url_file", "host", "port", "user", "password", "password_file", "database", "tls"]
@@ -92,8 +98,7 @@ extension GatewayConfiguration {
         private static func postgresURL(_ map: ConfigMap) throws -> String {
             let tls = try map.choice("tls", tlsModes)
             // A URL without a password is no secret and may be written inline; one with a password may not.
-            let url = try map.secret(
-                "url", allowingInline: { !Self.carriesPassword($0) }, refusal: "must not be written inline with a password (a URL without one may be)")
+            let url = try map.secret("url", allowingInline: { !Self.carriesPassword($0) }, refusal: Self.urlRefusal)
             let urlKey = map.node("url") != nil ? "url" : "url_file"
             if let host = try map.nonEmptyString("host") {
                 if url != nil {

@@ -125,6 +125,25 @@ struct InlineSecretTests {
         #expect(configuration.store.url == expected)
     }
 
+    @Test(
+        "while the store is not postgres, its password and a URL with a password are still refused inline (unread, not echoed)",
+        arguments: ["sqlite", "memory"])
+    func unusedPostgresSecrets(kind: String) throws {
+        let (file, lines) = try Fixtures.gatewayErrors(
+            "store:\n  kind: \(kind)\n  password: hunter2-db\n  url: \"postgres://gate:hunter2-url@db/gh\"\n")
+        #expect(lines == [
+            "\(file):3: 'store.password' must not be written inline: use password: \"${ENV_VAR}\" or password_file: path",
+            "\(file):4: 'store.url' must not be written inline with a password (a URL without one may be): use url: \"${ENV_VAR}\" or url_file: path",
+        ])
+        #expect(!lines.joined().contains("hunter2"))
+        // Unused references and files stay unread: an unset variable or a missing file is no error.
+        let directory = try TemporaryDirectory()
+        let configuration = try GatewayConfiguration.parse(
+            "store:\n  kind: \(kind)\n  password: \"${UNSET_DB_PASSWORD}\"\n  url_file: missing-file\n  host: db\n",
+            file: directory.appending("gatehouse.yaml"), environment: [:])
+        #expect(configuration.store.url == nil)
+    }
+
     @Test("store.url from ${ENV_VAR} or url_file may carry a password")
     func storeURLFromEnvironmentOrFile() throws {
         let directory = try TemporaryDirectory()

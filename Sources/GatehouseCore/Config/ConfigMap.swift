@@ -304,6 +304,18 @@ public final class ConfigMap {
         return hasProblem(fileKey) ? nil : text
     }
 
+    /// A secret this configuration does not use (a PostgreSQL password while the store is SQLite): it is neither
+    /// expanded nor read, so an unset variable or a missing file is no error, but the inline rule of
+    /// ``secret(_:allowingInline:refusal:)`` still holds: the file would keep the secret for the day it is used.
+    public func unusedSecret(_ key: String, allowingInline: (String) -> Bool = { _ in false }, refusal: String = "must not be written inline") throws {
+        let fileKey = key + "_file"
+        _ = contains(fileKey)
+        guard let written = node(key) else { return }
+        if case .scalar(let text) = written.value, written.implicitType == nil, Self.isReference(text) || allowingInline(text) { return }
+        if case .null = written.value { return }
+        try fail(ConfigError(at: written, "'\(qualified(key))' \(refusal): use \(key): \"${ENV_VAR}\" or \(fileKey): path"), key)
+    }
+
     /// Whether a value is exactly one `${NAME}` reference.
     public static func isReference(_ text: String) -> Bool {
         text.hasPrefix("${") && text.hasSuffix("}") && text.count > 3 && !text.dropFirst(2).dropLast().contains { "${}".contains($0) }
