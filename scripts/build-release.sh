@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# Linked with the toolchain's lld, for three things that keep start-up memory down (idle RSS ~29 MiB
+# Linked with the toolchain's lld, for three things that keep start-up memory down (idle RSS ~31 MiB
 # instead of ~43; the pages are the binary's own):
 #  - pack-relative-relocs (DT_RELR): the ~160,000 relative relocations of a position-independent
 #    executable packed into ~30 KB instead of a 3.8 MB table that the loader reads page by page at

@@ -40,7 +40,7 @@ struct DPoPProofMutationTests {
     /// `jti`: only the key's holder can make a new proof); anything else is recorded.
     func judge(_ proof: String, original: DPoPProof, resigned: Bool = false, _ verifier: DPoPVerifier, _ what: String) async {
         do {
-            let passed = try await verifier.verify([proof], target: DPoPVerifierTests.target, accessToken: DPoPVerifierTests.token, status: 401)
+            let passed = try await verify(proof, verifier)
             #expect(passed.thumbprint == original.thumbprint, "\(what) passed with another key: \(proof)")
             if !resigned { #expect(passed.jti == original.jti, "\(what) passed as another proof: \(proof)") }
         } catch let error as GatehouseError {
@@ -48,6 +48,11 @@ struct DPoPProofMutationTests {
         } catch {
             Issue.record("\(what): unexpected \(error) for \(proof)")
         }
+    }
+
+    /// A proof through the verifier, for this suite's request and session token.
+    func verify(_ proof: String, _ verifier: DPoPVerifier) async throws -> DPoPProof {
+        try await verifier.verify([proof], target: DPoPVerifierTests.target, accessToken: DPoPVerifierTests.token, status: 401)
     }
 
     static func sign(_ header: Data, _ claims: Data, with key: P256.Signing.PrivateKey) -> String {
@@ -77,7 +82,7 @@ struct DPoPProofMutationTests {
         var random = SeededGenerator(state: 0xD0_50_0001)
         let verifier = verifier
         let proof = DPoPVerifierTests.proof(key: key)
-        let original = try await verifier.verify([proof], target: DPoPVerifierTests.target, accessToken: DPoPVerifierTests.token, status: 401)
+        let original = try await verify(proof, verifier)
         for round in 0..<4_000 {
             var bytes = Array(proof.utf8)
             for _ in 0..<Int.random(in: 1...4, using: &random) { Self.mutate(&bytes, &random) }
@@ -90,7 +95,7 @@ struct DPoPProofMutationTests {
         var random = SeededGenerator(state: 0xD0_50_0002)
         let verifier = verifier
         let proof = DPoPVerifierTests.proof(key: key)
-        let original = try await verifier.verify([proof], target: DPoPVerifierTests.target, accessToken: DPoPVerifierTests.token, status: 401)
+        let original = try await verify(proof, verifier)
         let parts = proof.split(separator: ".").map { Array(Base64URL.decode(String($0))!) }
         for round in 0..<3_000 {
             var header = parts[0]
@@ -104,8 +109,7 @@ struct DPoPProofMutationTests {
     func replacedValues() async throws {
         var random = SeededGenerator(state: 0xD0_50_0003)
         let verifier = verifier
-        let original = try await verifier.verify(
-            [DPoPVerifierTests.proof(key: key)], target: DPoPVerifierTests.target, accessToken: DPoPVerifierTests.token, status: 401)
+        let original = try await verify(DPoPVerifierTests.proof(key: key), verifier)
         let values: [Any] = [
             NSNull(), true, 0, -1, 1.5e308, Int64.max, "", String(repeating: "A", count: 100_000), "\u{0}", "é",
             [Any](), [String: Any](), ["kty": "EC"], [1, 2, 3], ["crv": "P-256", "kty": "EC", "x": "", "y": ""],

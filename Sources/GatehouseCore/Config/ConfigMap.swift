@@ -292,11 +292,7 @@ public final class ConfigMap {
             return nil
         }
         if let written {
-            guard case .scalar(let text) = written.value, written.implicitType == nil, Self.isReference(text) || allowingInline(text) else {
-                try fail(
-                    ConfigError(at: written, "'\(qualified(key))' \(refusal): use \(key): \"${ENV_VAR}\" or \(fileKey): path"), key)
-                return nil
-            }
+            guard let text = try inlineSecret(written, key: key, allowingInline: allowingInline, refusal: refusal) else { return nil }
             return try expand(text, at: written, key: key)
         }
         guard let path else { return nil }
@@ -308,12 +304,21 @@ public final class ConfigMap {
     /// expanded nor read, so an unset variable or a missing file is no error, but the inline rule of
     /// ``secret(_:allowingInline:refusal:)`` still holds: the file would keep the secret for the day it is used.
     public func unusedSecret(_ key: String, allowingInline: (String) -> Bool = { _ in false }, refusal: String = "must not be written inline") throws {
-        let fileKey = key + "_file"
-        _ = contains(fileKey)
+        _ = contains(key + "_file")
+        // An empty value holds no secret; unused, it is left alone.
         guard let written = node(key) else { return }
-        if case .scalar(let text) = written.value, written.implicitType == nil, Self.isReference(text) || allowingInline(text) { return }
         if case .null = written.value { return }
-        try fail(ConfigError(at: written, "'\(qualified(key))' \(refusal): use \(key): \"${ENV_VAR}\" or \(fileKey): path"), key)
+        _ = try inlineSecret(written, key: key, allowingInline: allowingInline, refusal: refusal)
+    }
+
+    /// The rule of secrets written in the file: the value as written, when it is one `${NAME}` or harmless
+    /// inline (`allowingInline`); otherwise the refusal is recorded (never echoing the value) and nil.
+    private func inlineSecret(_ written: ConfigNode, key: String, allowingInline: (String) -> Bool, refusal: String) throws -> String? {
+        guard case .scalar(let text) = written.value, written.implicitType == nil, Self.isReference(text) || allowingInline(text) else {
+            try fail(ConfigError(at: written, "'\(qualified(key))' \(refusal): use \(key): \"${ENV_VAR}\" or \(key)_file: path"), key)
+            return nil
+        }
+        return text
     }
 
     /// Whether a value is exactly one `${NAME}` reference.

@@ -16,8 +16,8 @@ public enum AuthorizationRequestParameters {
 
     /// Reads `authorization_params` (a mapping of names to strings); `[]` when absent. Names are kept in the
     /// file's order.
-    public static func read(_ map: ConfigMap, key: String = "authorization_params") throws -> [(String, String)] {
-        guard let params = try map.map(key) else { return [] }
+    public static func read(_ map: ConfigMap) throws -> [(String, String)] {
+        guard let params = try map.map("authorization_params") else { return [] }
         var parameters: [(String, String)] = []
         if case .mapping(let entries) = params.node.value {
             for entry in entries {

@@ -33,10 +33,6 @@ enum Problem {
             title: HTTPResponseStatus(statusCode: error.status).reasonPhrase,
             status: error.status, detail: error.detail, code: error.code.rawValue, retryAfter: error.retryAfter,
             requestID: requestID?.isEmpty == false ? requestID : nil)
-        // JSONEncoder's `.sortedKeys` compares code points; JSONSerialization's sorts with the locale (ICU),
-        // which made the first refused request load several megabytes of ICU's pages.
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return ByteBuffer(bytes: (try? encoder.encode(document)) ?? Data())
+        return ByteBuffer(bytes: (try? JSONResponse.encode(document)) ?? Data())
     }
 }

@@ -35,12 +35,7 @@ final class AssertionSigner: Sendable {
         currentKeyID = signingKeys[0].id
         self.issuer = issuer
         self.audience = audience
-        // JSONEncoder, not JSONSerialization: the latter sorts keys with a locale-aware comparison (ICU),
-        // which kept ICU's pages resident from start-up on for the sake of key order.
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(PublishedKeySet(keys: published))
-        jwksJSON = String(decoding: data, as: UTF8.self)
+        jwksJSON = String(decoding: try JSONResponse.encode(PublishedKeySet(keys: published)), as: UTF8.self)
     }
 
     /// `GET /.well-known/jwks.json`.
