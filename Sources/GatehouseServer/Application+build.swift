@@ -55,7 +55,8 @@ public func buildApplication(
     let relay = APIRelay(gateway: gateway)
     return Application(
         router: buildRouter(gateway: gateway),
-        server: .gateway(relay: relay, clientIdleTimeout: .milliseconds(Int64(gateway.settings.clientIdleTimeout * 1000))),
+        server: .gateway(
+            relay: relay, clientIdleTimeout: .milliseconds(Int64(gateway.settings.clientIdleTimeout * 1000)), maxURLBytes: gateway.settings.maxURLBytes),
         // A burst of new connections (a thousand clients at once) waits in the kernel's queue rather than being
         // refused or left to retransmit their SYN; the kernel caps it at net.core.somaxconn (as for nginx and Go).
         configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse", backlog: 4096),

@@ -220,6 +220,8 @@ def reference(raw_path: str) -> str:
             raise Refused("utf-8")
         if any(0xD800 <= ord(c) <= 0xDFFF or 0x80 <= ord(c) <= 0x9F for c in text):
             raise Refused("control or surrogate")
+        if escapes_dot_or_separator(bytes(out)):
+            raise Refused("an escape of '.', '/' or '\\' left after decoding (sent encoded twice)")
         if text == ".":
             continue
         if text == "..":
@@ -236,6 +238,27 @@ def reference(raw_path: str) -> str:
     # `/a/.` and `/a/b/..` name a directory (RFC 3986 §5.2.4): `text` is the last decoded segment.
     trailing = raw_path.endswith("/") or text in (".", "..")
     return encoded + ("/" if trailing else "")
+
+
+def escapes_dot_or_separator(segment: bytes) -> bool:
+    """Whether decoding a decoded segment again, as often as that changes it, shows `%2e`, `%2f` or `%5c`."""
+    for _ in range(8):
+        decoded, i = bytearray(), 0
+        while i < len(segment):
+            pair = segment[i + 1:i + 3]
+            if segment[i] == 0x25 and len(pair) == 2 and all(c in b"0123456789abcdefABCDEF" for c in pair):
+                value = int(pair, 16)
+                if value in (0x2E, 0x2F, 0x5C):
+                    return True
+                decoded.append(value)
+                i += 3
+            else:
+                decoded.append(segment[i])
+                i += 1
+        if len(decoded) == len(segment):
+            return False
+        segment = bytes(decoded)
+    return True
 
 
 def check(gw, echo, token, prefix: str, base: str, rng: random.Random) -> dict[str, int]:

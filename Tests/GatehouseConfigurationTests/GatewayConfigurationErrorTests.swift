@@ -247,7 +247,8 @@ struct GatewayConfigurationErrorTests {
         let access = try GatewayConfiguration.load(path: file, environment: [:]).access
         #expect(access.login == [AccessCondition(emailDomains: ["example.com"], emailVerified: true), AccessCondition(providers: ["spid"])])
         #expect(access.rules.map(\.name) == ["admin", "rest"])
-        #expect(access.rules[0].methods == ["GET", "POST"])
+        // A rule about GET is one about HEAD too (RFC 9110 §9.3.2).
+        #expect(access.rules[0].methods == ["GET", "POST", "HEAD"])
         #expect(access.rules[0].allow == .conditions([
             AccessCondition(emails: ["alice@example.com"]), AccessCondition(providers: ["oidc"], groups: ["admins"], claims: ["tier": ["gold", "silver"]]),
         ]))

@@ -87,6 +87,19 @@ struct AccessPolicyTests {
         #expect(p.hasAnonymousRules && !p.isOpenToSessions)
     }
 
+    @Test("a rule that lists GET also judges HEAD (the backend's GET handler runs it); one without GET does not")
+    func headFollowsGet() {
+        let p = Self.policy
+        let mallory = (provider: "oidc", identity: Self.mallory)
+        let alice = (provider: "oidc", identity: Self.alice)
+        // Without the rule's HEAD, mallory's HEAD would fall to "admin writes" and its own verdict.
+        #expect(p.decide(method: "HEAD", path: path("/admin/x"), user: mallory) == .deny(rule: "admin"))
+        #expect(p.decide(method: "HEAD", path: path("/admin/x"), user: alice) == .allow(rule: "admin"))
+        let postOnly = AccessRule(name: "writes", paths: [try! PathPattern("/**")], methods: ["POST"], allow: .anyone)
+        #expect(!postOnly.applies(method: "HEAD", path: path("/x")))
+        #expect(AccessRule(name: "reads", paths: [try! PathPattern("/**")], methods: ["GET"], allow: .anyone).applies(method: "HEAD", path: path("/x")))
+    }
+
     @Test("access.login: empty lets anyone in; otherwise ANY condition")
     func login() {
         #expect(AccessPolicy().permitsLogin(provider: "x", identity: Self.mallory))

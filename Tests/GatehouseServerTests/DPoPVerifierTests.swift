@@ -166,7 +166,7 @@ struct DPoPVerifierTests {
         #expect(stale?.dpopNonce != nil && stale?.dpopNonce != nonce)
     }
 
-    @Test("a bound session needs Authorization: DPoP and its own key; an unbound one never takes DPoP")
+    @Test("a bound session needs Authorization: DPoP and its own key (never a cookie or Bearer); an unbound one never takes DPoP")
     func presentation() async throws {
         let key = P256.Signing.PrivateKey()
         let thumbprint = try await verifier().verify([Self.proof(key: key)], target: Self.target, accessToken: Self.token, status: 401).thumbprint
@@ -184,6 +184,13 @@ struct DPoPVerifierTests {
         await #expect(throws: GatehouseError.invalidToken("This session is bound to a key: present it as 'Authorization: DPoP <token>' with a DPoP proof.")) {
             try await v.authorize(bound, token: Self.token, presentation: .bearer, proofs: [], target: Self.target)
         }
+        // A copied token without the key: as the session cookie too (with or without a proof beside it).
+        for proofs in [[], [Self.proof(key: key)]] {
+            await #expect(throws: GatehouseError.invalidToken("This session is bound to a key: present it as 'Authorization: DPoP <token>' with a DPoP proof.")) {
+                try await v.authorize(bound, token: Self.token, presentation: .cookie, proofs: proofs, target: Self.target)
+            }
+        }
+        try await v.authorize(unbound, token: Self.token, presentation: .cookie, proofs: [], target: Self.target)
         await #expect(throws: GatehouseError.self) {
             try await v.authorize(bound, token: Self.token, presentation: .dpop, proofs: [Self.proof(key: .init())], target: Self.target)
         }

@@ -12,14 +12,15 @@ public struct AccessRule: Sendable, Equatable {
 
     public var name: String
     public var paths: [PathPattern]
-    /// Upper case; `nil` is every method.
+    /// Upper case; `nil` is every method. A list with `GET` also holds `HEAD`: a `HEAD` runs the backend's
+    /// `GET` handler (RFC 9110 §9.3.2), so a rule about `GET` is a rule about both.
     public var methods: Set<String>?
     public var allow: Allow
 
     public init(name: String, paths: [PathPattern], methods: Set<String>? = nil, allow: Allow) {
         self.name = name
         self.paths = paths
-        self.methods = methods
+        self.methods = methods.map { $0.contains("GET") ? $0.union(["HEAD"]) : $0 }
         self.allow = allow
     }
 

@@ -20,6 +20,9 @@ public struct NormalizedPath: Sendable, Equatable {
         case controlCharacter
         case aboveRoot
         case dotSegmentWithParameter
+        /// A decoded segment still holds an escape of `.`, `/` or `\` (`%252e` sent): a backend that decodes
+        /// twice would read a dot segment or a separator the gateway never judged.
+        case escapedDotOrSeparator
     }
 
     /// Normalizes a raw (still percent-encoded) absolute path, e.g. `request.uri.path`.
@@ -87,10 +90,41 @@ public struct NormalizedPath: Sendable, Equatable {
             }
         }
         if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) { throw .controlCharacter }
+        if bytes.contains(UInt8(ascii: "%")), holdsEscapedDotOrSeparator(bytes) { throw .escapedDotOrSeparator }
         // Strict UTF-8: overlong forms, surrogates and truncated sequences are refused.
         guard let text = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
         if text.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) { throw .controlCharacter }
         return text
+    }
+}
+
+extension NormalizedPath {
+    /// Whether decoding `bytes` again, as often as it still changes them (a backend may decode more than
+    /// once), ever shows an escape of `.`, `/` or `\`.
+    static func holdsEscapedDotOrSeparator(_ bytes: [UInt8]) -> Bool {
+        var bytes = bytes
+        // Each round removes at least two bytes per escape: a bound on the rounds, not on the input.
+        for _ in 0..<8 {
+            var decoded: [UInt8] = []
+            decoded.reserveCapacity(bytes.count)
+            var index = 0
+            while index < bytes.count {
+                if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+                    let high = PercentEncoding.hexValue(bytes[index + 1]), let low = PercentEncoding.hexValue(bytes[index + 2])
+                {
+                    let value = high << 4 | low
+                    if value == UInt8(ascii: ".") || value == UInt8(ascii: "/") || value == UInt8(ascii: "\\") { return true }
+                    decoded.append(value)
+                    index += 3
+                } else {
+                    decoded.append(bytes[index])
+                    index += 1
+                }
+            }
+            if decoded.count == bytes.count { return false }
+            bytes = decoded
+        }
+        return true
     }
 }
 
@@ -104,6 +138,7 @@ extension NormalizedPath.Failure {
         case .controlCharacter: "it contains NUL or another control character"
         case .aboveRoot: "a '..' segment climbs above the base path"
         case .dotSegmentWithParameter: "a '.' or '..' segment carries a ';' parameter"
+        case .escapedDotOrSeparator: "a segment still holds an escaped '.', '/' or '\\' after decoding (sent encoded twice)"
         }
         return GatehouseError(code: .invalidPath, status: 400, detail: "The path cannot be forwarded: \(reason).")
     }

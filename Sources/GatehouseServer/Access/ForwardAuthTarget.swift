@@ -43,6 +43,18 @@ struct ForwardAuthTarget: Equatable {
         self.target = target
     }
 
+    /// The one value of a forward-auth field (`nil`: absent); 400 `invalid_request` when it came more than once.
+    static func single(_ values: [String], name: String) throws -> String? {
+        guard values.count <= 1 else { throw GatehouseError.invalidRequest("\(name) may be sent only once.") }
+        return values.first
+    }
+
+    /// The fields a forward-auth request may carry at most once each, lowercase: the original request's
+    /// method and target of both families, and the scheme and host its DPoP proof names.
+    static let singleFields: Set<String> = [
+        "x-forwarded-method", "x-forwarded-uri", "x-original-method", "x-original-uri", "x-original-url", "x-forwarded-proto", "x-forwarded-host",
+    ]
+
     /// `/v1/authz`, the route's own path.
     static let prefix = "/v1/authz"
 

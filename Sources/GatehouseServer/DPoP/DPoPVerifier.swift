@@ -44,7 +44,8 @@ struct DPoPVerifier: Sendable {
     // MARK: Sessions
 
     /// Whether a session's request may go on, given how its token came: a bound session only as
-    /// `Authorization: DPoP` with a proof of this request signed by its key, an unbound one never as `DPoP`.
+    /// `Authorization: DPoP` with a proof of this request signed by its key (as a cookie or `Bearer`: 401
+    /// `invalid_token`), an unbound one never as `DPoP`.
     /// The proof is spent (its `jti` recorded) only when everything else holds.
     func authorize(_ session: ActiveSession, token: String, presentation: SessionResolver.Presentation, proofs: [String], target: Target) async throws {
         let proof = try await check(session, token: token, presentation: presentation, proofs: proofs, target: target)
@@ -55,9 +56,9 @@ struct DPoPVerifier: Sendable {
     func check(_ session: ActiveSession, token: String, presentation: SessionResolver.Presentation, proofs: [String], target: Target) async throws -> DPoPProof? {
         let bound = session.record.dpopThumbprint
         switch presentation {
-        case .cookie:
-            return nil
-        case .bearer:
+        case .cookie, .bearer:
+            // Whoever copied a bound token (from a credential file, a log, a proxy) has it without the key:
+            // a bound session is taken only with a proof, however else the token comes.
             if bound != nil {
                 throw GatehouseError.invalidToken("This session is bound to a key: present it as 'Authorization: DPoP <token>' with a DPoP proof.")
             }

@@ -36,7 +36,6 @@ struct APIRelay: Sendable {
     let redactedBackend: String
     private let forwardedProto: String
     private let forwardedHost: String
-    private let sessionCookiePrefix: String
     /// The origins a cookie-carried upgrade may come from: the gateway's own and the CORS-allowed ones.
     private let upgradeOrigins: Set<String>
 
@@ -72,7 +71,6 @@ struct APIRelay: Sendable {
         self.redactedBackend = "http://\(upstreamAuthority)\(basePath)"
         forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
         forwardedHost = settings.publicAuthority
-        sessionCookiePrefix = settings.cookie.name + "="
         upgradeOrigins = Set([Self.origin(of: settings.publicURL)] + settings.corsAllowedOrigins.map(Self.origin(of:)))
     }
 
@@ -149,7 +147,7 @@ struct APIRelay: Sendable {
     /// The connection's memo, when it still holds for this `Authorization` value.
     private func remembered(_ memo: Memo?, authorization: String?, now: Date) -> Memo? {
         guard let memo, let authorization, memo.authorization == authorization, now < memo.until,
-            memo.epoch == resolver.sessions.cacheEpoch
+            memo.epoch == resolver.cacheEpoch
         else { return nil }
         return memo
     }
@@ -159,11 +157,7 @@ struct APIRelay: Sendable {
     private func fromMemory(token: String, authorization: String, now: Date) -> Memo? {
         // Read before the look-up: an eviction after it makes the memo stale at once.
         // A session bound to a key is only ever taken with its proof (``decideAsync(_:remoteAddress:)``).
-        guard let epoch = resolver.sessions.cacheEpoch, let (session, sessionUntil) = resolver.sessions.cachedSession(token: token, now: now),
-            session.record.dpopThumbprint == nil
-        else {
-            return nil
-        }
+        guard let epoch = resolver.cacheEpoch, let (session, sessionUntil) = resolver.cachedSession(token: token, now: now) else { return nil }
         var assertion: String?
         var until = min(sessionUntil, now.addingTimeInterval(1))
         if settings.backend.assertion {
@@ -178,15 +172,15 @@ struct APIRelay: Sendable {
     func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
         let (claim, _) = claim(head)
         guard claim != .none, let (token, presentation) = token(of: head, claim: claim),
-            let session = try? await resolver.sessions.authenticate(token: token)
+            let session = try? await resolver.session(token: token)
         else { return .pass }
         // Every refusal is the router's to answer: it checks the proof again and says why.
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let proof: DPoPProof?
         do {
-            proof = try await resolver.dpop.check(
+            proof = try await resolver.check(
                 session, token: token, presentation: presentation, proofs: head.headers["dpop"],
-                target: resolver.dpop.target(method: head.method.rawValue, path: path))
+                target: resolver.proofTarget(method: head.method.rawValue, path: path))
         } catch {
             return .pass
         }
@@ -199,7 +193,7 @@ struct APIRelay: Sendable {
         switch decision {
         case .forward, .upgrade:
             // Spent last, when the request goes upstream for sure; a replay goes to the router, which refuses it.
-            if let proof, (try? await resolver.dpop.spend(proof, status: 401)) == nil { return .pass }
+            if let proof, (try? await resolver.spend(proof)) == nil { return .pass }
             return decision
         case .pass, .resolveAsync: return .pass
         }
@@ -228,16 +222,16 @@ struct APIRelay: Sendable {
                 authorizations += 1
                 authorization = value
             case 6 where ASCII.equalsIgnoringCase(name, "cookie"):
-                sessionCookie = sessionCookie || value.contains(sessionCookiePrefix)
+                sessionCookie = sessionCookie || resolver.cookies.token(in: [value]) != nil
             case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
                 guard value == "0" else { return nil }
             case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"): return nil
             case 6 where ASCII.equalsIgnoringCase(name, "expect"): return nil
             case 7 where ASCII.equalsIgnoringCase(name, "upgrade"): return nil
-            case 14, 15, 17, 18:
+            case 14, 15, 16, 17, 18:
                 let lowered = ASCII.lowercased(name)
-                guard Self.forwardAuthFields.contains(lowered) else { continue }
-                // Twice the same name: the router's reading decides.
+                guard ForwardAuthTarget.singleFields.contains(lowered) else { continue }
+                // Twice the same name: the router refuses it.
                 guard fields.updateValue(value, forKey: lowered) == nil else { return nil }
             default: break
             }
@@ -266,29 +260,21 @@ struct APIRelay: Sendable {
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
         guard case .allow = access.current.decide(method: original.method, path: path.segments.map { Substring($0) }, user: user) else { return nil }
 
-        var headers = HTTPHeaders()
         if let session {
             guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
                 session.identity.email.map(Self.isSafeFieldValue) ?? true, session.identity.groups.allSatisfy(Self.isSafeFieldValue)
             else { return nil }
-            var backend = settings.backend
-            backend.identityHeaders = true
-            BackendIdentityHeaders.add(for: session, backend: backend, assertion: assertion) { headers.add(name: $0, value: $1) }
         }
-        // Every identity name, empty when unknown (as the router answers; Caddy 2.6 needs it).
-        for name in BackendIdentityHeaders.identityNames where !headers.contains(name: name) { headers.add(name: name, value: "") }
+        var headers = HTTPHeaders()
+        ForwardAuthAnswer.fields(session: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
         let entry = Entry(
             requestID: requestID(of: head.headers, remoteAddress: remoteAddress), method: head.method.rawValue,
             provider: session?.provider, sessionID: session?.id)
-        headers.add(name: "Cache-Control", value: "no-store")
         headers.add(name: "Content-Length", value: "0")
         headers.add(name: "X-Request-Id", value: entry.requestID)
         if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
         return (HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry)
     }
-
-    /// The forward-auth fields ``ForwardAuthTarget`` reads, lowercase.
-    private static let forwardAuthFields: Set<String> = ["x-forwarded-method", "x-forwarded-uri", "x-original-method", "x-original-uri", "x-original-url"]
 
     // MARK: Claims
 
@@ -424,7 +410,7 @@ struct APIRelay: Sendable {
             case .drop: continue
             case .keep: headers.add(name: name, value: value)
             case .filterCookie:
-                if let kept = ForwardedHeaderRule.keptCookies(value, sessionCookiePrefix: sessionCookiePrefix) {
+                if let kept = resolver.cookies.forwarded(value) {
                     headers.add(name: "Cookie", value: kept)
                 }
             }

@@ -15,7 +15,7 @@ import Prometheus
 /// The backend has `upstreamTimeout` to start its answer (then 504); an unreachable one gives 502.
 ///
 /// A WebSocket handshake (``APIRelay/Decision/upgrade(_:)``) goes out the same way; after the backend's `101`
-/// both connections leave HTTP and a ``TunnelHandler`` pair carries their bytes until either side closes.
+/// (only one that completes the handshake, ``WebSocketHandshake``; any other is a 502) both connections leave HTTP and a ``TunnelHandler`` pair carries their bytes until either side closes.
 /// Any other answer to a handshake ends the client's connection (its HTTP decoder stops after an upgrade
 /// request), as does the router's answer to any upgrade request the relay did not take.
 ///
@@ -58,8 +58,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         let idempotent: Bool
         /// The client keeps the connection after this exchange (else it is closed after the answer).
         let clientKeepAlive: Bool
-        /// A WebSocket handshake: a `101` turns the exchange into a tunnel.
+        /// A WebSocket handshake: a `101` that completes it (``WebSocketHandshake``) turns the exchange into a tunnel.
         let upgrade: Bool
+        /// The `Sec-WebSocket-Accept` the backend must send with its `101`.
+        let expectedAccept: String?
         /// The backend said `101`: the tunnel opens at the end of its head.
         var switching = false
         var connection: UpstreamConnection?
@@ -82,6 +84,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             self.entry = entry
             self.clientKeepAlive = clientKeepAlive
             self.upgrade = upgrade
+            expectedAccept = upgrade ? WebSocketHandshake.expectedAccept(of: head) : nil
             switch head.method {
             case .GET, .HEAD, .PUT, .DELETE, .OPTIONS, .TRACE: idempotent = true
             default: idempotent = false
@@ -360,9 +363,14 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         switch part {
         case .head(let head):
             if head.status == .switchingProtocols {
-                // A switch nobody asked for cannot be relayed: the connection is dropped.
-                guard exchange.upgrade else {
-                    upstreamFailed(UpstreamConnectionHandler.Closed())
+                // A switch nobody asked for, or one that is not this WebSocket handshake's, would leave the
+                // client a raw connection to the backend: 502, and the backend's connection is closed.
+                guard exchange.upgrade, WebSocketHandshake.completes(head, expectedAccept: exchange.expectedAccept) else {
+                    relay.metrics.upstreamErrors.increment()
+                    relay.logger.warning(
+                        "the upstream switched protocols without completing a WebSocket handshake; its connection was closed",
+                        metadata: ["upstream": "\(relay.redactedBackend)", "request_id": "\(exchange.entry.requestID)"])
+                    fail(GatehouseError.badGateway("The upstream switched protocols without a valid WebSocket handshake."), closing: true)
                     return
                 }
                 exchange.responseStarted = true

@@ -11,7 +11,7 @@ import NIOHTTPTypesHTTP1
 /// handler more: ``APIRelayHandler`` sees every request first and relays the `/v1/api/…` calls it can serve
 /// from memory on the connection's own event loop; every other request goes on, unchanged, to the router.
 ///
-/// Pipeline: HTTP/1.1 decoder and encoder → `HTTPServerPipelineHandler` (one request at a time, so the
+/// Pipeline: ``RequestLineWatcher`` → HTTP/1.1 decoder (→ the watcher's boundaries) and encoder → `HTTPServerPipelineHandler` (one request at a time, so the
 /// relay's answers and the router's keep the order of the requests) → ``APIRelayHandler`` (NIOHTTP1 parts)
 /// → HTTP types codec → ``MalformedRequestHandler`` → Hummingbird's connection state → the router.
 struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
@@ -22,6 +22,8 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let relay: APIRelay?
     /// See ``ClientIdleTimeoutHandler``.
     let clientIdleTimeout: TimeAmount
+    /// `limits` of the request target: a request line over it is 414 even when the decoder gives up on it.
+    let maxURLBytes: Int
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -34,12 +36,16 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             try pipeline.configureHTTPServerPipeline(
                 withPipeliningAssistance: true, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+            let watcher = RequestLineWatcher(maxURLBytes: maxURLBytes)
+            try pipeline.addHandler(watcher, position: .first)
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
             try pipeline.addHandler(ClientIdleTimeoutHandler(timeout: clientIdleTimeout))
             if let relay {
                 try pipeline.addHandler(APIRelayHandler(relay: relay, pool: relay.pools.pool(for: channel.eventLoop), remoteAddress: channel.remoteAddress?.ipAddress))
             }
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            try pipeline.addHandler(MalformedRequestHandler())
+            try pipeline.addHandler(MalformedRequestHandler(requestLine: watcher))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }
@@ -52,7 +58,7 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
 
 extension HTTPServerBuilder {
     /// The gateway's HTTP/1.1 server: ``GatewayHTTPChannel``.
-    static func gateway(relay: APIRelay?, clientIdleTimeout: TimeAmount) -> HTTPServerBuilder {
-        .init { responder in GatewayHTTPChannel(responder: responder, relay: relay, clientIdleTimeout: clientIdleTimeout) }
+    static func gateway(relay: APIRelay?, clientIdleTimeout: TimeAmount, maxURLBytes: Int) -> HTTPServerBuilder {
+        .init { responder in GatewayHTTPChannel(responder: responder, relay: relay, clientIdleTimeout: clientIdleTimeout, maxURLBytes: maxURLBytes) }
     }
 }

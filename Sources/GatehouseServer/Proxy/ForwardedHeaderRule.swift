@@ -10,7 +10,8 @@ enum ForwardedHeaderRule {
     enum Disposition {
         case keep
         case drop
-        /// `Cookie`: kept without the gateway's session cookie (``keptCookies(_:sessionCookiePrefix:)``).
+        /// `Cookie`: kept without the gateway's session cookie (``SessionCookieParser/forwarded(_:)``, the parser
+        /// that also finds the session in it).
         case filterCookie
     }
 
@@ -29,14 +30,5 @@ enum ForwardedHeaderRule {
         case 12 where ASCII.equalsIgnoringCase(name, "x-request-id"): return .drop
         default: return .keep
         }
-    }
-
-    /// A `Cookie` value without the gateway's session cookie (`sessionCookiePrefix` is `name=`); `nil` when
-    /// nothing is left.
-    static func keptCookies(_ value: String, sessionCookiePrefix: String) -> String? {
-        // Fast path: most requests carry no session cookie at all.
-        guard value.contains(sessionCookiePrefix) else { return value.isEmpty ? nil : value }
-        let kept = value.split(separator: ";").map { String(ASCII.trimmed($0)) }.filter { !$0.hasPrefix(sessionCookiePrefix) }
-        return kept.isEmpty ? nil : kept.joined(separator: "; ")
     }
 }

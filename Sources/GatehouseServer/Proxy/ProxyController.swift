@@ -66,25 +66,17 @@ struct ProxyController: Sendable {
         return upstream.makeResponse(response, dropCookies: false)
     }
 
-    /// Applies `access.rules`: 401 without a session where one is needed, 403 `access_denied` naming the rule
-    /// (never the identity) where the session may not pass; a denial is counted and logged for audit.
+    /// Applies `access.rules` (``AccessDecision/refusal(sessionRefusal:)``): 401 without a session where one
+    /// is needed, 403 `access_denied` naming the rule where the session may not pass; a denial is counted and
+    /// logged for audit.
     private func judge(
         _ request: Request, _ context: GatehouseRequestContext, _ access: AccessPolicy, path: NormalizedPath, session: ActiveSession?,
         refusal: (any Error)?
     ) throws {
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        switch access.decide(method: request.method.rawValue, path: path.segments.map { Substring($0) }, user: user) {
-        case .allow:
-            return
-        case .needsSession:
-            throw refusal ?? GatehouseError.invalidSession()
-        case .deny(let rule):
-            metrics.accessDenied(rule: rule)
-            context.logger.notice(
-                "access denied",
-                metadata: ["rule": "\(rule)", "provider": "\(session?.provider ?? "")", "session": "\(session?.id ?? "")", "method": "\(request.method)", "path": "\(path.encoded)"])
-            throw GatehouseError.forbidden(.accessDenied, "The access rule '\(rule)' does not let this session through.")
-        }
+        let decision = access.decide(method: request.method.rawValue, path: path.segments.map { Substring($0) }, user: user)
+        decision.audit(session: session, method: request.method.rawValue, path: path, via: "api", metrics: metrics, logger: context.logger)
+        if let error = decision.refusal(sessionRefusal: refusal) { throw error }
     }
 
     private func providerAPI(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {

@@ -18,7 +18,8 @@ struct UpstreamClient: Sendable {
     /// Worked out once, not per request: what every upstream request says about the gateway.
     private let forwardedProto: String
     private let forwardedHost: String
-    private let sessionCookiePrefix: String
+    /// Strips the session cookie: the same parser that finds it (``SessionCookieParser``).
+    private let sessionCookie: SessionCookieParser
     private let trustedProxies: TrustedProxies
     private static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
     private static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
@@ -31,7 +32,7 @@ struct UpstreamClient: Sendable {
         forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
         forwardedHost = settings.publicAuthority
         trustedProxies = settings.trustedProxies
-        sessionCookiePrefix = settings.cookie.name + "="
+        sessionCookie = SessionCookieParser(name: settings.cookie.name)
     }
 
     /// Adds what the upstream should see to the cleaned request (identity headers, a credential).
@@ -71,6 +72,15 @@ struct UpstreamClient: Sendable {
         do {
             let response = try await httpClient.execute(upstream, timeout: .milliseconds(Int64(settings.upstreamTimeout * 1000)))
             metrics.upstream(url.hasPrefix(settings.backend.url) ? "backend" : "provider_api", duration: ContinuousClock.now - started)
+            // This path never asks for an upgrade (`Upgrade` is hop-by-hop and dropped): a `101` (or any other
+            // interim status as the answer) is the backend's mistake or an attempt at a raw connection.
+            guard response.status.code >= 200 else {
+                metrics.upstreamErrors.increment()
+                context.logger.warning(
+                    "the upstream answered with an interim status as its final answer; refused",
+                    metadata: ["upstream": "\(AsyncHTTPTransport.redacted(url))", "status": "\(response.status.code)"])
+                throw GatehouseError.badGateway("The upstream switched protocols or gave no final answer.")
+            }
             return response
         } catch let error as GatehouseError {
             if error.code == .invalidRequest {
@@ -97,7 +107,7 @@ struct UpstreamClient: Sendable {
             case .drop: continue
             case .keep: headers.append((field.name.rawName, field.value))
             case .filterCookie:
-                if let kept = ForwardedHeaderRule.keptCookies(field.value, sessionCookiePrefix: sessionCookiePrefix) {
+                if let kept = sessionCookie.forwarded(field.value) {
                     headers.append(("Cookie", kept))
                 }
             }

@@ -40,10 +40,14 @@ struct AuthzController: Sendable {
     }
 
     private func authorize(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        // A field sent twice is refused, never joined: a front proxy that appends its value after the
+        // client's would otherwise let the client pick which one is read.
+        func single(_ name: HTTPField.Name) throws -> String? { try ForwardAuthTarget.single(request.headers[values: name], name: name.rawName) }
+        for name in [Self.forwardedProto, Self.forwardedHost] { _ = try single(name) }
         let original = try ForwardAuthTarget(
-            forwardedMethod: request.headers[Self.forwardedMethod], forwardedURI: request.headers[Self.forwardedURI],
-            originalMethod: request.headers[Self.originalMethod], originalURI: request.headers[Self.originalURI],
-            originalURL: request.headers[Self.originalURL], ownMethod: request.method.rawValue, ownTarget: request.uri.description)
+            forwardedMethod: single(Self.forwardedMethod), forwardedURI: single(Self.forwardedURI),
+            originalMethod: single(Self.originalMethod), originalURI: single(Self.originalURI),
+            originalURL: single(Self.originalURL), ownMethod: request.method.rawValue, ownTarget: request.uri.description)
         let method = original.method
         let path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
 
@@ -57,25 +61,19 @@ struct AuthzController: Sendable {
             refusal = error
         }
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        switch access.current.decide(method: method, path: path.segments.map { Substring($0) }, user: user) {
-        case .allow:
-            break
-        case .needsSession:
-            // A 401 names the sign-in page that returns to the original request, for the proxy to send
-            // a browser to (nginx: `auth_request_set` + `error_page 401`); a store fault stays what it is.
-            let error = refusal ?? GatehouseError.invalidSession()
-            guard let unauthorized = error as? GatehouseError, unauthorized.status == 401 else { throw error }
+        let decision = access.current.decide(method: method, path: path.segments.map { Substring($0) }, user: user)
+        decision.audit(session: session, method: method, path: path, via: "authz", metrics: metrics, logger: context.logger)
+        if let error = decision.refusal(sessionRefusal: refusal) {
+            // A 401 names the sign-in page that returns to the original request, for the proxy to send a
+            // browser to (nginx: `auth_request_set` + `error_page 401`); a store fault stays what it is.
+            guard decision == .needsSession, let unauthorized = error as? GatehouseError, unauthorized.status == 401 else { throw error }
             var response = Problem.response(unauthorized)
             response.headers[Self.signIn] = signInURL(returningTo: original.target)
             return response
-        case .deny(let rule):
-            metrics.accessDenied(rule: rule)
-            context.logger.notice(
-                "access denied",
-                metadata: ["rule": "\(rule)", "provider": "\(session?.provider ?? "")", "session": "\(session?.id ?? "")", "method": "\(method)", "path": "\(path.encoded)", "via": "authz"])
-            throw GatehouseError.forbidden(.accessDenied, "The access rule '\(rule)' does not let this session through.")
         }
         var headers = HTTPFields()
+        var assertion: String?
+        var answered = session
         if var session {
             if backend.forwardAccessToken, session.credential.isRefreshable,
                 let provider = providers.provider(session.provider) as? any RefreshingProvider,
@@ -83,20 +81,12 @@ struct AuthzController: Sendable {
             {
                 session = try await refresher.refresh(session, provider: provider, force: false)
             }
-            let assertion = backend.assertion ? try await signer.assertion(for: session, now: clock.now()) : nil
-            // Always the identity headers here: the proxy decides what it copies upstream.
-            var settings = backend
-            settings.identityHeaders = true
-            BackendIdentityHeaders.add(for: session, backend: settings, assertion: assertion) { name, value in
-                if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
-            }
+            assertion = backend.assertion ? try await signer.assertion(for: session, now: clock.now()) : nil
+            answered = session
         }
-        // Every identity name, empty when unknown (no session, no email, no groups): Caddy 2.6's
-        // `copy_headers` sends an unresolved placeholder upstream for a name the answer lacks.
-        for name in BackendIdentityHeaders.identityNames {
-            if let field = HTTPField.Name(name), headers[field] == nil { headers[field] = "" }
+        ForwardAuthAnswer.fields(session: answered, backend: backend, assertion: assertion) { name, value in
+            if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
-        headers[.cacheControl] = "no-store"
         return Response(status: .ok, headers: headers)
     }
 

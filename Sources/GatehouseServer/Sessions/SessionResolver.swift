@@ -15,6 +15,15 @@ struct SessionResolver: Sendable {
     let cookieName: String
     let sessions: SessionManager
     let dpop: DPoPVerifier
+    /// The one reader of the session cookie (the forwarding rule strips it with the same one).
+    let cookies: SessionCookieParser
+
+    init(cookieName: String, sessions: SessionManager, dpop: DPoPVerifier) {
+        self.cookieName = cookieName
+        self.sessions = sessions
+        self.dpop = dpop
+        cookies = SessionCookieParser(name: cookieName)
+    }
 
     /// How the request presented its session token.
     enum Presentation: Sendable, Equatable {
@@ -27,15 +36,51 @@ struct SessionResolver: Sendable {
     /// The session of a request to one of the gateway's own routes (the proof names `public_url` + `path`);
     /// throws `invalid_session`, `csrf_required`, `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`.
     func resolve(_ headers: HTTPFields, method: HTTPRequest.Method, path: Substring) async throws -> (ActiveSession, Presentation) {
-        try await resolve(headers, method: method, proofTarget: dpop.target(method: method.rawValue, path: path))
+        try await resolve(headers, method: method, proofTarget: proofTarget(method: method.rawValue, path: path))
     }
 
     /// The same, for a proof that names another request than this one (`/v1/authz`: the original request).
     func resolve(_ headers: HTTPFields, method: HTTPRequest.Method, proofTarget: DPoPVerifier.Target) async throws -> (ActiveSession, Presentation) {
         let (token, presentation) = try token(in: headers, method: method)
-        let session = try await sessions.authenticate(token: token)
-        try await dpop.authorize(session, token: token, presentation: presentation, proofs: headers[values: DPoPVerifier.proofField], target: proofTarget)
+        let session = try await session(token: token)
+        if let proof = try await check(session, token: token, presentation: presentation, proofs: headers[values: DPoPVerifier.proofField], target: proofTarget) {
+            try await spend(proof)
+        }
         return (session, presentation)
+    }
+
+    // MARK: The steps, for front ends that carry them out themselves (the event-loop relay)
+
+    /// The session of `token` from memory alone, and until when that answer holds unless the store's cache
+    /// evicts something (``cacheEpoch``); `nil` when the store must be read. A session bound to a key is never
+    /// answered from memory: its proof is checked with ``check(_:token:presentation:proofs:target:)``.
+    func cachedSession(token: String, now: Date) -> (session: ActiveSession, until: Date)? {
+        guard let found = sessions.cachedSession(token: token, now: now), found.session.record.dpopThumbprint == nil else { return nil }
+        return found
+    }
+
+    /// The store cache's eviction epoch (``CachedSessionLookup/evictionEpoch``); `nil` without one.
+    var cacheEpoch: UInt64? { sessions.cacheEpoch }
+
+    /// The session of `token` from the store: `invalid_session` when unknown, idle too long or past its end.
+    func session(token: String) async throws -> ActiveSession {
+        try await sessions.authenticate(token: token)
+    }
+
+    /// Whether the session may be used as it was presented (a bound one only as `Authorization: DPoP` with
+    /// a proof of `target` by its key); the proof to ``spend(_:)`` once the request is sure to go on.
+    func check(_ session: ActiveSession, token: String, presentation: Presentation, proofs: [String], target: DPoPVerifier.Target) async throws -> DPoPProof? {
+        try await dpop.check(session, token: token, presentation: presentation, proofs: proofs, target: target)
+    }
+
+    /// Records a checked proof's `jti`; a replay (here or on another instance) is refused with 401.
+    func spend(_ proof: DPoPProof) async throws {
+        try await dpop.spend(proof, status: 401)
+    }
+
+    /// The request a proof sent to one of the gateway's own routes must name.
+    func proofTarget(method: String, path: Substring) -> DPoPVerifier.Target {
+        dpop.target(method: method, path: path)
     }
 
     /// The token a request presents and how.
@@ -59,11 +104,11 @@ struct SessionResolver: Sendable {
             if ASCII.equalsIgnoringCase(parts[0], "dpop") { return (String(ASCII.trimmed(parts[1])), .dpop) }
             throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>' or 'Authorization: DPoP <token>'.")
         }
-        if let cookie = Cookies(from: cookies())[cookieName] {
+        if let cookie = self.cookies.token(in: cookies()) {
             if !Self.safeMethods.contains(method), (csrf() ?? "").isEmpty {
                 throw GatehouseError.forbidden(.csrfRequired, "A cookie-authenticated \(method) needs the X-CSRF header.")
             }
-            return (cookie.value, .cookie)
+            return (cookie, .cookie)
         }
         throw GatehouseError.invalidSession("No session token: send 'Authorization: Bearer <token>' or the session cookie.")
     }

@@ -6,7 +6,8 @@ import NIOHTTPTypes
 
 /// Answers a request the HTTP parser cannot read with a problem document, instead of the bare
 /// `400` with an empty body that the server would write: `431 headers_too_large` when the head is larger
-/// than the parser takes (80 KiB; smaller excesses reach `RequestHeadMiddleware`), `400 invalid_request`
+/// than the parser takes (80 KiB; smaller excesses reach `RequestHeadMiddleware`), `414 uri_too_long` when
+/// that is for a request line over the URL limit (``RequestLineWatcher``), `400 invalid_request`
 /// for anything else. Then it closes the connection: after a parse error nothing more can be read from it.
 ///
 /// Only before a request has started and while no response is under way: an error in the middle of a
@@ -19,6 +20,12 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private var requestInProgress = false
     private var responseInProgress = false
+    /// Whether the request the decoder gave up on has an overlong request line (then 414, not 431).
+    private let requestLine: RequestLineWatcher?
+
+    init(requestLine: RequestLineWatcher? = nil) {
+        self.requestLine = requestLine
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -44,6 +51,8 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         let problem = switch parserError {
+        case .headerOverflow where requestLine?.overlongRequestLine == true:
+            GatehouseError(code: .uriTooLong, status: 414, detail: "The request target exceeds \(requestLine?.maxURLBytes ?? 0) bytes.")
         case .headerOverflow: GatehouseError(code: .headersTooLarge, status: 431, detail: "The request head exceeds 80 KiB.")
         default: GatehouseError.invalidRequest("The request is not valid HTTP/1.1.")
         }

@@ -1,0 +1,25 @@
+import GatehouseCore
+
+/// The fields of an allowed forward-auth answer (`/v1/authz` → 200), the one list of both front ends: the
+/// identity headers whatever `backend.identity_headers` says (the proxy decides what it copies upstream),
+/// the assertion and, with `forward_access_token`, the access token; every identity name present, empty
+/// when unknown (Caddy 2.6's `copy_headers` sends an unresolved placeholder upstream for a name the answer
+/// lacks); and `Cache-Control: no-store`.
+enum ForwardAuthAnswer {
+    /// Calls `add` once per field, in answer order.
+    static func fields(
+        session: ActiveSession?, backend: ServerSettings.BackendSettings, assertion: String?, _ add: (_ name: String, _ value: String) -> Void
+    ) {
+        var named: Set<String> = []
+        if let session {
+            var settings = backend
+            settings.identityHeaders = true
+            BackendIdentityHeaders.add(for: session, backend: settings, assertion: assertion) { name, value in
+                named.insert(name)
+                add(name, value)
+            }
+        }
+        for name in BackendIdentityHeaders.identityNames where !named.contains(name) { add(name, "") }
+        add("Cache-Control", "no-store")
+    }
+}
