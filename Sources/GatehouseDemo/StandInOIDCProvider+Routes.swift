@@ -47,7 +47,10 @@ extension StandInOIDCProvider {
         router.get("/logout") { request, _ in
             let fields = StandInOAuthServer.firstValues(FormEncoding.decode(request.uri.query ?? ""))
             self.state.withLock { $0.lastLogoutHint = fields["id_token_hint"] }
-            if let target = fields["post_logout_redirect_uri"] { return Response.found(target) }
+            // RP-Initiated Logout §3: the RP's `state` comes back on the redirect.
+            if let target = fields["post_logout_redirect_uri"] {
+                return Response.found(FormEncoding.appending(fields["state"].map { [("state", $0)] } ?? [], to: target))
+            }
             return Response.html("<!doctype html><title>Signed out</title><p>Signed out.</p>")
         }
         return router

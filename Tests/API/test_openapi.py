@@ -26,6 +26,7 @@ ROUTES = {
     *((m, "/v1/proxy/{provider}/{path}") for m in ("get", "post", "put", "patch", "delete")),
     ("get", "/v1/authz"), ("get", "/.well-known/jwks.json"), ("get", "/healthz"), ("get", "/readyz"),
     ("get", "/metrics"), ("get", "/openapi.json"), ("get", "/"), ("get", "/v1/sign-in"),
+    ("get", "/v1/sign-out"), ("post", "/v1/sign-out"), ("get", "/v1/sign-out/done"),
 }
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "150"))
 MIN_REQUESTS = int(os.environ.get("SCHEMATHESIS_MIN_REQUESTS", "2000"))

@@ -114,12 +114,14 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
         try await oauth2(metadata).revoke(credential)
     }
 
-    /// RP-initiated logout: `end_session_endpoint` with `id_token_hint` and `post_logout_redirect_uri`.
-    public func browserLogoutURL(for credential: Credential, returnTo: String) -> String? {
+    /// RP-initiated logout: `end_session_endpoint` with `id_token_hint`, `post_logout_redirect_uri` and `state`,
+    /// which the provider passes back on the redirect (RP-Initiated Logout 1.0 §2).
+    public func browserLogoutURL(for credential: Credential, returnTo: String, state: String?) -> String? {
         guard let endpoint = discovery.cached?.endSessionEndpoint ?? configuration.endSessionEndpoint else { return nil }
         var parameters: [(String, String)] = []
         if let idToken = credential.extras["id_token"] { parameters.append(("id_token_hint", idToken)) }
         parameters += [("post_logout_redirect_uri", returnTo), ("client_id", configuration.clientID)]
+        if let state { parameters.append(("state", state)) }
         return FormEncoding.appending(parameters, to: endpoint)
     }
 

@@ -63,9 +63,11 @@ public struct SPiDProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
         }
     }
 
-    public func browserLogoutURL(for credential: Credential, returnTo: String) -> String? {
+    /// SPiD's logout has no `state` of its own: it travels in `redirect_uri`'s query, which SPiD sends back as it is.
+    public func browserLogoutURL(for credential: Credential, returnTo: String, state: String?) -> String? {
         guard let endpoint = configuration.browserLogoutEndpoint else { return nil }
-        return FormEncoding.appending([("client_id", configuration.oauth2.clientID), ("redirect_uri", returnTo)], to: endpoint)
+        let target = state.map { FormEncoding.appending([("state", $0)], to: returnTo) } ?? returnTo
+        return FormEncoding.appending([("client_id", configuration.oauth2.clientID), ("redirect_uri", target)], to: endpoint)
     }
 
     /// Tokens go where `api.auth` says (default: the `oauth_token` query parameter), never in two places.

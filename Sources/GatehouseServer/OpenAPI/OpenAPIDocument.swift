@@ -519,6 +519,77 @@ enum OpenAPIDocument {
         ],
         "responses": {"200": {"$ref": "#/components/responses/Page"}}
       }
+    },
+    "/v1/sign-out": {
+      "get": {
+        "tags": ["session"],
+        "operationId": "signOutPage",
+        "summary": "A page with one button: a form that posts `return_to` to `POST /v1/sign-out`. It changes nothing itself.",
+        "description": "An application behind forward authentication links to `/v1/sign-out?return_to=/` on its own host.",
+        "security": [{}, {"cookie": []}],
+        "parameters": [
+          {
+            "name": "return_to",
+            "in": "query",
+            "schema": {"type": "string"},
+            "description": "Where to go once signed out (default `/`): a path on this gateway, or a URL on an origin `access.return_to_origins` lists; anything else is 400."
+          }
+        ],
+        "responses": {
+          "200": {"$ref": "#/components/responses/Page"},
+          "400": {"$ref": "#/components/responses/Problem"}
+        }
+      },
+      "post": {
+        "tags": ["session"],
+        "operationId": "signOut",
+        "summary": "Sign out from a page: ends the cookie's session as `DELETE /v1/session` does, clears the cookie, and 303s to the provider's browser logout, or to `return_to` when the provider has none.",
+        "description": "No `X-CSRF`: the request must carry an `Origin` of the gateway's own origin or of `access.return_to_origins`, or, without `Origin`, `Sec-Fetch-Site: same-origin`; anything else is 403 `csrf_required` and changes nothing. The provider's logout (OIDC `end_session_endpoint` with `id_token_hint`, `client_id`, `post_logout_redirect_uri={public_url}/v1/sign-out/done` and `state`; SPiD's browser logout likewise) comes back to `GET /v1/sign-out/done`. Without a session it only redirects. A session bound to a key (DPoP) is not ended through the cookie: 401 `invalid_token`.",
+        "security": [{}, {"cookie": []}],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/x-www-form-urlencoded": {
+              "schema": {
+                "type": "object",
+                "properties": {
+                  "return_to": {"type": "string", "description": "Where to go once signed out (default `/`), by the rules of `GET /v1/sign-out`."}
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "303": {
+            "description": "Signed out (or there was no session): to the provider's browser logout, or to `return_to`. The session cookie is cleared (`Max-Age=0`) when a session ended.",
+            "headers": {
+              "Location": {"$ref": "#/components/headers/Location"},
+              "Set-Cookie": {"description": "The session cookie, cleared.", "schema": {"type": "string"}}
+            }
+          },
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Unauthorized"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/sign-out/done": {
+      "get": {
+        "tags": ["session"],
+        "operationId": "signOutDone",
+        "summary": "Where the provider's browser logout returns (`post_logout_redirect_uri`): 303 to the `return_to` its `state` carries.",
+        "description": "Register `{public_url}/v1/sign-out/done` at the provider as a post-logout redirect URI. The `state` is sealed by the gateway and short-lived; a missing, altered or expired one is 400 and no redirect.",
+        "security": [{}],
+        "parameters": [
+          {"name": "state", "in": "query", "required": true, "schema": {"type": "string"}, "description": "The `state` the sign-out sent to the provider."}
+        ],
+        "responses": {
+          "303": {"$ref": "#/components/responses/Redirect"},
+          "400": {"$ref": "#/components/responses/Problem"}
+        }
+      }
     }
   },
   "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}],

@@ -75,24 +75,11 @@ struct SessionController: Sendable {
         }
     }
 
-    /// Ends the session everywhere (it is deleted from the shared store) and revokes upstream, best effort:
-    /// a failing provider logout is logged and reported, and the gateway session ends all the same.
+    /// Ends the session everywhere and revokes upstream, best effort (``SessionLogout``).
     private func logout(_ context: GatehouseRequestContext) async throws -> Response {
         let session = try context.requireSession()
-        try await sessions.end(session.id)
-        metrics.logouts.increment()
-        context.logger.notice("logout", metadata: ["event": "logout", "provider": "\(session.provider)", "session": "\(session.id)"])
+        let outcome = try await SessionLogout(sessions: sessions, providers: providers, metrics: metrics).end(session, logger: context.logger)
         let provider = providers.provider(session.provider)
-        var outcome = "not_supported"
-        if let revoking = provider as? any RevokingProvider, revoking.capabilities.revocation {
-            do {
-                try await revoking.revoke(session.credential)
-                outcome = "revoked"
-            } catch {
-                outcome = "failed"
-                context.logger.warning("upstream logout failed; the gateway session ended anyway", metadata: ["provider": "\(session.provider)"])
-            }
-        }
         var headers = HTTPFields()
         var browserLogoutURL: String?
         if context.session?.presentation == .cookie {

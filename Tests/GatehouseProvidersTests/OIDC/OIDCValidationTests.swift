@@ -152,6 +152,9 @@ import Testing
         #expect(url.hasPrefix(fixture.idp.issuer + "/logout?"))
         #expect(url.contains("id_token_hint="))
         #expect(url.contains("post_logout_redirect_uri=http%3A%2F%2Fgateway.test%2F"))
+        #expect(!url.contains("state="))
+        let withState = try #require(fixture.provider.browserLogoutURL(for: result.credential, returnTo: "http://gateway.test/v1/sign-out/done", state: "s-1"))
+        #expect(withState.hasSuffix("&post_logout_redirect_uri=http%3A%2F%2Fgateway.test%2Fv1%2Fsign-out%2Fdone&client_id=gatehouse&state=s-1"))
     }
 
     @Test("userinfo about another subject is refused (OIDC Core 5.3.4)") func userinfoSubjectMismatch() async {

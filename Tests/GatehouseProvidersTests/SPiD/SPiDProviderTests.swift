@@ -129,6 +129,14 @@ struct SPiDProviderTests {
         #expect(url == Self.base + "/logout?client_id=cid&redirect_uri=https%3A%2F%2Fgate.example.test%2F")
     }
 
+    @Test("a browser logout's state travels in redirect_uri's query (SPiD has no state of its own)")
+    func browserLogoutState() throws {
+        let (provider, _) = try Self.provider([])
+        let url = provider.browserLogoutURL(
+            for: Credential(accessToken: "t", issuedAt: Self.now), returnTo: "https://gate.example.test/v1/sign-out/done", state: "s-1")
+        #expect(url == Self.base + "/logout?client_id=cid&redirect_uri=https%3A%2F%2Fgate.example.test%2Fv1%2Fsign-out%2Fdone%3Fstate%3Ds-1")
+    }
+
     @Test("a client-sent oauth_token is replaced, and the token goes in one place only")
     func attachReplacesClientToken() throws {
         let (provider, _) = try Self.provider([])
