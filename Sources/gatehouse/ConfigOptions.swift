@@ -16,6 +16,13 @@ struct ConfigOptions: ParsableArguments {
             throw ExitCode(1)
         }
     }
+
+    /// The warnings for `GATEHOUSE_*` variables that set no key, for a configuration as loaded (or as far as it
+    /// could be); names only, never values.
+    func environmentWarnings(_ configuration: GatewayConfiguration) -> [String] {
+        let file = configuration.file ?? config ?? (FileManager.default.fileExists(atPath: GatewayConfiguration.defaultFile) ? GatewayConfiguration.defaultFile : nil)
+        return GatewayConfiguration.environmentWarnings(file: file, providersDirectory: configuration.providersDirectory)
+    }
 }
 
 /// Writes a line to standard error.
