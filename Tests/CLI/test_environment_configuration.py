@@ -15,9 +15,8 @@ SECRET = "pg-S3cr3t-never-printed"
 
 
 def env(**settings: str) -> dict[str, str]:
-    """`clean_env` with these variables and none of the caller's own GATEHOUSE_* settings."""
-    base = {k: v for k, v in clean_env().items() if not k.startswith("GATEHOUSE_") or k in ("GATEHOUSE_BIN",)}
-    return {**base, **settings}
+    """`clean_env` (none of the shell's own GATEHOUSE_* settings) with these variables."""
+    return clean_env(settings)
 
 
 def run(gatehouse_bin: Path, args: list[str], cwd: Path, environment: dict[str, str]) -> subprocess.CompletedProcess:
