@@ -117,7 +117,10 @@ public enum EnvironmentSettings {
         }
         let suffix = String(name.dropFirst(prefix.count))
         let suffixes = all.map { String($0.variable.dropFirst(prefix.count)) }
-        if let near = KeySuggestion.closest(to: suffix, among: suffixes), let setting = byVariable[prefix + near] {
+        // A typo, or a name cut short of its unit (GATEHOUSE_SESSIONS_IDLE_TIMEOUT for …_SECONDS) when only one fits.
+        let longer = all.filter { $0.variable.hasPrefix(name + "_") }
+        let near = KeySuggestion.closest(to: suffix, among: suffixes).flatMap { byVariable[prefix + $0] } ?? (longer.count == 1 ? longer[0] : nil)
+        if let setting = near {
             return "\(name) is not a setting; did you mean \(setting.variable) (\(setting.path))?"
         }
         return "\(name) is not a setting (a setting is \(prefix) and a key's path in upper snake case, e.g. GATEHOUSE_STORE_KIND for store.kind)"

@@ -12,6 +12,12 @@ struct ConfigOptions: ParsableArguments {
         do {
             return try GatewayConfiguration.load(path: config)
         } catch let errors as ConfigurationErrors {
+            // A misspelt GATEHOUSE_* name may be why a value is wrong: say so first.
+            let directory = ((config ?? "") as NSString).deletingLastPathComponent
+            let base = directory.isEmpty ? FileManager.default.currentDirectoryPath : directory
+            for line in environmentWarnings(GatewayConfiguration.defaults(baseDirectory: base)) {
+                printError("warning: \(line)")
+            }
             for line in errors.lines { printError(line) }
             throw ExitCode(1)
         }

@@ -150,3 +150,6 @@ def test_a_secret_from_the_environment_is_never_printed(started, gatehouse_bin, 
             assert result.returncode == 1, (command, settings, result)
             assert "GATEHOUSE_STORE_" in result.stderr, result.stderr
             assert SECRET not in result.stdout + result.stderr, (command, settings)
+            if "GATEHOUSE_STORE_PASWORD" in settings:  # the misspelt name is warned about, by name only
+                assert "warning: GATEHOUSE_STORE_PASWORD is not a setting; did you mean GATEHOUSE_STORE_PASSWORD" \
+                    in result.stderr, (command, result.stderr)

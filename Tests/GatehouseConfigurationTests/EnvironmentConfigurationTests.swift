@@ -222,6 +222,9 @@ struct EnvironmentConfigurationTests {
             EnvironmentSettings.warnings(environment: ["GATEHOUSE_LISTN": "x"])
                 == ["GATEHOUSE_LISTN is not a setting; did you mean GATEHOUSE_LISTEN (listen)?"])
         #expect(
+            EnvironmentSettings.warnings(environment: ["GATEHOUSE_SESSIONS_IDLE_TIMEOUT": "600"])
+                == ["GATEHOUSE_SESSIONS_IDLE_TIMEOUT is not a setting; did you mean GATEHOUSE_SESSIONS_IDLE_TIMEOUT_SECONDS (sessions.idle_timeout_seconds)?"])
+        #expect(
             EnvironmentSettings.warnings(environment: ["GATEHOUSE_FROBNICATE": "1"])
                 == ["GATEHOUSE_FROBNICATE is not a setting (a setting is GATEHOUSE_ and a key's path in upper snake case, e.g. GATEHOUSE_STORE_KIND for store.kind)"])
         #expect(
