@@ -43,30 +43,29 @@ extension ConfigMap {
         return value
     }
 
-    /// A list of strings with the line of each entry.
-    func stringsWithLines(_ key: String) throws -> [(value: String, line: Int)]? {
+    /// A list of strings with the node of each entry, where a problem with it is placed (its line in the file, or
+    /// the environment variable that gave the list).
+    func locatedStrings(_ key: String) throws -> [(value: String, node: ConfigNode)]? {
         guard let values = try strings(key), let node = node(key) else { return nil }
-        let lines: [Int]
+        let nodes: [ConfigNode]
         if case .sequence(let items) = node.value {
-            lines = items.map(\.line)
+            nodes = items
         } else {
-            lines = [node.line]
+            nodes = [node]
         }
-        return zip(values, lines).map { (value: $0, line: $1) }
+        return zip(values, nodes).map { (value: $0, node: $1) }
     }
 
     /// Client redirect URIs: absolute URIs with a scheme and no fragment (RFC 6749 §3.1.2), compared exactly later.
     /// The first wrong entry is the problem (collecting, the valid entries are answered).
     func redirectURIs(_ key: String) throws -> [String] {
-        guard let entries = try stringsWithLines(key) else { return [] }
+        guard let entries = try locatedStrings(key) else { return [] }
         var valid: [String] = []
         for entry in entries {
             let components = URLComponents(string: entry.value)
             guard let components, let scheme = components.scheme, !scheme.isEmpty, components.fragment == nil else {
                 try report(
-                    ConfigError(
-                        file: file, line: entry.line,
-                        message: "'\(qualified(key))' entry '\(entry.value)' must be an absolute URI without a fragment"),
+                    ConfigError(at: entry.node, "'\(qualified(key))' entry '\(entry.value)' must be an absolute URI without a fragment"),
                     key: key)
                 continue
             }

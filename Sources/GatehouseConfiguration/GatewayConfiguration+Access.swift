@@ -21,11 +21,10 @@ extension GatewayConfiguration {
             policy.rules.append(parsed)
         }
         errors.run(file: file, ()) {
-            for entry in try map.stringsWithLines("return_to_origins") ?? [] {
+            for entry in try map.locatedStrings("return_to_origins") ?? [] {
                 guard let origin = AccessPolicy.origin(of: entry.value), origin == entry.value.lowercased() else {
                     throw ConfigError(
-                        file: map.file, line: entry.line,
-                        message: "'\(map.qualified("return_to_origins"))' entry '\(entry.value)' must be an origin like https://app.example.com")
+                        at: entry.node, "'\(map.qualified("return_to_origins"))' entry '\(entry.value)' must be an origin like https://app.example.com")
                 }
                 policy.returnToOrigins.append(entry.value)
             }

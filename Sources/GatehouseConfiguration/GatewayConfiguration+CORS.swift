@@ -14,11 +14,10 @@ extension GatewayConfiguration {
 
         init(_ map: ConfigMap) throws {
             self.init()
-            for entry in try map.stringsWithLines("allowed_origins") ?? [] {
+            for entry in try map.locatedStrings("allowed_origins") ?? [] {
                 guard Self.isOrigin(entry.value) else {
                     throw ConfigError(
-                        file: map.file, line: entry.line,
-                        message: "'\(map.qualified("allowed_origins"))' entry '\(entry.value)' must be an origin like https://app.example.com")
+                        at: entry.node, "'\(map.qualified("allowed_origins"))' entry '\(entry.value)' must be an origin like https://app.example.com")
                 }
                 allowedOrigins.append(entry.value)
             }

@@ -33,8 +33,11 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var access: AccessPolicy
     public var limits: Limits
     public var logging: Logging
-    /// The file the settings came from; nil when all are defaults.
+    /// The file the settings came from; nil when there is none (defaults and the environment).
     public var file: String?
+    /// The `GATEHOUSE_*` variables that set keys (``EnvironmentSettings``), in the order of the file's sections;
+    /// names only: a value may be a secret.
+    public var environmentVariables: [String] = []
     /// The directory relative paths were resolved against: the file's directory, else the current directory.
     /// Generated keys and other state default to `data/` under it.
     public var baseDirectory: String
@@ -102,10 +105,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// The default configuration file, used when no path is given and it exists.
     public static let defaultFile = "gatehouse.yaml"
 
-    /// Loads `gatehouse.yaml`.
+    /// Loads `gatehouse.yaml`, with the `GATEHOUSE_*` variables of ``EnvironmentSettings`` over it.
     /// - Parameters:
-    ///   - path: the file; nil means `./gatehouse.yaml` when it exists, else all defaults.
-    ///   - environment: where `${VAR}` is looked up.
+    ///   - path: the file; nil means `./gatehouse.yaml` when it exists, else the defaults (and the environment).
+    ///   - environment: where `${VAR}` is looked up, and the `GATEHOUSE_*` settings, which win over the file.
     /// - Throws: ``ConfigurationErrors`` listing every problem found, each as `file:line: message`.
     public static func load(
         path: String?, environment: [String: String] = ProcessInfo.processInfo.environment
@@ -116,7 +119,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         } else if FileManager.default.fileExists(atPath: defaultFile) {
             file = defaultFile
         } else {
-            return defaults(baseDirectory: ConfigPath.current)
+            return try load(.emptyMapping(file: environmentName), file: nil, baseDirectory: ConfigPath.current, environment: environment)
         }
         let document: YAMLDocument
         do {
@@ -126,14 +129,15 @@ public struct GatewayConfiguration: Sendable, Equatable {
             errors.record(error, file: file)
             throw ConfigurationErrors(errors.errors)
         }
-        return try load(document, baseDirectory: ConfigPath.directory(of: file), environment: environment)
+        return try load(document.root, file: file, baseDirectory: ConfigPath.directory(of: file), environment: environment)
     }
 
-    /// Reads settings from YAML text (a file's content).
+    /// Reads settings from YAML text (a file's content), with the `GATEHOUSE_*` variables of
+    /// ``EnvironmentSettings`` over it.
     /// - Parameters:
     ///   - text: the YAML.
     ///   - file: the name used in messages; relative paths resolve against its directory.
-    ///   - environment: where `${VAR}` is looked up.
+    ///   - environment: where `${VAR}` is looked up, and the `GATEHOUSE_*` settings, which win over the file.
     /// - Throws: ``ConfigurationErrors`` listing every problem found.
     public static func parse(
         _ text: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment
@@ -146,7 +150,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
             errors.record(error, file: file)
             throw ConfigurationErrors(errors.errors)
         }
-        return try load(document, baseDirectory: ConfigPath.directory(of: file), environment: environment)
+        return try load(document.root, file: file, baseDirectory: ConfigPath.directory(of: file), environment: environment)
     }
 
     /// All defaults, with relative paths resolved against `baseDirectory`.
@@ -160,19 +164,26 @@ public struct GatewayConfiguration: Sendable, Equatable {
 
     // MARK: Private
 
+    /// Where a problem of the whole configuration is placed when there is no file.
+    private static let environmentName = "environment"
+
+    /// Reads a parsed file (an empty mapping when there is none) with the environment's settings over it.
     private static func load(
-        _ document: YAMLDocument, baseDirectory: String, environment: [String: String]
+        _ root: ConfigNode, file path: String?, baseDirectory: String, environment: [String: String]
     ) throws -> GatewayConfiguration {
-        let file = document.file
+        let file = path ?? environmentName
         var errors = ErrorCollector()
         var configuration = defaults(baseDirectory: baseDirectory)
-        configuration.file = file
+        configuration.file = path
+        let overlay = EnvironmentOverlay(root: root, environment: environment)
+        configuration.environmentVariables = overlay.applied
         // Collecting: every section is read to its end and each problem recorded, so that one run reports them all
         // (``ConfigProblems`` drops what only follows from an earlier problem).
         let problems = ConfigProblems()
+        for problem in overlay.problems { problems.record(problem.error, keys: [problem.key]) }
         guard
             let map = errors.attempt(file: file, {
-                try ConfigMap(document.root, environment: environment, baseDirectory: baseDirectory, problems: problems)
+                try ConfigMap(overlay.root, environment: environment, baseDirectory: baseDirectory, problems: problems)
             })
         else { throw ConfigurationErrors(errors.errors) }
         /// A section's own checks throw; what they throw joins the collected problems.

@@ -20,6 +20,8 @@ struct CheckCommand: AsyncParsableCommand {
             problems += errors.lines
             configuration = fallback()
         }
+        // Before any problem: a misspelt GATEHOUSE_* name is often why a setting did not take.
+        for line in options.environmentWarnings(configuration) { printError("warning: \(line)") }
         problems += KeyMaterial.problems(in: configuration.keys).map(\.description)
         var providers = 0
         var skipped: [ConfigError] = []
@@ -41,17 +43,25 @@ struct CheckCommand: AsyncParsableCommand {
             // Valid, and it would start, but never be ready: /readyz answers 503 until a provider is configured.
             printError("warning: \(configuration.providersDirectory): no provider file (*.yaml); the gateway would start, but /readyz answers 503 no_providers until one is added")
         }
-        print("configuration OK: \(configuration.file ?? "built-in defaults"), \(providers) provider(s) in \(configuration.providersDirectory)")
+        var source = configuration.file ?? "built-in defaults"
+        if !configuration.environmentVariables.isEmpty {
+            source += " and the environment (\(configuration.environmentVariables.joined(separator: ", ")))"
+        }
+        print("configuration OK: \(source), \(providers) provider(s) in \(configuration.providersDirectory)")
     }
 
-    /// When `gatehouse.yaml` is invalid, the provider files are still checked: from its `providers_dir`
-    /// if that much can be read, else from the default.
+    /// When `gatehouse.yaml` is invalid, the provider files are still checked: from `GATEHOUSE_PROVIDERS_DIR` or
+    /// the file's `providers_dir` if that much can be read, else from the default.
     private func fallback() -> GatewayConfiguration {
         let path = options.config ?? GatewayConfiguration.defaultFile
         let directory = (path as NSString).deletingLastPathComponent
         let base = directory.isEmpty ? FileManager.default.currentDirectoryPath : directory
         var configuration = GatewayConfiguration.defaults(baseDirectory: base)
-        if let document = try? YAMLDocument(contentsOfFile: path), case .mapping(let entries) = document.root.value,
+        let variable = EnvironmentSetting.variable(for: "providers_dir")
+        if let value = ProcessInfo.processInfo.environment[variable], !value.trimmingCharacters(in: .whitespaces).isEmpty {
+            let resolved = value.hasPrefix("/") ? value : (base as NSString).appendingPathComponent(value)
+            configuration.providersDirectory = (resolved as NSString).standardizingPath
+        } else if let document = try? YAMLDocument(contentsOfFile: path), case .mapping(let entries) = document.root.value,
             let entry = entries.first(where: { $0.key == "providers_dir" }), case .scalar(let value) = entry.value.value,
             !value.trimmingCharacters(in: .whitespaces).isEmpty  // "" is itself the error; not the config's own directory
         {

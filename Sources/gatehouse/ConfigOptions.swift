@@ -12,9 +12,22 @@ struct ConfigOptions: ParsableArguments {
         do {
             return try GatewayConfiguration.load(path: config)
         } catch let errors as ConfigurationErrors {
+            // A misspelt GATEHOUSE_* name may be why a value is wrong: say so first.
+            let directory = ((config ?? "") as NSString).deletingLastPathComponent
+            let base = directory.isEmpty ? FileManager.default.currentDirectoryPath : directory
+            for line in environmentWarnings(GatewayConfiguration.defaults(baseDirectory: base)) {
+                printError("warning: \(line)")
+            }
             for line in errors.lines { printError(line) }
             throw ExitCode(1)
         }
+    }
+
+    /// The warnings for `GATEHOUSE_*` variables that set no key, for a configuration as loaded (or as far as it
+    /// could be); names only, never values.
+    func environmentWarnings(_ configuration: GatewayConfiguration) -> [String] {
+        let file = configuration.file ?? config ?? (FileManager.default.fileExists(atPath: GatewayConfiguration.defaultFile) ? GatewayConfiguration.defaultFile : nil)
+        return GatewayConfiguration.environmentWarnings(file: file, providersDirectory: configuration.providersDirectory)
     }
 }
 

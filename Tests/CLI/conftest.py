@@ -49,7 +49,11 @@ def gatehouse_bin() -> Path:
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
+    """The test process's environment without UNSET_VAR and without the shell's `GATEHOUSE_*` variables, which
+    would set keys of gatehouse.yaml (docs/configuration.md, "From the environment"); `GATEHOUSE_BIN` and the
+    suites' `GATEHOUSE_TEST_*` switches stay. Then `extra`."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GATEHOUSE_") or k == "GATEHOUSE_BIN" or k.startswith("GATEHOUSE_TEST_")}
     env.pop(UNSET_VAR, None)
     env.update(extra or {})
     return env

@@ -1,4 +1,5 @@
-/// A configuration problem, printed as `file:line: what is wrong`.
+/// A configuration problem, printed as `file:line: what is wrong`, or `NAME: what is wrong` for a value given by
+/// the environment variable `NAME` (``line`` 0, ``file`` the variable's name; see ``ConfigNode/environment(_:variable:implicitType:)``).
 public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
     public var file: String
     public var line: Int
@@ -18,5 +19,13 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
         self.init(file: node.file, line: node.line, message: message)
     }
 
-    public var description: String { "\(file):\(line): \(message)" }
+    /// A problem with a value from the environment: `NAME: what is wrong`.
+    /// - Parameters:
+    ///   - variable: the variable's name.
+    ///   - message: what is wrong; never the variable's value when it may be a secret.
+    public init(variable: String, message: String) {
+        self.init(file: variable, line: 0, message: message)
+    }
+
+    public var description: String { line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)" }
 }

@@ -96,10 +96,12 @@ public final class ConfigMap {
         return entry.value
     }
 
-    /// An error located at a key (or at the mapping when the key is absent).
+    /// An error located at a key (or at the mapping when the key is absent); at the variable when the
+    /// environment gave the key's value.
     public func error(_ key: String, _ message: String) -> ConfigError {
-        let line = entries.first(where: { $0.key == key })?.line ?? node.line
-        return ConfigError(file: node.file, line: line, message: message)
+        guard let entry = entries.first(where: { $0.key == key }) else { return ConfigError(at: node, message) }
+        if let variable = entry.value.variable { return ConfigError(variable: variable, message: message) }
+        return ConfigError(file: node.file, line: entry.line, message: message)
     }
 
     // MARK: Problems found by the caller
@@ -141,9 +143,9 @@ public final class ConfigMap {
     // MARK: Scalars
 
     /// A string. An unquoted value YAML reads as a number or a boolean (`client_id: 42`) is refused with the
-    /// quoted spelling to use.
+    /// quoted spelling to use; a value from the environment, which has no quotes, is the string as given.
     public func string(_ key: String) throws -> String? {
-        if let value = node(key), let type = value.implicitType, case .scalar(let text) = value.value {
+        if let value = node(key), value.variable == nil, let type = value.implicitType, case .scalar(let text) = value.value {
             try fail(ConfigError(at: value, "'\(qualified(key))' must be a string, and \(text) is \(type.rawValue): write it quoted, \"\(text)\""), key)
             return nil
         }
@@ -312,8 +314,10 @@ public final class ConfigMap {
     }
 
     /// The rule of secrets written in the file: the value as written, when it is one `${NAME}` or harmless
-    /// inline (`allowingInline`); otherwise the refusal is recorded (never echoing the value) and nil.
+    /// inline (`allowingInline`); otherwise the refusal is recorded (never echoing the value) and nil. A value
+    /// from the environment is not in the file: it is taken as it is.
     private func inlineSecret(_ written: ConfigNode, key: String, allowingInline: (String) -> Bool, refusal: String) throws -> String? {
+        if written.variable != nil, case .scalar(let text) = written.value { return text }
         guard case .scalar(let text) = written.value, written.implicitType == nil, Self.isReference(text) || allowingInline(text) else {
             try fail(ConfigError(at: written, "'\(qualified(key))' \(refusal): use \(key): \"${ENV_VAR}\" or \(key)_file: path"), key)
             return nil
@@ -406,9 +410,10 @@ public final class ConfigMap {
 
     // MARK: Private
 
-    /// Replaces `${VAR}` with the environment's value; an unset variable is an error (nil when collecting).
+    /// Replaces `${VAR}` with the environment's value; an unset variable is an error (nil when collecting). A value
+    /// that came from the environment itself is taken literally.
     private func expand(_ text: String, at node: ConfigNode, key: String) throws -> String? {
-        guard text.contains("${") else { return text }
+        guard node.variable == nil, text.contains("${") else { return text }
         var result = ""
         for piece in EnvironmentReference.pieces(of: text) {
             switch piece {

@@ -25,10 +25,15 @@ public struct ConfigNode: Sendable {
     }
 
     public var value: Value
-    /// The file the node was read from.
+    /// The file the node was read from; for a value from the environment, the variable's name.
     public var file: String
-    /// 1-based line of the node in ``file``.
+    /// 1-based line of the node in ``file``; 0 for a value from the environment.
     public var line: Int
+    /// The environment variable that gave this value instead of a file (`GATEHOUSE_STORE_KIND`), nil for a value
+    /// read from a file. Such a value is taken as it is: no `${NAME}` expansion, no quoting to ask for (a variable
+    /// has none), and a secret in it is not "written inline" (it is not in a committed file). Its problems are
+    /// printed as `GATEHOUSE_STORE_KIND: what is wrong`.
+    public var variable: String?
     /// What YAML reads an unquoted scalar as when it is not a string (`42`, `1.5`, `true`): a key that wants
     /// a string refuses it, so that `client_id: 42` is caught instead of silently becoming "42".
     public var implicitType: ImplicitType?
@@ -44,6 +49,17 @@ public struct ConfigNode: Sendable {
         self.file = file
         self.line = line
         self.implicitType = implicitType
+    }
+
+    /// A value given by an environment variable: located at the variable (``file`` is its name, ``line`` 0).
+    /// - Parameters:
+    ///   - value: the value as the configuration reads it.
+    ///   - variable: the variable's name, e.g. `GATEHOUSE_STORE_KIND`.
+    ///   - implicitType: what YAML would read the text as, unquoted.
+    public static func environment(_ value: Value, variable: String, implicitType: ImplicitType? = nil) -> ConfigNode {
+        var node = ConfigNode(value, file: variable, line: 0, implicitType: implicitType)
+        node.variable = variable
+        return node
     }
 
     /// An empty mapping, used where a whole file or section is absent.
