@@ -24,7 +24,8 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         flow: gateway.loginFlow, sessions: gateway.sessions, providers: gateway.providers, refresher: gateway.refresher,
         resolver: gateway.resolver, dpop: gateway.dpop, metrics: gateway.metrics, settings: gateway.settings
     ).addRoutes(to: router)
-    SignOutController(sessions: gateway.sessions, providers: gateway.providers, access: gateway.access, metrics: gateway.metrics, settings: gateway.settings).addRoutes(to: router)
+    SignOutController(
+        sessions: gateway.sessions, resolver: gateway.resolver, providers: gateway.providers, access: gateway.access, metrics: gateway.metrics, settings: gateway.settings).addRoutes(to: router)
     ProxyController(
         providers: gateway.providers, backend: gateway.settings.backend, resolver: gateway.resolver, refresher: gateway.refresher,
         refreshPolicy: gateway.refreshPolicy, signer: gateway.signer, clock: gateway.clock, upstream: gateway.upstream,

@@ -19,14 +19,17 @@ extension AccessDecision {
     /// Counts a denial (`gatehouse_access_denials_total{rule}`) and writes its audit line; nothing otherwise.
     /// - Parameters:
     ///   - via: `api` or `authz`, the route that asked.
-    func audit(session: ActiveSession?, method: String, path: NormalizedPath, via: String, metrics: GatewayMetrics, logger: Logger) {
+    ///   - requestID: for a logger that does not carry the request's id already (the relay's).
+    func audit(
+        session: ActiveSession?, method: String, path: NormalizedPath, via: String, requestID: String? = nil, metrics: GatewayMetrics, logger: Logger
+    ) {
         guard case .deny(let rule) = self else { return }
         metrics.accessDenied(rule: rule)
-        logger.notice(
-            "access denied",
-            metadata: [
-                "rule": "\(rule)", "provider": "\(session?.provider ?? "")", "session": "\(session?.id ?? "")", "method": "\(method)",
-                "path": "\(path.encoded)", "via": "\(via)",
-            ])
+        var metadata: Logger.Metadata = [
+            "rule": "\(rule)", "provider": "\(session?.provider ?? "")", "session": "\(session?.id ?? "")", "method": "\(method)",
+            "path": "\(path.encoded)", "via": "\(via)",
+        ]
+        if let requestID { metadata["request_id"] = "\(requestID)" }
+        logger.notice("access denied", metadata: metadata)
     }
 }

@@ -105,6 +105,8 @@ struct APIRelay: Sendable {
         case upgrade(HTTPRequestHead, Entry)
         /// Something must be read or signed first: ask ``decideAsync(_:remoteAddress:)``.
         case resolveAsync
+        /// The relay answers with this problem itself (the one decision refused the request).
+        case refuse(GatehouseError, Entry)
     }
 
     /// What one connection remembers of the session its last request presented: a keep-alive client sends
@@ -126,19 +128,34 @@ struct APIRelay: Sendable {
     /// replaced after a bearer token's look-up.
     func decide(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> Decision {
         let (claim, authorization) = claim(head)
-        guard claim != .none else { return .pass }
+        let upgrade: Bool
+        switch claim {
+        case .none: return .pass
+        case .refuse(let error): return refuse(error, head, session: nil, remoteAddress: remoteAddress)
+        case .plain: upgrade = false
+        case .upgrade: upgrade = true
+        }
         let now = clock.now()
         if let kept = remembered(memo, authorization: authorization, now: now) {
-            return forward(head, upgrade: claim == .upgrade, session: kept.session, remoteAddress: remoteAddress, assertion: kept.assertion)
+            return forward(head, upgrade: upgrade, session: kept.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: kept.assertion)
         }
-        guard let (token, presentation) = token(of: head, claim: claim) else { return .pass }
+        let presented: (token: String, presentation: SessionResolver.Presentation)?
+        do {
+            presented = try credential(of: head, authorization: authorization, upgrade: upgrade)
+        } catch {
+            return refuse(error, head, session: nil, remoteAddress: remoteAddress)
+        }
+        guard let (token, presentation) = presented else {
+            // No credential: the rules may open the path to anyone.
+            return forward(head, upgrade: upgrade, session: nil, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: nil)
+        }
         // A DPoP proof is verified and spent in the store: never from memory.
         guard presentation != .dpop, let found = fromMemory(token: token, authorization: authorization ?? "", now: now) else { return .resolveAsync }
-        let decision = forward(head, upgrade: claim == .upgrade, session: found.session, remoteAddress: remoteAddress, assertion: found.assertion)
+        let decision = forward(head, upgrade: upgrade, session: found.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: found.assertion)
         if presentation == .bearer, authorization != nil {
             switch decision {
             case .forward, .upgrade: memo = found
-            case .pass, .resolveAsync: break
+            case .pass, .resolveAsync, .refuse: break
             }
         }
         return decision
@@ -170,33 +187,67 @@ struct APIRelay: Sendable {
 
     /// The decision after reading the store, checking a DPoP proof or signing an assertion; never `.resolveAsync`.
     func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
-        let (claim, _) = claim(head)
-        guard claim != .none, let (token, presentation) = token(of: head, claim: claim),
-            let session = try? await resolver.session(token: token)
-        else { return .pass }
-        // Every refusal is the router's to answer: it checks the proof again and says why.
-        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        let proof: DPoPProof?
+        let (claim, authorization) = claim(head)
+        let upgrade: Bool
+        switch claim {
+        case .none: return .pass
+        case .refuse(let error): return refuse(error, head, session: nil, remoteAddress: remoteAddress)
+        case .plain: upgrade = false
+        case .upgrade: upgrade = true
+        }
+        let presented: (token: String, presentation: SessionResolver.Presentation)?
         do {
-            proof = try await resolver.check(
-                session, token: token, presentation: presentation, proofs: head.headers["dpop"],
-                target: resolver.proofTarget(method: head.method.rawValue, path: path))
+            presented = try credential(of: head, authorization: authorization, upgrade: upgrade)
         } catch {
-            return .pass
+            return refuse(error, head, session: nil, remoteAddress: remoteAddress)
+        }
+        var session: ActiveSession?
+        var refusal: (any Error)?
+        var proof: DPoPProof?
+        if let (token, presentation) = presented {
+            // The steps of ``SessionResolver/resolve(_:method:proofTarget:)``, the proof spent last (below).
+            do {
+                let found = try await resolver.session(token: token)
+                let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                proof = try await resolver.check(
+                    found, token: token, presentation: presentation, proofs: head.headers["dpop"],
+                    target: resolver.proofTarget(method: head.method.rawValue, path: path))
+                session = found
+            } catch {
+                refusal = error
+            }
         }
         var assertion: String?
-        if settings.backend.assertion {
-            guard let signed = try? await signer.assertion(for: session, now: clock.now()) else { return .pass }
-            assertion = signed
+        if let session, settings.backend.assertion {
+            do {
+                assertion = try await signer.assertion(for: session, now: clock.now())
+            } catch {
+                return refuse(error, head, session: session, remoteAddress: remoteAddress)
+            }
         }
-        let decision = forward(head, upgrade: claim == .upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion)
+        let decision = forward(head, upgrade: upgrade, session: session, sessionRefusal: refusal, remoteAddress: remoteAddress, assertion: assertion)
         switch decision {
         case .forward, .upgrade:
-            // Spent last, when the request goes upstream for sure; a replay goes to the router, which refuses it.
-            if let proof, (try? await resolver.spend(proof)) == nil { return .pass }
+            // Spent last, when the request goes upstream for sure.
+            guard let proof else { return decision }
+            do {
+                try await resolver.spend(proof)
+            } catch {
+                return refuse(error, head, session: session, remoteAddress: remoteAddress)
+            }
             return decision
-        case .pass, .resolveAsync: return .pass
+        case .refuse, .pass: return decision
+        case .resolveAsync: return .pass
         }
+    }
+
+    /// A refusal the relay answers itself: the error as the one error mapping renders it, for the access log
+    /// with the session it concerns.
+    private func refuse(_ error: any Error, _ head: HTTPRequestHead, session: ActiveSession?, remoteAddress: String?, requestID: String? = nil) -> Decision {
+        let entry = Entry(
+            requestID: requestID ?? self.requestID(of: head.headers, remoteAddress: remoteAddress), method: head.method.rawValue,
+            provider: session?.provider, sessionID: session?.id)
+        return .refuse(ErrorMapping.problem(for: error, logger: logger), entry)
     }
 
     // MARK: Forward authentication
@@ -280,20 +331,21 @@ struct APIRelay: Sendable {
 
     /// How the relay may take a request.
     private enum Claim {
+        /// Not the relay's: another route, or what only the router does (CORS, `Expect`, HTTP/1.0, upgrades
+        /// other than WebSocket, a credential to refresh…).
         case none
+        /// Refused by the request head's limits, as `RequestHeadMiddleware` refuses them on the router.
+        case refuse(GatehouseError)
         case plain
         case upgrade
     }
 
     /// Whether the head is one the relay may take, judged in one pass over the fields, and its
-    /// `Authorization` value.
+    /// `Authorization` value (several fields joined by `, `, as HTTP fields are read).
     private func claim(_ head: HTTPRequestHead) -> (Claim, authorization: String?) {
-        guard head.version == .http1_1, head.uri.hasPrefix(Self.prefix), Self.isRouted(head.method),
-            head.uri.utf8.count <= settings.maxURLBytes
-        else { return (.none, nil) }
+        guard head.version == .http1_1, head.uri.hasPrefix(Self.prefix), Self.isRouted(head.method) else { return (.none, nil) }
         var authorization: String?
         var hosts = 0
-        var authorizations = 0
         var lengths = 0
         var chunked = false
         var upgrades = 0
@@ -306,11 +358,10 @@ struct APIRelay: Sendable {
             switch name.utf8.count {
             case 4 where ASCII.equalsIgnoringCase(name, "host"): hosts += 1
             case 13 where ASCII.equalsIgnoringCase(name, "authorization"):
-                authorizations += 1
-                authorization = value
+                authorization = authorization.map { $0 + ", " + value } ?? value
             case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
                 lengths += 1
-                guard let length = Int(value), length >= 0, length <= settings.maxBodyBytes else { return (.none, nil) }
+                guard let length = Int(value), length >= 0 else { return (.none, nil) }
             case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"):
                 guard ASCII.equalsIgnoringCase(value, "chunked") else { return (.none, nil) }
                 chunked = true
@@ -324,7 +375,10 @@ struct APIRelay: Sendable {
             default: break
             }
         }
-        guard hosts == 1, authorizations <= 1, lengths <= 1, size <= settings.maxHeaderBytes else { return (.none, nil) }
+        guard lengths <= 1 else { return (.none, nil) }
+        if let refusal = RequestHeadLimits.refusal(hosts: hosts, targetBytes: head.uri.utf8.count, fieldBytes: size, settings: settings) {
+            return (.refuse(refusal), nil)
+        }
         if upgrades == 0 {
             // The router answers CORS (preflights and `Origin`).
             return (origins > 0 && !settings.corsAllowedOrigins.isEmpty ? .none : .plain, authorization)
@@ -339,68 +393,74 @@ struct APIRelay: Sendable {
         value.split(separator: ",").contains { ASCII.equalsIgnoringCase(ASCII.trimmed($0), "upgrade") }
     }
 
-    private func token(of head: HTTPRequestHead, claim: Claim) -> (String, SessionResolver.Presentation)? {
-        guard let (token, presentation) = try? resolver.token(
-            authorization: head.headers.first(name: "authorization"), cookies: head.headers["cookie"],
-            csrf: head.headers.first(name: "x-csrf"), method: head.method.rawValue)
-        else { return nil }
-        // A browser sends the cookie on any site's WebSocket: only the gateway's own origins may use it so.
-        if claim == .upgrade, presentation == .cookie {
-            guard let origin = head.headers.first(name: "origin"), upgradeOrigins.contains(ASCII.lowercased(origin)) else { return nil }
+    /// The credential the request presents (``SessionResolver/token(authorization:cookies:csrf:method:)``);
+    /// `nil` when none. A browser sends the cookie on any site's WebSocket: on an upgrade only the gateway's own
+    /// origins may present it so, and from anywhere else the cookie is no credential.
+    private func credential(of head: HTTPRequestHead, authorization: String?, upgrade: Bool) throws -> (token: String, presentation: SessionResolver.Presentation)? {
+        if authorization == nil {
+            let cookies = head.headers["cookie"]
+            guard !cookies.isEmpty, resolver.cookies.token(in: cookies) != nil else { return nil }
+            if upgrade {
+                guard let origin = head.headers.first(name: "origin"), upgradeOrigins.contains(ASCII.lowercased(origin)) else { return nil }
+            }
         }
+        let (token, presentation) = try resolver.token(
+            authorization: authorization, cookies: head.headers["cookie"], csrf: head.headers.first(name: "x-csrf"), method: head.method.rawValue)
         return (token, presentation)
     }
 
     // MARK: The upstream head
 
-    private func forward(_ head: HTTPRequestHead, upgrade: Bool, session: ActiveSession, remoteAddress: String?, assertion: String?) -> Decision {
-        // A refreshable credential that the backend receives may need a refresh before or a replay after
-        // the call: the router's path does both.
-        if settings.backend.forwardAccessToken, session.credential.isRefreshable { return .pass }
+    /// The one decision (``APIDecision``) for a request whose credential has been looked at, carried out:
+    /// the upstream head, or the refusal.
+    private func forward(
+        _ head: HTTPRequestHead, upgrade: Bool, session: ActiveSession?, sessionRefusal: (any Error)?, remoteAddress: String?, assertion: String?
+    ) -> Decision {
         var assertion = assertion
-        if settings.backend.assertion, assertion == nil {
-            guard let cached = signer.cachedAssertion(for: session, now: clock.now()) else { return .resolveAsync }
-            assertion = cached
-        }
-        // Identity values come from providers: one with a line break would add fields of its own upstream.
-        guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
-            session.identity.email.map(Self.isSafeFieldValue) ?? true,
-            session.identity.groups.allSatisfy(Self.isSafeFieldValue),
-            !settings.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken),
-            case let access = self.access.current,
-            let (target, segments) = target(of: head.uri, segmented: !access.isOpenToSessions)
-        else { return .pass }
-        // The access rules judge the path forwarded; anything but a plain yes is the router's to answer.
-        if let segments {
-            guard case .allow = access.decide(method: head.method.rawValue, path: segments, user: (session.provider, session.identity)) else {
-                return .pass
+        if let session {
+            // A refreshable credential that the backend receives may need a refresh before or a replay after
+            // the call: the router's path does both.
+            if settings.backend.forwardAccessToken, session.credential.isRefreshable { return .pass }
+            if settings.backend.assertion, assertion == nil {
+                guard let cached = signer.cachedAssertion(for: session, now: clock.now()) else { return .resolveAsync }
+                assertion = cached
             }
+            // Identity values come from providers: one with a line break would add fields of its own upstream
+            // (the router's field type replaces such bytes).
+            guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
+                session.identity.email.map(Self.isSafeFieldValue) ?? true,
+                session.identity.groups.allSatisfy(Self.isSafeFieldValue),
+                !settings.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken)
+            else { return .pass }
         }
-        let entry = Entry(
-            requestID: requestID(of: head.headers, remoteAddress: remoteAddress), method: head.method.rawValue,
-            provider: session.provider, sessionID: session.id)
-        var headers = headers(of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion)
-        headers.add(name: "X-Request-Id", value: entry.requestID)
-        let upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers)
-        return upgrade ? .upgrade(upstream, entry) : .forward(upstream, entry)
+        let question = head.uri.utf8.firstIndex(of: UInt8(ascii: "?"))
+        let rawPath = question.map { Substring(head.uri[..<$0]) } ?? Substring(head.uri)
+        let facts = APIDecision.Facts(
+            method: head.method.rawValue, path: UpstreamPath.remainder(of: rawPath, droppingSegments: 2),
+            query: question.map { head.uri[head.uri.index(after: $0)...] })
+        let (verdict, judged) = APIDecision.decide(facts, session: session, sessionRefusal: sessionRefusal, policy: access.current, basePath: basePath)
+        let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
+        if let judged {
+            judged.decision.audit(session: session, method: facts.method, path: judged.path, via: "api", requestID: requestID, metrics: metrics, logger: logger)
+        }
+        switch verdict {
+        case .refuse(let error):
+            return refuse(error, head, session: session, remoteAddress: remoteAddress, requestID: requestID)
+        case .forward(let target, let session):
+            if let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > settings.maxBodyBytes {
+                return refuse(
+                    GatehouseError.payloadTooLarge("The request body exceeds \(settings.maxBodyBytes) bytes."), head, session: session,
+                    remoteAddress: remoteAddress, requestID: requestID)
+            }
+            let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
+            var headers = headers(of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion)
+            headers.add(name: "X-Request-Id", value: entry.requestID)
+            let upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers)
+            return upgrade ? .upgrade(upstream, entry) : .forward(upstream, entry)
+        }
     }
 
-    /// The backend's request target: the base path + the client's path below `/v1/api`, normalized; with
-    /// `segmented`, also that path's decoded segments (for the access rules).
-    private func target(of uri: String, segmented: Bool) -> (String, [Substring]?)? {
-        let question = uri.utf8.firstIndex(of: UInt8(ascii: "?"))
-        let rawPath = question.map { Substring(uri[..<$0]) } ?? Substring(uri)
-        let query = question.map { uri[uri.index(after: $0)...] }
-        let remainder = UpstreamPath.remainder(of: rawPath, droppingSegments: 2)
-        if let plain = UpstreamPath.plainTarget(basePath: basePath, path: remainder, query: query) {
-            // Plain characters only, no empty or dot segments: the raw segments are the decoded ones.
-            return (plain, segmented ? remainder.split(separator: "/") : nil)
-        }
-        guard let path = try? NormalizedPath(raw: remainder) else { return nil }
-        return (UpstreamPath.target(basePath: basePath, path: path, query: query), segmented ? path.segments.map { Substring($0) } : nil)
-    }
-
-    private func headers(of head: HTTPRequestHead, upgrade: Bool, session: ActiveSession, remoteAddress: String?, assertion: String?) -> HTTPHeaders {
+    private func headers(of head: HTTPRequestHead, upgrade: Bool, session: ActiveSession?, remoteAddress: String?, assertion: String?) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.reserveCapacity(head.headers.count + 8)
         headers.add(name: "Host", value: upstreamAuthority)
@@ -442,7 +502,9 @@ struct APIRelay: Sendable {
             headers.add(name: "X-Forwarded-Proto", value: forwarded.proto)
             headers.add(name: "X-Forwarded-Host", value: forwarded.host)
         }
-        BackendIdentityHeaders.add(for: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
+        if let session {
+            BackendIdentityHeaders.add(for: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
+        }
         return headers
     }
 

@@ -145,6 +145,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 start(upstreamHead, entry: entry, clientKeepAlive: head.isKeepAlive, upgrade: false)
             case .upgrade(let upstreamHead, let entry):
                 start(upstreamHead, entry: entry, clientKeepAlive: false, upgrade: true)
+            case .refuse(let error, let entry):
+                refuse(error, entry: entry, head: head, requestComplete: false)
             case .resolveAsync:
                 state = .resolving([part])
                 let (relay, remoteAddress) = (relay, remoteAddress)
@@ -244,6 +246,11 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             start(upstreamHead, entry: entry, clientKeepAlive: false, upgrade: true)
             for part in parts.dropFirst() { received(part) }
             exchange?.connection?.flush()
+        case .refuse(let error, let entry):
+            guard case .head(let head) = parts.first else { return }
+            let complete = parts.contains { if case .end = $0 { true } else { false } }
+            refuse(error, entry: entry, head: head, requestComplete: complete)
+            resumeReading()
         case .pass, .resolveAsync:
             state = .passing
             if case .head(let head) = parts.first, head.method == .CONNECT || head.headers.contains(name: "upgrade") {
@@ -473,6 +480,27 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+
+    /// A refusal of the one decision, answered here: the problem document, the access-log line; what is left
+    /// of the request is dropped. After an upgrade request (the client's decoder reads nothing more) or a
+    /// `Connection: close`, the connection ends with the answer.
+    private func refuse(_ error: GatehouseError, entry: APIRelay.Entry, head: HTTPRequestHead, requestComplete: Bool) {
+        guard let context else { return }
+        relay.metrics.relayedRefusals.increment()
+        relay.accessLog.record(
+            method: entry.method, route: APIRelay.route, status: error.status, duration: .zero,
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
+        let close = !head.isKeepAlive || head.headers.contains(name: "upgrade")
+        let body = Problem.body(error, requestID: entry.requestID)
+        // The state first: writing the end lets the pipeline handler deliver the next request at once.
+        state = requestComplete && !close ? .idle : .discarding
+        context.write(wrapOutboundOut(.head(relay.problemHead(error, bodyLength: body.readableBytes, close: close, requestID: entry.requestID))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if close {
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
     }

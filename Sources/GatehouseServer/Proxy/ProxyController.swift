@@ -38,7 +38,6 @@ struct ProxyController: Sendable {
     // MARK: Routes
 
     private func backendCall(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
-        let access = self.access.current
         var resolved: ActiveSession?
         var refusal: (any Error)?
         do {
@@ -47,36 +46,27 @@ struct ProxyController: Sendable {
         } catch {
             refusal = error
         }
-        // Unless some rule lets anyone in, a request without a session ends here, before its path is read.
-        if let refusal, !access.hasAnonymousRules { throw refusal }
-        // `/v1/api` is the route's own prefix: two segments. The path judged is the path forwarded.
-        let path = try UpstreamPath.normalized(Substring(request.uri.path), droppingSegments: 2)
-        if !access.isOpenToSessions {
-            try judge(request, context, access, path: path, session: resolved, refusal: refusal)
+        // The one decision of `/v1/api` (the relay asks it too); this route only carries it out.
+        let (basePath, query) = (UpstreamPath.split(backend.url), request.uri.query.map { Substring($0) })
+        let facts = APIDecision.Facts(
+            method: request.method.rawValue, path: UpstreamPath.remainder(of: Substring(request.uri.path), droppingSegments: 2), query: query)
+        let (verdict, access) = APIDecision.decide(facts, session: resolved, sessionRefusal: refusal, policy: self.access.current, basePath: basePath.path)
+        if let access { access.decision.audit(session: resolved, method: facts.method, path: access.path, via: "api", metrics: metrics, logger: context.logger) }
+        switch verdict {
+        case .refuse(let error):
+            throw error
+        case .forward(let target, let session):
+            let url = basePath.origin + target
+            guard let session else {
+                // A path the rules open to anyone, asked without a session: forwarded with no identity.
+                let body = try await upstream.forwardBody(of: request)
+                return upstream.makeResponse(try await upstream.send(request, context, url: url, body: body, attach: { _ in }), dropCookies: false)
+            }
+            // The backend only needs a fresh provider token when it receives one.
+            let refresher = backend.forwardAccessToken ? refreshingProvider(for: session) : nil
+            let response = try await exchange(request, context, session: session, url: url, refresher: refresher, attachment: backendHeaders)
+            return upstream.makeResponse(response, dropCookies: false)
         }
-        let url = UpstreamPath.join(base: backend.url, path: path, query: request.uri.query.map { Substring($0) })
-        guard let session = resolved else {
-            // A path the rules open to anyone, asked without a session: forwarded with no identity.
-            let body = try await upstream.forwardBody(of: request)
-            return upstream.makeResponse(try await upstream.send(request, context, url: url, body: body, attach: { _ in }), dropCookies: false)
-        }
-        // The backend only needs a fresh provider token when it receives one.
-        let refresher = backend.forwardAccessToken ? refreshingProvider(for: session) : nil
-        let response = try await exchange(request, context, session: session, url: url, refresher: refresher, attachment: backendHeaders)
-        return upstream.makeResponse(response, dropCookies: false)
-    }
-
-    /// Applies `access.rules` (``AccessDecision/refusal(sessionRefusal:)``): 401 without a session where one
-    /// is needed, 403 `access_denied` naming the rule where the session may not pass; a denial is counted and
-    /// logged for audit.
-    private func judge(
-        _ request: Request, _ context: GatehouseRequestContext, _ access: AccessPolicy, path: NormalizedPath, session: ActiveSession?,
-        refusal: (any Error)?
-    ) throws {
-        let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        let decision = access.decide(method: request.method.rawValue, path: path.segments.map { Substring($0) }, user: user)
-        decision.audit(session: session, method: request.method.rawValue, path: path, via: "api", metrics: metrics, logger: context.logger)
-        if let error = decision.refusal(sessionRefusal: refusal) { throw error }
     }
 
     private func providerAPI(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {

@@ -17,6 +17,8 @@ import NIOCore
 /// `return_to` follows the login's rules (``ReturnToPolicy``); anything else is 400, never a redirect.
 struct SignOutController: Sendable {
     let sessions: SessionManager
+    /// Finds the cookie's session as every other route does (one cookie parser, one rule for bound sessions).
+    let resolver: SessionResolver
     let providers: ProviderSet
     let access: AccessRules
     let metrics: GatewayMetrics
@@ -71,11 +73,6 @@ struct SignOutController: Sendable {
         guard let session = try await cookieSession(request) else {
             return JSONResponse.redirect(to: returnTo, status: .seeOther)
         }
-        // A key-bound session ends only with its proof (DELETE /v1/session); a cookie carrying its token was
-        // never issued by the gateway.
-        guard session.record.dpopThumbprint == nil else {
-            throw GatehouseError.invalidToken("This session is bound to a key: end it with DELETE /v1/session and a DPoP proof.")
-        }
         _ = try await SessionLogout(sessions: sessions, providers: providers, metrics: metrics).end(session, logger: context.logger)
         var headers = HTTPFields()
         headers[.setCookie] = SessionCookie(settings: settings).clearing()
@@ -106,14 +103,20 @@ struct SignOutController: Sendable {
         return nil
     }
 
-    /// The cookie's session; nil when there is no cookie or its session has ended (then the sign-out only redirects).
+    /// The cookie's session; nil when there is no cookie or its session has ended (then the sign-out only
+    /// redirects). A key-bound session's token as a cookie is 401 `invalid_token`: it ends only with its
+    /// proof (`DELETE /v1/session`).
     private func cookieSession(_ request: Request) async throws -> ActiveSession? {
-        guard let token = request.cookies[settings.cookie.name]?.value, !token.isEmpty else { return nil }
+        guard let token = resolver.cookies.token(in: request.headers[values: .cookie]), !token.isEmpty else { return nil }
+        let session: ActiveSession
         do {
-            return try await sessions.authenticate(token: token)
+            session = try await resolver.session(token: token)
         } catch let error as GatehouseError where error.code == .invalidSession {
             return nil
         }
+        _ = try await resolver.check(
+            session, token: token, presentation: .cookie, proofs: [], target: resolver.proofTarget(method: "POST", path: "/v1/sign-out"))
+        return session
     }
 
     private func formFields(_ request: Request) async throws -> [String: String] {

@@ -17,6 +17,7 @@ final class GatewayMetrics: Sendable {
     let upstreamErrors: Counter
     let relayedRequests: Counter
     let upgradedConnections: Counter
+    let relayedRefusals: Counter
     let relayedAuthz: Counter
     let logouts: Counter
     /// Sessions in the store, as its last count said (``SessionSweeper``).
@@ -57,6 +58,7 @@ final class GatewayMetrics: Sendable {
         proxiedRequests = counter("proxied_requests", "Requests forwarded upstream.")
         relayedRequests = counter("relayed_requests", "Requests to /v1/api forwarded by the event-loop relay (also counted in proxied_requests).")
         relayedAuthz = counter("relayed_authz", "Forward-auth calls (/v1/authz) the event-loop relay answered from memory.")
+        relayedRefusals = counter("relayed_refusals", "Requests to /v1/api the event-loop relay refused itself (the one decision said no).")
         upgradedConnections = counter("upgraded_connections", "WebSocket handshakes on /v1/api the backend accepted: connections tunnelled byte for byte.")
         upstreamErrors = counter("upstream_errors", "Upstream requests that failed to connect or timed out.")
         logouts = counter("logouts", "Sessions ended by the client.")
