@@ -15,8 +15,11 @@ final class LeasedConnection: Sendable {
 
     private let state = Mutex<State>(.waiting)
 
-    /// The call got `connection` from the pool. Throws (and closes it) when the call was given up meanwhile.
+    /// The call got `connection` from the pool. Throws (and closes it) when the call was given up meanwhile;
+    /// throws when the server has closed it already (the pool has not noticed yet), as a statement
+    /// written to it would never be answered.
     func hold(_ connection: PostgresConnection) throws {
+        if connection.isClosed { throw ChannelError.ioOnClosedChannel }
         let abandoned = state.withLock { state -> Bool in
             if case .abandoned = state { return true }
             state = .holding(connection)

@@ -363,8 +363,9 @@ public final class PostgresSessionStore: SessionStore, Service {
         }
     }
 
-    /// `operation` raced against the call's deadlines (``StoreLiveness``): a call given up has its
-    /// connection closed, which ends a statement PostgresNIO cannot cancel. Records answers; turns faults
+    /// `operation` raced against the call's deadlines (``StoreLiveness``): a call given up returns at once
+    /// (``CallRace``) and has its connection closed, which ends a statement PostgresNIO cannot cancel.
+    /// Records answers; turns faults
     /// into ``StoreUnavailableError`` and opens the breaker on those that show PostgreSQL unreachable.
     private func deadlined<T: Sendable>(
         _ kind: CallKind, limit: Duration, _ operation: @escaping @Sendable (LeasedConnection) async throws -> T
@@ -373,20 +374,17 @@ public final class PostgresSessionStore: SessionStore, Service {
         let started = ContinuousClock.now
         let outcome: Outcome<T>
         do {
-            outcome = try await withThrowingTaskGroup(of: Outcome<T>.self) { group in
-                group.addTask { .value(try await operation(lease)) }
-                group.addTask { [liveness, breaker] in
+            outcome = try await CallRace.first([
+                { .value(try await operation(lease)) },
+                { [liveness, breaker] in
                     .givenUp(try await liveness.verdict(
                         callStartedAt: started, limit: limit, givesUpOnSilence: kind == .request,
                         breaker: kind == .probe ? nil : breaker))
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next() else { throw CancellationError() }
-                if case .givenUp = first {
-                    // Close the connection so the statement fails now: the group waits for it.
-                    lease.abandon()
-                }
-                return first
+                },
+            ])
+            if case .givenUp = outcome {
+                // Close the connection, so the statement fails and the connection leaves the pool.
+                lease.abandon()
             }
         } catch {
             if Task.isCancelled { throw CancellationError() }
