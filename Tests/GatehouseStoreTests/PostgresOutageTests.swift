@@ -19,33 +19,41 @@ struct PostgresOutageTests {
         let server = PostgresTestServer()
         let url = try await server.makeDatabase()
         try await Self.withStore(url: url) { store in
-            try await store.migrate()
-            try await store.insertSession(Fixtures.session(id: "s1"))
-            // A statement in flight at the stop: the server ends it, and the call must not wait its deadline.
-            let inFlight = Task { () -> ContinuousClock.Instant in
-                await #expect(throws: StoreUnavailableError.self) {
-                    try await store.guarded(.background, limit: .seconds(60)) { connection in
-                        _ = try await connection.query("SELECT pg_sleep(30)", logger: store.logger).collect()
+            try await Self.withStore(url: url) { idle in
+                try await store.migrate()
+                try await store.insertSession(Fixtures.session(id: "s1"))
+                // Another instance, idle at the stop: its first call finds the server refusing connections.
+                try await idle.ping()
+                // A statement in flight at the stop: the server ends it, and the call must not wait its deadline.
+                let inFlight = Task { () -> ContinuousClock.Instant in
+                    await #expect(throws: StoreUnavailableError.self) {
+                        try await store.guarded(.background, limit: .seconds(60)) { connection in
+                            _ = try await connection.query("SELECT pg_sleep(30)", logger: store.logger).collect()
+                        }
                     }
+                    return .now
                 }
-                return .now
-            }
-            let traffic = Traffic(store: store)
-            try await traffic.warmUp()
-            let fault = ContinuousClock.now
-            try await server.stop()
-            let stopped = ContinuousClock.now
-            try await Task.sleep(for: .milliseconds(1500))
-            let calls = await traffic.finish()
-            #expect(await inFlight.value - fault < Self.bound, "the statement in flight waited for its deadline")
-            Self.expectFailuresWithinBound(calls, fault: fault, complete: stopped)
-            // The breaker is open: a call fails at once.
-            let started = ContinuousClock.now
-            await #expect(throws: StoreUnavailableError.self) { try await store.session(tokenHash: "hash-of-s1") }
-            #expect(ContinuousClock.now - started < .milliseconds(200))
+                let traffic = Traffic(store: store)
+                try await traffic.warmUp()
+                let fault = ContinuousClock.now
+                try await server.stop()
+                let stopped = ContinuousClock.now
+                try await Task.sleep(for: .milliseconds(1500))
+                let calls = await traffic.finish()
+                #expect(await inFlight.value - fault < Self.bound, "the statement in flight waited for its deadline")
+                Self.expectFailuresWithinBound(calls, fault: fault, complete: stopped)
+                let first = ContinuousClock.now
+                await #expect(throws: StoreUnavailableError.self) { try await idle.session(tokenHash: "hash-of-s1") }
+                #expect(ContinuousClock.now - first < Self.bound, "the idle instance's first call waited for a deadline")
+                // The breaker is open: a call fails at once.
+                let started = ContinuousClock.now
+                await #expect(throws: StoreUnavailableError.self) { try await store.session(tokenHash: "hash-of-s1") }
+                #expect(ContinuousClock.now - started < .milliseconds(200))
 
-            try await server.restart()
-            try await Self.expectRecovery(store)
+                try await server.restart()
+                try await Self.expectRecovery(store)
+                try await Self.expectRecovery(idle)
+            }
         }
     }
 
