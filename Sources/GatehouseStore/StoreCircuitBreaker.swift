@@ -3,11 +3,12 @@ import Synchronization
 
 /// Fails fast while a store is unreachable.
 ///
-/// Without it, every request that needs an unreachable database waits the store's whole operation
-/// timeout before its 503, so under traffic hardly any answer comes back in the first seconds. After the
-/// first connectivity fault the breaker opens: calls fail at once with ``StoreUnavailableError`` (503
-/// `store_unavailable` with `Retry-After`), and a background probe tries the store every
-/// ``probeInterval``. The first probe that succeeds closes the breaker; calls go through again.
+/// Without it, every request that needs an unreachable database waits for its own deadline before its
+/// 503. The first connectivity fault opens the breaker (a refused or closed connection, or a store gone
+/// silent): calls fail at once with ``StoreUnavailableError`` (503 `store_unavailable` with
+/// `Retry-After`), calls already waiting give up (they watch ``isOpen``), and a background probe tries
+/// the store every ``probeInterval``. The first probe that succeeds closes the breaker; calls go through
+/// again.
 public final class StoreCircuitBreaker: Sendable {
     private enum State {
         case closed

@@ -8,8 +8,19 @@ import Logging
 /// test process exits, however it exits.
 ///
 /// `initdb` refuses to run as root, so as root the server runs as the `postgres` user (`runuser`).
+///
+/// The outage tests make servers of their own (``init()``), which they stop, pause and bring back.
 actor PostgresTestServer {
     static let shared = PostgresTestServer()
+
+    /// A running server: where it listens and where its files are.
+    struct Instance: Sendable {
+        var port: Int
+        var data: String
+        var directory: String
+        /// `pg_ctl start -o …`, to start it again on the same port.
+        var options: String
+    }
 
     /// The directory holding `initdb`, `pg_ctl`, `psql`, or nil.
     static let binDirectory: String? = {
@@ -30,12 +41,12 @@ actor PostgresTestServer {
         return false
     }()
 
-    private var startup: Task<Int, any Error>?
+    private var startup: Task<Instance, any Error>?
     private var counter = 0
 
     /// A URL of a new, empty database.
     func makeDatabase() async throws -> String {
-        let port = try await start()
+        let port = try await start().port
         counter += 1
         let name = "gatehouse_test_\(counter)_\(UUID().uuidString.prefix(8).lowercased())"
         try await Self.offPool {
@@ -44,10 +55,45 @@ actor PostgresTestServer {
         return "postgres://postgres@127.0.0.1:\(port)/\(name)?sslmode=disable"
     }
 
-    /// The server's port; the first caller starts it, later ones (also while it starts) wait for it.
-    private func start() async throws -> Int {
+    /// Stops the server as an operator does (`pg_ctl stop -m fast`): sessions are ended, connections closed,
+    /// and from then on connections are refused.
+    func stop() async throws {
+        let instance = try await start()
+        try await Self.offPool {
+            try Self.run(Self.tool("pg_ctl"), ["-D", instance.data, "-m", "fast", "-w", "-t", "30", "stop"], asPostgres: true)
+        }
+    }
+
+    /// Starts the stopped server again, on the same port.
+    func restart() async throws {
+        let instance = try await start()
+        try await Self.offPool { try Self.startServer(instance) }
+    }
+
+    /// Freezes the server (SIGSTOP to the postmaster, then to its backends): connections stay open, new ones
+    /// are accepted by the kernel, and nothing answers. A host that became unreachable looks the same.
+    func pause() async throws {
+        let pid = try await postmasterPID()
+        try await Self.offPool { try Self.run("/bin/sh", ["-c", "kill -STOP \(pid) && for p in $(pgrep -P \(pid)); do kill -STOP $p; done"], asPostgres: false) }
+    }
+
+    /// Lets a paused server go on (SIGCONT to its backends, then to the postmaster).
+    func resume() async throws {
+        let pid = try await postmasterPID()
+        try await Self.offPool { try Self.run("/bin/sh", ["-c", "for p in $(pgrep -P \(pid)); do kill -CONT $p; done; kill -CONT \(pid)"], asPostgres: false) }
+    }
+
+    private func postmasterPID() async throws -> Int32 {
+        let instance = try await start()
+        let text = try String(contentsOfFile: instance.data + "/postmaster.pid", encoding: .utf8)
+        guard let pid = text.split(separator: "\n").first.flatMap({ Int32($0) }) else { throw HarnessError("no postmaster.pid") }
+        return pid
+    }
+
+    /// The running server; the first caller starts it, later ones (also while it starts) wait for it.
+    private func start() async throws -> Instance {
         if let startup { return try await startup.value }
-        let task = Task { try await Self.offPool { try Self.startServer() } }
+        let task = Task { try await Self.offPool { try Self.createServer() } }
         startup = task
         return try await task.value
     }
@@ -60,7 +106,7 @@ actor PostgresTestServer {
         }
     }
 
-    private static func startServer() throws -> Int {
+    private static func createServer() throws -> Instance {
         guard Self.binDirectory != nil else { throw HarnessError("PostgreSQL is not installed (apt-get install postgresql)") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-pg-\(UUID().uuidString)").path
         let data = directory + "/data"
@@ -79,11 +125,20 @@ actor PostgresTestServer {
         let port = try Self.freePort()
         let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300"
             + " -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key"
-        try Self.run(Self.tool("pg_ctl"), ["-D", data, "-o", options, "-l", directory + "/log", "-w", "-t", "30", "start"], asPostgres: true)
-        // Stop the server when this process ends, even on a crash.
-        let stop = "\(Self.asPostgresPrefix())\(Self.tool("pg_ctl")) -D \(data) -m immediate stop >/dev/null 2>&1; rm -rf \(directory)"
+        let instance = Instance(port: port, data: data, directory: directory, options: options)
+        try startServer(instance)
+        // Stop the server when this process ends, even on a crash (and let it go on first, should a test
+        // have left it paused).
+        let stop = "for p in $(pgrep -P $(head -1 \(data)/postmaster.pid 2>/dev/null) 2>/dev/null) $(head -1 \(data)/postmaster.pid 2>/dev/null); do kill -CONT $p; done 2>/dev/null; "
+            + "\(Self.asPostgresPrefix())\(Self.tool("pg_ctl")) -D \(data) -m immediate stop >/dev/null 2>&1; rm -rf \(directory)"
         try Self.spawnDetached("/bin/sh", ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(stop)"])
-        return port
+        return instance
+    }
+
+    private static func startServer(_ instance: Instance) throws {
+        try Self.run(
+            Self.tool("pg_ctl"), ["-D", instance.data, "-o", instance.options, "-l", instance.directory + "/log", "-w", "-t", "30", "start"],
+            asPostgres: true)
     }
 
     private static func tool(_ name: String) -> String { "\(binDirectory ?? "/usr/bin")/\(name)" }

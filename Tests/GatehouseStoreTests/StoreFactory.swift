@@ -42,11 +42,13 @@ enum StoreFactory: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// Runs `body` with a store on `url` whose connection pool runs for the duration.
     static func withPostgresStore<T>(
-        url: String, operationTimeout: Duration = .seconds(60), _ body: (PostgresSessionStore) async throws -> T
+        url: String, operationTimeout: Duration = .seconds(60), silenceLimit: Duration = .seconds(60),
+        _ body: (PostgresSessionStore) async throws -> T
     ) async throws -> T {
-        // Small pools (many suites run in parallel on one server) and a patient timeout (a loaded CI machine):
-        // these tests prove behaviour, not speed.
-        let store = try PostgresSessionStore(url: url, poolSize: 4, operationTimeout: operationTimeout, logger: Logger(label: "test.postgres"))
+        // Small pools (many suites run in parallel on one server) and patient deadlines (a loaded CI machine):
+        // these tests prove behaviour, not speed. The outage tests pass the store's own deadlines.
+        let store = try PostgresSessionStore(
+            url: url, poolSize: 4, operationTimeout: operationTimeout, silenceLimit: silenceLimit, logger: Logger(label: "test.postgres"))
         let pool = Task { try? await store.run() }
         defer { pool.cancel() }
         return try await body(store)

@@ -16,6 +16,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -78,11 +79,47 @@ class Postgres:
     def stop(self) -> None:
         self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop"])
 
+    def pause(self) -> None:
+        """Freezes the server as an unreachable host looks: SIGSTOP to the postmaster, then to its backends.
+        Connections stay open (half-open to the client), the kernel still accepts new ones, nothing answers."""
+        pid = self._postmaster_pid()
+        os.kill(pid, signal.SIGSTOP)
+        for child in _children(pid):
+            os.kill(child, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        pid = self._postmaster_pid()
+        for child in _children(pid):
+            os.kill(child, signal.SIGCONT)
+        os.kill(pid, signal.SIGCONT)
+
+    def _postmaster_pid(self) -> int:
+        return int((self.data / "postmaster.pid").read_text().split("\n")[0])
+
     def destroy(self) -> None:
+        try:
+            self.resume()  # a paused server would not stop
+        except (OSError, ValueError):
+            pass
         try:
             self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"])
         except subprocess.CalledProcessError:
             pass
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (from /proc: no pgrep needed)."""
+    children = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = (Path("/proc") / entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            children.append(int(entry))
+    return children
 
 
 class Gateway:

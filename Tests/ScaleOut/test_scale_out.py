@@ -11,6 +11,9 @@ import requests
 from interop_support import dot_sign_in, expire_access_tokens_now, pkce_pair, query_of
 
 TIMEOUT = 30
+# The SPEC: with the store unreachable every request that needs it gets its 503 within 1 s of the fault,
+# the first requests on each instance included. Measured here client-side, with room for the HTTP round trip.
+FAULT_BOUND = 1.2
 REDIRECT_URI = "http://127.0.0.1:9/cb"
 
 
@@ -114,7 +117,7 @@ def test_postgres_down_is_503_store_unavailable_and_recovers_without_restart(clu
             assert r.status_code == 503, r.text
             assert r.json()["code"] == "store_unavailable"
             assert int(r.headers["Retry-After"]) > 0
-            assert time.monotonic() - started < 10
+            assert time.monotonic() - started < FAULT_BOUND, "the first request after the stop waited for a deadline"
             r = requests.get(f"{gw.url}/readyz", timeout=TIMEOUT)
             assert r.status_code == 503
     finally:
@@ -130,38 +133,91 @@ def test_postgres_down_is_503_store_unavailable_and_recovers_without_restart(clu
         assert requests.get(f"{gw.url}/readyz", timeout=TIMEOUT).status_code == 200
 
 
-def test_postgres_stopped_mid_traffic_fails_fast_and_recovers_by_itself(cluster):
-    """After the first connection failure the store's circuit breaker answers 503 at once (p99 <= 1 s)
-    instead of letting every request wait the store's 5 s timeout; a background probe closes it."""
+def test_postgres_stopped_mid_traffic_fails_every_request_within_1s_and_recovers_by_itself(cluster):
+    """A fast shutdown closes every connection and refuses new ones: known at once on both instances."""
+    fault_mid_traffic(cluster, cluster.pg.stop, cluster.pg.start)
+
+
+def test_postgres_paused_mid_traffic_fails_every_request_within_1s_and_recovers_by_itself(cluster):
+    """SIGSTOP leaves connections half-open and refuses nothing, as an unreachable host does: only the
+    request path's short deadline on a silent store shows it."""
+    fault_mid_traffic(cluster, cluster.pg.pause, cluster.pg.resume)
+
+
+def fault_mid_traffic(cluster, fault, recover) -> None:
+    """Traffic on A and B; `fault` mid-traffic. Every request that ends after the fault began is a 200
+    (it was answered before) or a 503 `store_unavailable` with Retry-After within FAULT_BOUND of the later
+    of its start and the fault; every request begun after `fault` returned fails. After `recover`, both
+    instances serve again without a restart."""
     token = new_session(cluster)
-    gw = cluster.a
+    results: list[tuple[str, float, float, int, str | None, str | None]] = []
+    lock = threading.Lock()
+    running = threading.Event()
+    running.set()
 
-    def call(_: int) -> tuple[int, float]:
-        started = time.monotonic()
-        r = requests.get(f"{gw.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
-        return r.status_code, time.monotonic() - started
+    def traffic(gw) -> None:
+        session = requests.Session()
+        while running.is_set():
+            started = time.monotonic()
+            r = session.get(f"{gw.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+            ended = time.monotonic()
+            try:
+                code = r.json().get("code") if r.status_code != 200 else None
+            except ValueError:
+                code = r.text[:100]
+            with lock:
+                results.append((gw.name, started, ended, r.status_code, code, r.headers.get("Retry-After")))
+            if r.status_code != 200:
+                time.sleep(0.01)
 
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        assert all(status == 200 for status, _ in pool.map(call, range(16)))
-        cluster.pg.stop()
-        try:
-            call(0)  # the first failure may take the store's own timeout
-            results = list(pool.map(call, range(200)))
-            statuses = {status for status, _ in results}
-            assert statuses == {503}, statuses
-            latencies = sorted(elapsed for _, elapsed in results)
-            p99 = latencies[int(len(latencies) * 0.99) - 1]
-            assert p99 <= 1.0, f"p99 of the 503s is {p99:.2f} s"
-        finally:
-            cluster.pg.start()
+    threads = [threading.Thread(target=traffic, args=(gw,), daemon=True) for gw in (cluster.a, cluster.b) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
         deadline = time.monotonic() + 30
-        while True:
-            status, _ = call(0)
+        while sum(1 for r in results if r[3] == 200) < 40:
+            assert time.monotonic() < deadline, "no traffic before the fault"
+            time.sleep(0.05)
+        began = time.monotonic()
+        fault()
+        done = time.monotonic()
+        try:
+            time.sleep(3)
+        finally:
+            running.clear()
+            for t in threads:
+                t.join(timeout=TIMEOUT)
+        after = [r for r in results if r[2] > began]
+        for name in ("a", "b"):
+            assert any(r[0] == name and r[1] > done for r in after), f"no request on {name} after the fault"
+        slow = []
+        waits = [r[2] - max(r[1], began) for r in after if r[3] != 200]
+        print(f"\n{fault.__name__}: {len(after)} requests after the fault, {len(waits)} were 503, "
+              f"the slowest waited {max(waits, default=0):.3f} s")
+        for name, started, ended, status, code, retry_after in after:
             if status == 200:
+                assert started < done, f"{name}: a request begun after the fault succeeded"
+                continue
+            assert status == 503 and code == "store_unavailable", (name, status, code)
+            assert retry_after is not None and int(retry_after) > 0, (name, retry_after)
+            waited = ended - max(started, began)
+            if waited > FAULT_BOUND:
+                slow.append((name, round(started - began, 3), round(waited, 3)))
+        assert not slow, f"requests that waited longer than {FAULT_BOUND} s for their 503 (instance, start after fault, wait): {slow}"
+    finally:
+        recover()
+    deadline = time.monotonic() + 30
+    for gw in (cluster.a, cluster.b):
+        while True:
+            r = requests.get(f"{gw.url}/v1/session", headers=bearer(token), timeout=TIMEOUT)
+            if r.status_code == 200:
                 break
-            assert status == 503 and time.monotonic() < deadline
+            assert r.status_code == 503 and time.monotonic() < deadline, r.text
             time.sleep(0.2)
-        assert all(status == 200 for status, _ in pool.map(call, range(16)))
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses = list(pool.map(
+                lambda _: requests.get(f"{gw.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code, range(16)))
+        assert statuses == [200] * 16, statuses
 
 
 def test_instance_started_while_postgres_is_down_serves_503_and_recovers_without_restart(cluster):
