@@ -99,8 +99,15 @@ class RawBackend:
                     conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n")
                     continue
                 body = json.dumps({"target": target, "headers": headers}).encode()
+                length = int(headers.get("content-length", ["0"])[0])
+                while len(buffer) < length:  # the request's body, if any, is not the next request
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    buffer += chunk
+                buffer = buffer[length:]
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                             + str(len(body)).encode() + b"\r\n\r\n" + body)
+                             + str(len(body)).encode() + b"\r\n\r\n" + (b"" if lines[0].startswith("HEAD ") else body))
         except OSError:
             return
         finally:

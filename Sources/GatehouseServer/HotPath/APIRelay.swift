@@ -143,10 +143,11 @@ struct APIRelay: Sendable {
         do {
             presented = try credential(of: head, authorization: authorization, upgrade: upgrade)
         } catch {
-            return refuse(error, head, session: nil, remoteAddress: remoteAddress)
+            // An unusable credential (a scheme that is not ours, a cookie without X-CSRF) is no session: the
+            // rules may still open the path to anyone, as for no credential at all.
+            return forward(head, upgrade: upgrade, session: nil, sessionRefusal: error, remoteAddress: remoteAddress, assertion: nil)
         }
         guard let (token, presentation) = presented else {
-            // No credential: the rules may open the path to anyone.
             return forward(head, upgrade: upgrade, session: nil, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: nil)
         }
         // A DPoP proof is verified and spent in the store: never from memory.
@@ -195,15 +196,15 @@ struct APIRelay: Sendable {
         case .plain: upgrade = false
         case .upgrade: upgrade = true
         }
-        let presented: (token: String, presentation: SessionResolver.Presentation)?
-        do {
-            presented = try credential(of: head, authorization: authorization, upgrade: upgrade)
-        } catch {
-            return refuse(error, head, session: nil, remoteAddress: remoteAddress)
-        }
         var session: ActiveSession?
         var refusal: (any Error)?
         var proof: DPoPProof?
+        var presented: (token: String, presentation: SessionResolver.Presentation)?
+        do {
+            presented = try credential(of: head, authorization: authorization, upgrade: upgrade)
+        } catch {
+            refusal = error
+        }
         if let (token, presentation) = presented {
             // The steps of ``SessionResolver/resolve(_:method:proofTarget:)``, the proof spent last (below).
             do {
@@ -252,28 +253,32 @@ struct APIRelay: Sendable {
 
     // MARK: Forward authentication
 
-    /// `/v1/authz` answered from memory — a session in the store's cache or this connection's ``Memo``, the
-    /// access rules, a cached assertion — as ``AuthzController`` answers it: the 200 head, or `nil` for the
-    /// router (every refusal and error, a store miss, a body, a forwarded access token to refresh).
-    func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> (head: HTTPResponseHead, entry: Entry)? {
-        guard head.version == .http1_1, Self.isRouted(head.method), ForwardAuthTarget.isAuthz(head.uri),
-            !settings.backend.forwardAccessToken, head.uri.utf8.count <= settings.maxURLBytes
+    /// What the relay answers to a forward-auth question itself.
+    enum AuthzAnswer {
+        /// 200 with the identity fields.
+        case allowed(HTTPResponseHead, Entry)
+        /// A problem, with fields of its own (the sign-in page of a 401).
+        case refused(GatehouseError, fields: [(String, String)], Entry)
+    }
+
+    /// `/v1/authz` answered from memory — the session in the store's cache or this connection's ``Memo`` (or
+    /// none), the access rules, a cached assertion — as ``AuthzController`` answers it, refusals included;
+    /// `nil` for the router when the store must be read, a DPoP proof checked, an assertion signed or a
+    /// forwarded access token refreshed, or the request has a body.
+    func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> AuthzAnswer? {
+        guard head.version == .http1_1, Self.isRouted(head.method), ForwardAuthTarget.isAuthz(head.uri), !settings.backend.forwardAccessToken
         else { return nil }
         var hosts = 0
-        var authorizations = 0
         var authorization: String?
-        var sessionCookie = false
         var size = 0
         var fields: [String: String] = [:]
+        var repeated: String?
         for (name, value) in head.headers {
             size += name.utf8.count + value.utf8.count + 4
             switch name.utf8.count {
             case 4 where ASCII.equalsIgnoringCase(name, "host"): hosts += 1
             case 13 where ASCII.equalsIgnoringCase(name, "authorization"):
-                authorizations += 1
-                authorization = value
-            case 6 where ASCII.equalsIgnoringCase(name, "cookie"):
-                sessionCookie = sessionCookie || resolver.cookies.token(in: [value]) != nil
+                authorization = authorization.map { $0 + ", " + value } ?? value
             case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
                 guard value == "0" else { return nil }
             case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"): return nil
@@ -282,35 +287,58 @@ struct APIRelay: Sendable {
             case 14, 15, 16, 17, 18:
                 let lowered = ASCII.lowercased(name)
                 guard ForwardAuthTarget.singleFields.contains(lowered) else { continue }
-                // Twice the same name: the router refuses it.
-                guard fields.updateValue(value, forKey: lowered) == nil else { return nil }
+                if fields.updateValue(value, forKey: lowered) != nil { repeated = repeated ?? name }
             default: break
             }
         }
-        guard hosts == 1, authorizations <= 1, size <= settings.maxHeaderBytes,
-            let original = try? ForwardAuthTarget(
+        let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
+        func refused(_ error: any Error, session: ActiveSession? = nil, fields: [(String, String)] = []) -> AuthzAnswer {
+            let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
+            return .refused(ErrorMapping.problem(for: error, logger: logger), fields: fields, entry)
+        }
+        // In the router's order: the head's limits, the forward-auth fields, the original path, the session.
+        if let refusal = RequestHeadLimits.refusal(hosts: hosts, targetBytes: head.uri.utf8.count, fieldBytes: size, settings: settings) {
+            return refused(refusal)
+        }
+        if let repeated { return refused(GatehouseError.invalidRequest("\(repeated) may be sent only once.")) }
+        let original: ForwardAuthTarget
+        let path: NormalizedPath
+        do {
+            original = try ForwardAuthTarget(
                 forwardedMethod: fields["x-forwarded-method"], forwardedURI: fields["x-forwarded-uri"],
                 originalMethod: fields["x-original-method"], originalURI: fields["x-original-uri"], originalURL: fields["x-original-url"],
-                ownMethod: head.method.rawValue, ownTarget: head.uri),
-            let path = try? NormalizedPath(raw: original.path)
-        else { return nil }
+                ownMethod: head.method.rawValue, ownTarget: head.uri)
+            path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
+        } catch {
+            return refused(error)
+        }
 
         var session: ActiveSession?
         var assertion: String?
+        var sessionRefusal: (any Error)?
         let now = clock.now()
         if let kept = remembered(memo, authorization: authorization, now: now) {
             (session, assertion) = (kept.session, kept.assertion)
-        } else if authorization != nil || sessionCookie {
-            // A token is presented: from memory, or the router reads the store (and answers a bad one).
-            guard let (token, presentation) = try? resolver.token(authorization: authorization, cookies: head.headers["cookie"], csrf: nil, method: "GET"),
-                presentation != .dpop, let found = fromMemory(token: token, authorization: authorization ?? "", now: now)
-            else { return nil }
-            (session, assertion) = (found.session, found.assertion)
-            if presentation == .bearer, authorization != nil { memo = found }
+        } else {
+            do {
+                // GET: no X-CSRF is asked of a cookie here (see ``AuthzController``).
+                if let (token, presentation) = try credential(of: head, authorization: authorization, method: "GET") {
+                    // From memory, or the router reads the store or checks the proof.
+                    guard presentation != .dpop, let found = fromMemory(token: token, authorization: authorization ?? "", now: now) else { return nil }
+                    (session, assertion) = (found.session, found.assertion)
+                    if presentation == .bearer, authorization != nil { memo = found }
+                }
+            } catch {
+                sessionRefusal = error
+            }
         }
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        guard case .allow = access.current.decide(method: original.method, path: path.segments.map { Substring($0) }, user: user) else { return nil }
-
+        let decision = access.current.decide(method: original.method, path: path.segments.map { Substring($0) }, user: user)
+        decision.audit(session: session, method: original.method, path: path, via: "authz", requestID: requestID, metrics: metrics, logger: logger)
+        if let refusal = decision.refusal(sessionRefusal: sessionRefusal) {
+            let signIn = decision == .needsSession ? [(ForwardAuthAnswer.signInField, ForwardAuthAnswer.signInURL(publicURL: settings.publicURL, returningTo: original.target))] : []
+            return refused(refusal, session: session, fields: signIn)
+        }
         if let session {
             guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
                 session.identity.email.map(Self.isSafeFieldValue) ?? true, session.identity.groups.allSatisfy(Self.isSafeFieldValue)
@@ -318,13 +346,11 @@ struct APIRelay: Sendable {
         }
         var headers = HTTPHeaders()
         ForwardAuthAnswer.fields(session: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
-        let entry = Entry(
-            requestID: requestID(of: head.headers, remoteAddress: remoteAddress), method: head.method.rawValue,
-            provider: session?.provider, sessionID: session?.id)
+        let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
         headers.add(name: "Content-Length", value: "0")
         headers.add(name: "X-Request-Id", value: entry.requestID)
         if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
-        return (HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry)
+        return .allowed(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry)
     }
 
     // MARK: Claims
@@ -396,7 +422,9 @@ struct APIRelay: Sendable {
     /// The credential the request presents (``SessionResolver/token(authorization:cookies:csrf:method:)``);
     /// `nil` when none. A browser sends the cookie on any site's WebSocket: on an upgrade only the gateway's own
     /// origins may present it so, and from anywhere else the cookie is no credential.
-    private func credential(of head: HTTPRequestHead, authorization: String?, upgrade: Bool) throws -> (token: String, presentation: SessionResolver.Presentation)? {
+    private func credential(
+        of head: HTTPRequestHead, authorization: String?, upgrade: Bool = false, method: String? = nil
+    ) throws -> (token: String, presentation: SessionResolver.Presentation)? {
         if authorization == nil {
             let cookies = head.headers["cookie"]
             guard !cookies.isEmpty, resolver.cookies.token(in: cookies) != nil else { return nil }
@@ -405,7 +433,7 @@ struct APIRelay: Sendable {
             }
         }
         let (token, presentation) = try resolver.token(
-            authorization: authorization, cookies: head.headers["cookie"], csrf: head.headers.first(name: "x-csrf"), method: head.method.rawValue)
+            authorization: authorization, cookies: head.headers["cookie"], csrf: head.headers.first(name: "x-csrf"), method: method ?? head.method.rawValue)
         return (token, presentation)
     }
 

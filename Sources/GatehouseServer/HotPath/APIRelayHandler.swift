@@ -132,8 +132,13 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 context.fireChannelRead(data)
                 return
             }
-            if head.uri.hasPrefix(ForwardAuthTarget.prefix), let (authorized, entry) = relay.authorize(head, remoteAddress: remoteAddress, memo: &memo) {
-                answer(authorized, entry: entry, keepAlive: head.isKeepAlive)
+            if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &memo) {
+                relay.metrics.relayedAuthz.increment()
+                switch answered {
+                case .allowed(let authorized, let entry): answer(authorized, entry: entry, keepAlive: head.isKeepAlive)
+                case .refused(let error, let fields, let entry):
+                    refuse(error, entry: entry, head: head, requestComplete: false, route: APIRelay.authzRoute, fields: fields)
+                }
                 return
             }
             switch relay.decide(head, remoteAddress: remoteAddress, memo: &memo) {
@@ -471,7 +476,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     /// request is dropped.
     private func answer(_ head: HTTPResponseHead, entry: APIRelay.Entry, keepAlive: Bool) {
         guard let context else { return }
-        relay.metrics.relayedAuthz.increment()
         relay.accessLog.record(
             method: entry.method, route: APIRelay.authzRoute, status: Int(head.status.code), duration: .zero,
             provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
@@ -487,18 +491,24 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     /// A refusal of the one decision, answered here: the problem document, the access-log line; what is left
     /// of the request is dropped. After an upgrade request (the client's decoder reads nothing more) or a
     /// `Connection: close`, the connection ends with the answer.
-    private func refuse(_ error: GatehouseError, entry: APIRelay.Entry, head: HTTPRequestHead, requestComplete: Bool) {
+    private func refuse(
+        _ error: GatehouseError, entry: APIRelay.Entry, head: HTTPRequestHead, requestComplete: Bool, route: String = APIRelay.route,
+        fields: [(String, String)] = []
+    ) {
         guard let context else { return }
-        relay.metrics.relayedRefusals.increment()
+        if route == APIRelay.route { relay.metrics.relayedRefusals.increment() }
         relay.accessLog.record(
-            method: entry.method, route: APIRelay.route, status: error.status, duration: .zero,
+            method: entry.method, route: route, status: error.status, duration: .zero,
             provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
         let close = !head.isKeepAlive || head.headers.contains(name: "upgrade")
         let body = Problem.body(error, requestID: entry.requestID)
+        var responseHead = relay.problemHead(error, bodyLength: body.readableBytes, close: close, requestID: entry.requestID)
+        for (name, value) in fields { responseHead.headers.add(name: name, value: value) }
         // The state first: writing the end lets the pipeline handler deliver the next request at once.
         state = requestComplete && !close ? .idle : .discarding
-        context.write(wrapOutboundOut(.head(relay.problemHead(error, bodyLength: body.readableBytes, close: close, requestID: entry.requestID))), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+        // A HEAD answer has the fields of the GET answer and no body (RFC 9110 §9.3.2).
+        if head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if close {
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
@@ -564,7 +574,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         }
         let body = Problem.body(error, requestID: requestID)
         context.write(wrapOutboundOut(.head(relay.problemHead(error, bodyLength: body.readableBytes, close: closing, requestID: requestID))), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        if exchange?.head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         // As in `finish`: the state first, then the end (which may deliver the next request).
         state = closing ? .discarding : .idle
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))

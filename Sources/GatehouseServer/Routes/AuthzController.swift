@@ -67,8 +67,8 @@ struct AuthzController: Sendable {
             // A 401 names the sign-in page that returns to the original request, for the proxy to send a
             // browser to (nginx: `auth_request_set` + `error_page 401`); a store fault stays what it is.
             guard decision == .needsSession, let unauthorized = error as? GatehouseError, unauthorized.status == 401 else { throw error }
-            var response = Problem.response(unauthorized)
-            response.headers[Self.signIn] = signInURL(returningTo: original.target)
+            var response = Problem.response(unauthorized, requestID: context.requestID)
+            response.headers[Self.signIn] = ForwardAuthAnswer.signInURL(publicURL: publicURL, returningTo: original.target)
             return response
         }
         var headers = HTTPFields()
@@ -104,12 +104,7 @@ struct AuthzController: Sendable {
         return DPoPVerifier.Target(method: original.method, url: "\(scheme)://\(host)\(original.path)")
     }
 
-    /// The sign-in page (`GET /v1/sign-in`) with `return_to` = the original request target.
-    private func signInURL(returningTo target: Substring) -> String {
-        "\(publicURL)/v1/sign-in?return_to=" + PercentEncoding.encode(target.utf8, keeping: PercentEncoding.isUnreserved)
-    }
-
-    private static let signIn = HTTPField.Name("X-Gatehouse-Sign-In")!
+    private static let signIn = HTTPField.Name(ForwardAuthAnswer.signInField)!
     private static let originalURL = HTTPField.Name("X-Original-URL")!
     private static let forwardedMethod = HTTPField.Name("X-Forwarded-Method")!
     private static let forwardedURI = HTTPField.Name("X-Forwarded-Uri")!

@@ -57,7 +57,7 @@ final class GatewayMetrics: Sendable {
         refreshFailures = counter("refresh_failures", "Provider refreshes that failed.")
         proxiedRequests = counter("proxied_requests", "Requests forwarded upstream.")
         relayedRequests = counter("relayed_requests", "Requests to /v1/api forwarded by the event-loop relay (also counted in proxied_requests).")
-        relayedAuthz = counter("relayed_authz", "Forward-auth calls (/v1/authz) the event-loop relay answered from memory.")
+        relayedAuthz = counter("relayed_authz", "Forward-auth calls (/v1/authz) the event-loop relay answered itself, allowed or refused.")
         relayedRefusals = counter("relayed_refusals", "Requests to /v1/api the event-loop relay refused itself (the one decision said no).")
         upgradedConnections = counter("upgraded_connections", "WebSocket handshakes on /v1/api the backend accepted: connections tunnelled byte for byte.")
         upstreamErrors = counter("upstream_errors", "Upstream requests that failed to connect or timed out.")
