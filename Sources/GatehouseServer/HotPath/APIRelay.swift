@@ -127,13 +127,10 @@ struct APIRelay: Sendable {
     /// The decision from memory alone. `memo` is the connection's (``Memo``): used when it still holds,
     /// replaced after a bearer token's look-up.
     func decide(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> Decision {
-        let (claim, authorization) = claim(head)
-        let upgrade: Bool
-        switch claim {
-        case .none: return .pass
-        case .refuse(let error): return refuse(error, head, session: nil, remoteAddress: remoteAddress)
-        case .plain: upgrade = false
-        case .upgrade: upgrade = true
+        let (upgrade, authorization): (Bool, String?)
+        switch taken(head, remoteAddress: remoteAddress) {
+        case .failure(let decision): return decision.value
+        case .success(let claimed): (upgrade, authorization) = claimed
         }
         let now = clock.now()
         if let kept = remembered(memo, authorization: authorization, now: now) {
@@ -162,6 +159,23 @@ struct APIRelay: Sendable {
         return decision
     }
 
+    /// A decision wrapped as an error, so that ``taken(_:remoteAddress:)`` can end a request early.
+    private struct Ended: Error {
+        let value: Decision
+    }
+
+    /// Whether the relay takes the head (``claim(_:)``): as an upgrade or not, and its `Authorization` value;
+    /// or the decision when it ends here (not the relay's, or refused by the head's limits).
+    private func taken(_ head: HTTPRequestHead, remoteAddress: String?) -> Result<(upgrade: Bool, authorization: String?), Ended> {
+        let (claim, authorization) = claim(head)
+        switch claim {
+        case .none: return .failure(Ended(value: .pass))
+        case .refuse(let error): return .failure(Ended(value: refuse(error, head, session: nil, remoteAddress: remoteAddress)))
+        case .plain: return .success((false, authorization))
+        case .upgrade: return .success((true, authorization))
+        }
+    }
+
     /// The connection's memo, when it still holds for this `Authorization` value.
     private func remembered(_ memo: Memo?, authorization: String?, now: Date) -> Memo? {
         guard let memo, let authorization, memo.authorization == authorization, now < memo.until,
@@ -188,13 +202,10 @@ struct APIRelay: Sendable {
 
     /// The decision after reading the store, checking a DPoP proof or signing an assertion; never `.resolveAsync`.
     func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
-        let (claim, authorization) = claim(head)
-        let upgrade: Bool
-        switch claim {
-        case .none: return .pass
-        case .refuse(let error): return refuse(error, head, session: nil, remoteAddress: remoteAddress)
-        case .plain: upgrade = false
-        case .upgrade: upgrade = true
+        let (upgrade, authorization): (Bool, String?)
+        switch taken(head, remoteAddress: remoteAddress) {
+        case .failure(let decision): return decision.value
+        case .success(let claimed): (upgrade, authorization) = claimed
         }
         var session: ActiveSession?
         var refusal: (any Error)?
