@@ -194,6 +194,43 @@ public final class SQLiteSessionStore: SessionStore {
         }
     }
 
+    public func pendingRecord(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> PendingRecord? {
+        try await pool.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT provider, session_id, payload, expires_at FROM pending
+                        WHERE key_hash = ? AND purpose = ? AND consumed_at IS NULL AND expires_at > ?
+                        """,
+                    arguments: [keyHash, purpose.rawValue, now.timeIntervalSince1970]
+                )
+            else { return nil }
+            return PendingRecord(
+                keyHash: keyHash,
+                purpose: purpose,
+                provider: try row.decode(forColumn: "provider"),
+                sessionID: try row.decode(forColumn: "session_id"),
+                payload: try row.decode(forColumn: "payload"),
+                expiresAt: Date(timeIntervalSince1970: try row.decode(forColumn: "expires_at"))
+            )
+        }
+    }
+
+    public func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool {
+        // One statement compares and writes under SQLite's write lock.
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE pending SET payload = ?
+                    WHERE key_hash = ? AND purpose = ? AND payload = ? AND consumed_at IS NULL AND expires_at > ?
+                    """,
+                arguments: [payload, keyHash, purpose.rawValue, expected, now.timeIntervalSince1970]
+            )
+            return db.changesCount == 1
+        }
+    }
+
     public func attachSession(_ sessionID: String, toPending keyHash: String) async throws {
         // The protocol names no purpose; key hashes come from distinct random secrets, so at most one matches.
         try await pool.write { db in
