@@ -26,3 +26,14 @@ def test_the_example_with_its_keys_uncommented_passes_check_once_they_are_genera
         assert cli(["keys", "generate", "--id", key_id, "--directory", "secrets"], cwd=tmp_path).returncode == 0
     result = cli(["check"], cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_fresh_clones_home_page_marks_the_example_providers(serve, tmp_path):
+    """The repository's Providers/ name hosts that do not exist (SURFnet's demo is gone, legacy.example.com):
+    the home page says plainly that they are examples."""
+    config = tmp_path / "gatehouse.yaml"
+    config.write_text(f'store: {{kind: "memory"}}\nproviders_dir: "{REPO / "Providers"}"\n')
+    gw = serve(tmp_path, ["--config", str(config)])
+    page = gw.get("/").text
+    for name in ("SURFnet php-oauth demo (example:", "Legacy relying party (example:"):
+        assert name in page, page
