@@ -143,7 +143,7 @@ struct GatewayConfigurationErrorTests {
         #expect {
             try GatewayConfiguration.load(path: file, environment: [:])
         } throws: { error in
-            (error as? ConfigurationErrors)?.lines == ["\(file):1: cannot read file"]
+            (error as? ConfigurationErrors)?.lines == ["\(file):1: cannot read file: No such file or directory"]
         }
     }
 

@@ -56,6 +56,9 @@ struct LoginPageController: Sendable {
         do {
             startURL = try await provider.loginStartURL()
         } catch {
+            // The person sees "could not be found"; the operator's clue is the cause, on the request's log line.
+            context.logger.warning(
+                "page login failed: login page not found", metadata: ["provider": "\(providerID)", "cause": "\(error)"])
             throw GatehouseError.upstreamUnavailable("The provider's login page could not be found.")
         }
         let id = started.transaction.state
@@ -136,6 +139,8 @@ struct LoginPageController: Sendable {
         do {
             response = try await transport.send(TransportRequest(method: request.method.rawValue, url: target, headers: headers, body: body))
         } catch {
+            context.logger.warning(
+                "page login failed: login page unreachable", metadata: ["provider": "\(providerID)", "url": "\(AsyncHTTPTransport.redacted(target))", "cause": "\(error)"])
             throw GatehouseError.upstreamUnavailable("The provider's login page could not be reached.")
         }
         guard response.body.count <= Self.maxBodyBytes else { throw GatehouseError(code: .upstreamTooLarge, status: 502, detail: "The provider's page is too large.") }
