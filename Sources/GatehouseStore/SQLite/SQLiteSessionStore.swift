@@ -27,7 +27,15 @@ public final class SQLiteSessionStore: SessionStore {
     ///   - path: The SQLite file.
     public init(path: String) throws {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Sessions and sealed credentials: readable by the gateway's user only. A directory the gateway creates
+        // is 0700; the file is created 0600 before SQLite opens it, and SQLite gives its `-wal` and `-shm`
+        // companions the database file's mode.
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+            }
+        }
         var configuration = Configuration()
         // Another process may hold the write lock for a moment; wait for it rather than fail the request.
         configuration.busyMode = .timeout(10)
