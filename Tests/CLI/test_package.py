@@ -168,7 +168,7 @@ def test_postinst_without_systemd_only_creates_the_user(control_dir, tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "calls"
-    for command in ["adduser", "getent", "deb-systemd-helper", "deb-systemd-invoke", "systemctl", "install"]:
+    for command in ["adduser", "getent", "deb-systemd-helper", "deb-systemd-invoke", "systemctl", "install", "chown"]:
         stub = bin_dir / command
         exit_code = 2 if command == "getent" else 0   # the user does not exist yet
         stub.write_text(f'#!/bin/sh\necho "{command} $*" >>"{log}"\nexit {exit_code}\n')
