@@ -295,6 +295,69 @@ def test_packaged_configuration_checks_and_serves(root, tmp_path):
         stop_process(proc)
 
 
+INSTALL_SCRIPT = r"""
+set -eu
+# A private mount namespace (unshare --mount): / seen through an overlay whose writes go to a tmpfs,
+# so dpkg, adduser and the maintainer scripts run for real and nothing of this machine changes.
+mount -t tmpfs tmpfs "$OVERLAY"
+mkdir "$OVERLAY/upper" "$OVERLAY/work" "$OVERLAY/merged"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$OVERLAY/upper,workdir=$OVERLAY/work" "$OVERLAY/merged"
+mount -t proc proc "$OVERLAY/merged/proc"
+mount --bind /dev "$OVERLAY/merged/dev"
+cp "$DEB" "$OVERLAY/merged/root/gatehouse.deb"
+exec chroot "$OVERLAY/merged" /bin/sh -eu -c '
+export DEBIAN_FRONTEND=noninteractive
+dpkg -i /root/gatehouse.deb >/dev/null
+echo "user: $(getent passwd gatehouse | cut -d: -f6,7)"
+echo "state: $(stat -c "%U:%G %a" /var/lib/gatehouse)"
+dpkg-query -W -f="\${Conffiles}\n" gatehouse | sed -n "s/^ \(\/[^ ]*\) .*/conffile: \1/p"
+[ -L /etc/systemd/system/multi-user.target.wants/gatehouse.service ] && echo "enabled: yes"
+cd /var/lib/gatehouse
+runuser -u gatehouse -- gatehouse check --config /etc/gatehouse/gatehouse.yaml >/dev/null 2>&1 && echo "check: ok"
+runuser -u gatehouse -- gatehouse serve --config /etc/gatehouse/gatehouse.yaml --listen "127.0.0.1:$PORT" >/tmp/serve.log 2>&1 &
+for i in $(seq 300); do
+    [ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$PORT/healthz")" = 200 ] && break
+    sleep 0.1
+done
+echo "readyz: $(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$PORT/readyz")"
+kill $! || true
+wait $! || true
+echo "keys: $(stat -c "%n %U %a" sealing-k1.key signing-s1.pem | tr "\n" " ")"
+echo "# changed here" >>/etc/gatehouse/gatehouse.yaml
+dpkg -i /root/gatehouse.deb >/dev/null </dev/null
+echo "after upgrade: $(tail -n 1 /etc/gatehouse/gatehouse.yaml)"
+[ -e /var/lib/gatehouse/sealing-k1.key ] && echo "state kept: yes"
+dpkg --purge gatehouse >/dev/null
+[ ! -e /var/lib/gatehouse ] && [ ! -e /etc/gatehouse ] && [ ! -e /usr/bin/gatehouse ] && echo "purged: yes"
+'
+"""
+
+
+def test_installs_upgrades_and_purges_in_an_overlay_of_this_system(deb, tmp_path):
+    """dpkg -i on this machine seen through an overlay (a private mount namespace, writes to a tmpfs): the
+    maintainer scripts create the user and state directory, the unit is enabled (nothing starts: no systemd
+    runs here), the binary serves as that user, an upgrade keeps a changed conffile, purge removes it all."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        missing("installing into an overlay of / needs root and unshare (util-linux)")
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    env = {**clean_env(), "OVERLAY": str(overlay), "DEB": str(deb), "PORT": str(free_port())}
+    result = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", INSTALL_SCRIPT], env=env, timeout=180)
+    lines = result.stdout.splitlines()
+    report = f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, report
+    assert "user: /var/lib/gatehouse:/usr/sbin/nologin" in lines, report
+    assert "state: gatehouse:gatehouse 700" in lines, report
+    assert [line for line in lines if line.startswith("conffile: ")] == [f"conffile: {c}" for c in CONFFILES], report
+    assert "enabled: yes" in lines, report
+    assert "check: ok" in lines, report
+    assert "readyz: 503" in lines, report   # alive, no provider file yet (see the test above for 200)
+    assert "keys: sealing-k1.key gatehouse 600 signing-s1.pem gatehouse 600 " in lines, report
+    assert "after upgrade: # changed here" in lines, report
+    assert "state kept: yes" in lines, report
+    assert "purged: yes" in lines, report
+
+
 def test_missing_binary_is_refused(tmp_path):
     result = run(["bash", REPO / "scripts" / "package-deb.sh", "--binary", tmp_path / "none", tmp_path], cwd=REPO)
     assert result.returncode != 0
