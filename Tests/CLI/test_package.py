@@ -3,13 +3,15 @@
 The package is built once for this module from the release binary: `$GATEHOUSE_RELEASE_BIN` when set,
 else `.build/dist/gatehouse`, which `scripts/build-release.sh .build/dist` builds first when it is missing
 (about 9 minutes on 2 cores; scripts/test therefore builds the release binary once). Then: lintian reports
-no error; the control fields, conffiles, files and maintainer scripts are as deploy/deb/ and the SPEC say;
+no error; the control fields, conffiles, files and maintainer scripts are as deploy/README.md describes;
 the unit passes `systemd-analyze verify`; and the package, extracted into a throwaway root, runs from
 there (`--version`, `check` on the packaged configuration, `serve` generating its keys and database where
 the packaged configuration puts them, moved under the root, and answering /readyz 200 once a provider file
-is added and reloaded).
+is added and reloaded). As root, it is also installed with dpkg into this machine seen through an overlay
+(`unshare --mount`, writes to a tmpfs): user, state directory, conffiles, upgrade, purge.
 
-Needs dpkg-dev, binutils, lintian and systemd (systemd-analyze): scripts/test-setup installs them.
+Needs dpkg-dev, binutils, lintian and systemd (systemd-analyze): scripts/test-setup installs them; the
+installation test needs root (as scripts/test-setup does, for apt-get) and unshare.
 """
 from __future__ import annotations
 
