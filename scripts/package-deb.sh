@@ -21,8 +21,8 @@
 # `lintian --fail-on error OUTPUT_DIR/gatehouse_<version>_amd64.deb` (scripts/test does).
 # Maintainer: $DEBFULLNAME <$DEBEMAIL> when both are set.
 set -euo pipefail
+caller="$PWD"
 cd "$(dirname "$0")/.."
-repo="$PWD"
 
 binary=""
 output=".build/dist"
@@ -38,12 +38,15 @@ while [ $# -gt 0 ]; do
     shift
 done
 say() { echo "package-deb.sh: $*" >&2; }
+# Paths given on the command line are the caller's; the default is the repository's .build/dist.
+absolute() { case "$1" in /*) echo "$1" ;; *) echo "$caller/$1" ;; esac; }
+[ -z "$binary" ] || binary="$(absolute "$binary")"
+[ "$output" = ".build/dist" ] || output="$(absolute "$output")"
 
 for tool in dpkg-deb dpkg-shlibdeps strip gzip; do
     command -v "$tool" >/dev/null 2>&1 || { say "$tool is missing (apt-get install dpkg-dev binutils)"; exit 1; }
 done
 
-mkdir -p "$output"
 if [ -z "$binary" ]; then
     binary="$output/gatehouse"
     if [ ! -x "$binary" ]; then
@@ -52,6 +55,7 @@ if [ -z "$binary" ]; then
     fi
 fi
 [ -x "$binary" ] || { say "not an executable: $binary"; exit 1; }
+mkdir -p "$output"
 
 # The version the binary reports: "gatehouse 0.9.0".
 version_line="$("$binary" --version)"
