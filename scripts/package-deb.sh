@@ -15,6 +15,7 @@
 #   /usr/share/doc/gatehouse/                  copyright (DEP-5, from LICENSE), changelog.gz, README.Debian,
 #                                              examples (gatehouse.example.yaml, Providers/*.yaml)
 #   /usr/share/man/man1/gatehouse.1.gz
+#   /usr/share/lintian/overrides/gatehouse     the statically linked copies of libyaml and zlib (see there)
 # Depends is computed from the binary's shared libraries by dpkg-shlibdeps (glibc >= 2.36 at least:
 # the binary uses packed relocations, DT_RELR), plus adduser for postinst.
 # Needs dpkg-dev (dpkg-shlibdeps) and binutils (strip); check the result with
@@ -91,6 +92,8 @@ ln -s /var/lib/gatehouse "$root/etc/gatehouse/data"
 gzip -9n <"$src/gatehouse.1" >"$root/usr/share/man/man1/gatehouse.1.gz"
 chmod 0644 "$root/usr/share/man/man1/gatehouse.1.gz"
 install -m 0644 "$src/README.Debian" "$root/usr/share/doc/$package/README.Debian"
+install -d "$root/usr/share/lintian/overrides"
+install -m 0644 "$src/lintian-overrides" "$root/usr/share/lintian/overrides/$package"
 install -m 0644 gatehouse.example.yaml "$root/usr/share/doc/$package/examples/gatehouse.example.yaml"
 install -m 0644 Providers/*.yaml "$root/usr/share/doc/$package/examples/Providers/"
 
