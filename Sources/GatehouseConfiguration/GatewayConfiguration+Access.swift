@@ -39,36 +39,41 @@ extension GatewayConfiguration {
         return policy
     }
 
+    /// One rule. Read collecting (the way `gatehouse.yaml` is read), every problem of it is reported in one run —
+    /// a rule written as one flow mapping has them all on one line; read otherwise, the first is thrown.
     private static func accessRule(_ map: ConfigMap) throws -> AccessRule {
         let name = try map.requiredString("name")
-        guard let patterns = try map.strings("paths"), !patterns.isEmpty else {
-            throw map.error("paths", "'\(map.qualified("paths"))' is required: the backend paths the rule is for, like [\"/admin/**\"]")
-        }
-        let paths = try patterns.map { pattern in
-            do throws(PathPatternError) {
-                return try PathPattern(pattern)
-            } catch {
-                throw map.error("paths", "'\(map.qualified("paths"))' pattern '\(pattern)' \(error.message)")
+        var paths: [PathPattern] = []
+        if let patterns = try map.strings("paths"), !patterns.isEmpty {
+            for pattern in patterns {
+                do throws(PathPatternError) {
+                    paths.append(try PathPattern(pattern))
+                } catch {
+                    try map.report("paths", "'\(map.qualified("paths"))' pattern '\(pattern)' \(error.message)")
+                }
             }
+        } else {
+            try map.report("paths", "'\(map.qualified("paths"))' is required: the backend paths the rule is for, like [\"/admin/**\"]")
         }
         var methods: Set<String>?
         if let listed = try map.strings("methods") {
-            for method in listed where method.isEmpty || !method.allSatisfy({ $0.isASCII && $0.isLetter }) {
-                throw map.error("methods", "'\(map.qualified("methods"))' entry '\(method)' is not an HTTP method")
+            if let method = listed.first(where: { $0.isEmpty || !$0.allSatisfy({ $0.isASCII && $0.isLetter }) }) {
+                try map.report("methods", "'\(map.qualified("methods"))' entry '\(method)' is not an HTTP method")
             }
             methods = Set(listed.map { $0.uppercased() })
         }
-        guard let allowNode = map.node("allow") else {
-            throw map.error("allow", "'\(map.qualified("allow"))' is required: \"anyone\", \"authenticated\" or a list of conditions")
-        }
-        let allow: AccessRule.Allow
-        switch allowNode.value {
-        case .scalar("anyone"): allow = .anyone
-        case .scalar("authenticated"): allow = .authenticated
-        case .sequence:
-            allow = .conditions(try map.maps("allow").map { try condition($0) })
-        default:
-            throw ConfigError(at: allowNode, "'\(map.qualified("allow"))' must be \"anyone\", \"authenticated\" or a list of conditions")
+        var allow = AccessRule.Allow.authenticated
+        if let allowNode = map.node("allow") {
+            switch allowNode.value {
+            case .scalar("anyone"): allow = .anyone
+            case .scalar("authenticated"): allow = .authenticated
+            case .sequence: allow = .conditions(try map.maps("allow").map { try condition($0) })
+            default:
+                try map.report(
+                    ConfigError(at: allowNode, "'\(map.qualified("allow"))' must be \"anyone\", \"authenticated\" or a list of conditions"), key: "allow")
+            }
+        } else {
+            try map.report("allow", "'\(map.qualified("allow"))' is required: \"anyone\", \"authenticated\" or a list of conditions")
         }
         try map.finish()
         return AccessRule(name: name, paths: paths, methods: methods, allow: allow)

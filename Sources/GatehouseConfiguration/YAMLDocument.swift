@@ -51,12 +51,24 @@ public struct YAMLDocument: Sendable {
     /// - Throws: ``ConfigError`` when the file cannot be read or is not valid YAML.
     public init(contentsOfFile path: String) throws {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigError(file: path, line: 1, message: "cannot read file")
+            throw ConfigError(file: path, line: 1, message: "cannot read file: \(Self.unreadableReason(path))")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigError(file: path, line: 1, message: "file is not UTF-8 text")
         }
         try self.init(text: text, file: path)
+    }
+
+    /// Why `path` cannot be read, as the system says it ("No such file or directory", "Permission denied", …).
+    static func unreadableReason(_ path: String) -> String {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue { return "Is a directory" }
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor < 0 else {
+            close(descriptor)
+            return "read error"
+        }
+        return String(cString: strerror(errno))
     }
 
     // MARK: Private

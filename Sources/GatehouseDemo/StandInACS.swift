@@ -8,7 +8,7 @@ import NIOCore
 
 /// An Azure-ACS-like sign-in site on loopback: `GET /login` shows a form, `POST /login` sets a session
 /// cookie and redirects to `/result`, whose page calls `window.external.Notify(json)` on load with an
-/// SWT inside a `BinarySecurityToken` (PROTOCOLS.md §3), exactly as ACS's javascriptnotify result page.
+/// SWT inside a `BinarySecurityToken` (docs/providers/acs.md), exactly as ACS's javascriptnotify result page.
 /// `/result` needs the session cookie, so it only works through a gateway that keeps the cookie jar.
 public final class StandInACS: StandInLoopbackServer {
     public let realm: String

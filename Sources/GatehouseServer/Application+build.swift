@@ -40,7 +40,9 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         providers: gateway.providers, flow: gateway.loginFlow,
         transport: Gateway.providerTransport(client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout),
         clock: gateway.clock, loginLifetime: gateway.settings.loginTransactionLifetime,
-        jars: LoginPageJars(capacity: gateway.settings.pageLogins, perClient: gateway.settings.pageLoginsPerClient)
+        jars: LoginPageJars(
+            store: gateway.sessions.store, sealer: gateway.sessions.sealer, capacity: gateway.settings.pageLogins,
+            perClient: gateway.settings.pageLoginsPerClient)
     ).addRoutes(to: router)
     HomePage(providers: gateway.providers, resolver: gateway.resolver, access: gateway.access).addRoutes(to: router)
     return router

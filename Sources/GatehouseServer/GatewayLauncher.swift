@@ -7,6 +7,7 @@ import GatehouseProviders
 import GatehouseStore
 import Hummingbird
 import ServiceLifecycle
+import UnixSignals
 
 /// Turns a validated ``GatewayConfiguration`` into a running gateway: store, keys, providers, server
 /// and its services (upstream client, session sweeper, SIGHUP reload). What `gatehouse serve` runs.
@@ -155,6 +156,11 @@ public enum GatewayLauncher {
                 try makeProviders?(transport) ?? loadProviders(configuration, transport: transport, logger: logger)
             }
             let providers = ProviderSet(try load())
+            if providers.all.isEmpty {
+                logger.warning(
+                    "no provider is configured: nobody can sign in, and /readyz answers 503 no_providers until a provider file is added",
+                    metadata: ["providers_dir": "\(configuration.providersDirectory)"])
+            }
             let configuredStore = try makeStore(configuration, logger: logger)
             try await withRunningStore(configuredStore) {
                 let metrics = GatewayMetrics()
@@ -186,7 +192,10 @@ public enum GatewayLauncher {
                 let app = buildApplication(
                     gateway: gateway, host: configuration.listenHost, port: configuration.listenPort, services: services + metricsServices,
                     onServerRunning: onServerRunning)
-                try await app.runService()
+                // The notice is shut down first (services stop in reverse order), so it is logged before the listener closes.
+                let group = ServiceGroup(configuration: .init(
+                    services: [app, ShutdownNotice(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                try await group.run()
             }
         } catch {
             try? await client.shutdown()

@@ -29,9 +29,9 @@ public struct ServerSettings: Sendable {
     public var handoffLifetime: TimeInterval = 60
     /// Lifetime of a login transaction (gateway `state`).
     public var loginTransactionLifetime: TimeInterval = 600
-    /// Page logins in progress on this instance (all clients).
+    /// Page logins in progress that this instance started (all clients; the state itself is in the store).
     public var pageLogins = 10_000
-    /// Page logins in progress from one client address.
+    /// Page logins in progress from one client address that this instance started.
     public var pageLoginsPerClient = 20
     /// `/metrics` is on its own listener (`metrics_listen`), not on the public one.
     public var metricsOnOwnListener = false

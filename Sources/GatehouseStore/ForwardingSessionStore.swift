@@ -37,6 +37,14 @@ extension ForwardingSessionStore {
         try await forwardee.consumePending(keyHash: keyHash, purpose: purpose, now: now)
     }
 
+    public func pendingRecord(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> PendingRecord? {
+        try await forwardee.pendingRecord(keyHash: keyHash, purpose: purpose, now: now)
+    }
+
+    public func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool {
+        try await forwardee.replacePendingPayload(keyHash: keyHash, purpose: purpose, expected: expected, with: payload, now: now)
+    }
+
     public func attachSession(_ sessionID: String, toPending keyHash: String) async throws {
         try await forwardee.attachSession(sessionID, toPending: keyHash)
     }

@@ -156,12 +156,18 @@ struct DemoCommand: AsyncParsableCommand {
             await legacy.stop()
             await oidc.stop()
         }
+        // The access log is written at `info`; the stand-ins stay at `notice`.
+        var gatewayLogger = logger
+        if accessLog { gatewayLogger.logLevel = .info }
         do {
-            try await GatewayLauncher.run(configuration, logger: logger, makeProviders: makeProviders)
+            try await GatewayLauncher.run(configuration, logger: gatewayLogger, makeProviders: makeProviders)
         } catch {
             await stopStandIns()
+            try? FileManager.default.removeItem(atPath: directory)
             throw error
         }
         await stopStandIns()
+        // The BrowserID support document lived only for this run.
+        try? FileManager.default.removeItem(atPath: directory)
     }
 }

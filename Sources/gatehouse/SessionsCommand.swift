@@ -21,7 +21,7 @@ struct SessionsCommand: AsyncParsableCommand {
         @Option(help: "At most this many.") var limit = 100
 
         func run() async throws {
-            let sessions = try await SessionsCommand.withListing(options) { try await $0.sessions(provider: provider, subject: subject, limit: limit) }
+            let sessions = try await SessionsCommand.withListing(options, whenMissing: []) { try await $0.sessions(provider: provider, subject: subject, limit: limit) }
             print(["id", "provider", "subject", "created_at", "last_seen_at", "expires_at"].joined(separator: "\t"))
             let iso = ISO8601DateFormatter()
             for s in sessions {
@@ -46,7 +46,7 @@ struct SessionsCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let revoked = try await SessionsCommand.withListing(options) { store -> Int in
+            let revoked = try await SessionsCommand.withListing(options, whenMissing: 0) { store -> Int in
                 if let id {
                     guard try await store.session(id: id) != nil else { return 0 }
                     try await store.deleteSession(id: id)
@@ -67,12 +67,20 @@ struct SessionsCommand: AsyncParsableCommand {
         }
     }
 
-    /// Runs `body` with the configured store, migrated, while its connection pool runs.
-    static func withListing<T: Sendable>(_ options: ConfigOptions, _ body: @escaping @Sendable (any SessionListing) async throws -> T) async throws -> T {
+    /// Runs `body` with the configured store, migrated, while its connection pool runs. A SQLite store that does
+    /// not exist yet holds no session: `whenMissing` is the answer, and nothing is created (these commands only
+    /// read or delete; `serve` and `migrate` create the store).
+    static func withListing<T: Sendable>(
+        _ options: ConfigOptions, whenMissing: T, _ body: @escaping @Sendable (any SessionListing) async throws -> T
+    ) async throws -> T {
         let configuration = try options.load()
         guard configuration.store.kind != .memory else {
             printError("the configured store is 'memory': its sessions live inside the running gateway only")
             throw ExitCode(1)
+        }
+        if configuration.store.kind == .sqlite, !FileManager.default.fileExists(atPath: configuration.store.path) {
+            printError("warning: no store at \(configuration.store.path) yet, so no sessions (gatehouse serve or gatehouse migrate creates it)")
+            return whenMissing
         }
         let store = try GatewayLauncher.makeStore(configuration)
         guard let listing = store as? any SessionListing else { throw ExitCode(1) }

@@ -34,7 +34,7 @@ import pytest
 import requests
 
 from conftest import clean_env
-from gatehouse_testkit import require_module, running_demo, stop_process
+from gatehouse_testkit import free_port, require_module, running_demo, stop_process
 
 STARTUP_TIMEOUT = float(os.environ.get("CLI_STARTUP_TIMEOUT", "60"))
 CLIENT_TIMEOUT = 60  # seconds for one client command
@@ -467,6 +467,7 @@ def test_login_then_whoami_api_and_logout(binary, demo, crypto, proxy, logins, t
     view = json.loads(who.stdout)
     assert view["subject"] == "alice" and view["provider"] == "demo" and view["id"] == grant["session"]["id"]
     assert who.stdout.startswith("{\n")
+    assert "[\n\n" not in who.stdout and "{\n\n" not in who.stdout, who.stdout  # an empty list reads `[]`
     check_session_request(proxy.last("GET", "/v1/session"), "GET", demo + "/v1/session")
     assert run_client(binary, env, "whoami", "--gateway", demo + "/").returncode == 0
 
@@ -692,3 +693,13 @@ def test_a_problem_answer_is_reported_with_its_code(binary, demo, tmp_path):
     out = run_client(binary, client_env(home), "logout")  # 401: the session is gone already; the entry goes too
     assert out.returncode == 0 and out.stdout.strip() == f"Signed out of {demo}", out.stderr
     assert stored_entries(credentials) == {}
+
+
+def test_login_against_a_closed_port_says_it_cannot_connect(binary, tmp_path):
+    """No gateway listens: one line naming the gateway and the reason, at once (not NIO's error text)."""
+    closed = f"http://127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    result = run_client(binary, client_env(tmp_path), "login", "--gateway", closed, "--no-browser")
+    assert result.returncode == 1
+    assert result.stderr == f"error: cannot connect to {closed}: connection refused\n", result.stderr
+    assert time.monotonic() - started < 10

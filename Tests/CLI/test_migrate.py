@@ -33,3 +33,11 @@ def test_migrate_with_an_invalid_configuration_exits_1_and_creates_nothing(cli, 
     assert result.returncode == 1
     assert f"{config}:4: " in result.stderr
     assert not (tmp_path / "db").exists()
+
+
+def test_migrate_says_in_one_line_which_store_it_migrated(cli, tmp_path):
+    config = write_config(tmp_path, 'store:\n  kind: "sqlite"\n  path: "db/sessions.sqlite3"\n')
+    result = cli(["migrate", "--config", str(config)], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"store migrated: SQLite database {tmp_path / 'db' / 'sessions.sqlite3'}\n"
+    assert "Store(" not in result.stdout

@@ -95,6 +95,11 @@ def test_serve_without_config_file_uses_defaults_and_creates_store_and_keys_unde
     assert len(sealing) == 1 and len(signing) == 1, sorted(p.name for p in data.iterdir())
     assert mode(sealing[0]) == 0o600, oct(mode(sealing[0]))
     assert mode(signing[0]) == 0o600, oct(mode(signing[0]))
+    # The sessions and sealed credentials too, with SQLite's companions, in a directory only the owner reads.
+    assert mode(data) == 0o700, oct(mode(data))
+    for store_file in sorted(data.glob("gatehouse.sqlite3*")):
+        assert mode(store_file) == 0o600, (store_file.name, oct(mode(store_file)))
+    assert {p.name for p in data.glob("gatehouse.sqlite3*")} >= {"gatehouse.sqlite3", "gatehouse.sqlite3-wal"}
     assert len(base64.b64decode(sealing[0].read_text().strip(), validate=True)) == 32
     assert signing[0].read_text().startswith("-----BEGIN ")
     assert not (cwd / "gatehouse.yaml").exists()

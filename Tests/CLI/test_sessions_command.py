@@ -53,3 +53,14 @@ def test_list_and_revoke_on_a_running_gateways_store(cli, serve, tmp_path):
     assert dashed.returncode == 0, dashed.stdout + dashed.stderr
     assert cli(["sessions", "revoke", "--config", str(config)], cwd=tmp_path).returncode != 0
     site.server.shutdown()
+
+
+def test_read_only_commands_never_create_a_store(cli, tmp_path):
+    """`sessions list` (and a `revoke` that finds nothing) in a fresh directory: no sessions, and no `./data`."""
+    listed = cli(["sessions", "list"], cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == ["\t".join(["id", "provider", "subject", "created_at", "last_seen_at", "expires_at"])]
+    assert "no store at" in listed.stderr
+    revoked = cli(["sessions", "revoke", "--subject", "alice"], cwd=tmp_path)
+    assert revoked.returncode == 1 and "revoked 0 session(s)" in revoked.stdout
+    assert not (tmp_path / "data").exists(), list(tmp_path.iterdir())

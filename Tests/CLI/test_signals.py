@@ -55,6 +55,7 @@ def test_sigterm_stops_the_gateway_within_10_seconds_with_status_0(serve, tmp_pa
             raise AssertionError("gateway still running 10 s after SIGTERM")
     assert status == 0, f"exit status {status}:\n{gw.log()}"
     assert time.monotonic() - started < 10
+    assert "shutting down" in gw.log(), gw.log()[-2000:]
 
 
 def test_sigterm_stops_a_gateway_whose_postgres_store_is_down(serve, tmp_path):
@@ -73,3 +74,9 @@ def test_sigterm_stops_a_gateway_whose_postgres_store_is_down(serve, tmp_path):
         raise AssertionError(f"gateway still running 10 s after SIGTERM:\n{gw.log()[-2000:]}")
     assert status == 0, f"exit status {status}:\n{gw.log()}"
     assert time.monotonic() - started < 10
+
+
+def test_a_gateway_started_without_providers_warns(serve, tmp_path):
+    config = write_config(tmp_path, 'store: {kind: "memory"}\n')
+    gw = serve(tmp_path, ["--config", str(config)])
+    assert wait_until(lambda: "no provider is configured" in gw.log(), 5), gw.log()[-2000:]

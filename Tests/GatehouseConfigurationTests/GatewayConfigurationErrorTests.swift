@@ -143,7 +143,7 @@ struct GatewayConfigurationErrorTests {
         #expect {
             try GatewayConfiguration.load(path: file, environment: [:])
         } throws: { error in
-            (error as? ConfigurationErrors)?.lines == ["\(file):1: cannot read file"]
+            (error as? ConfigurationErrors)?.lines == ["\(file):1: cannot read file: No such file or directory"]
         }
     }
 
@@ -218,10 +218,27 @@ struct GatewayConfigurationErrorTests {
                 "\(file):6: 'access.rules[0].paths' pattern 'admin/**' must start with '/'",
                 "\(file):10: 'access.rules[1].allow' must be \"anyone\", \"authenticated\" or a list of conditions",
                 "\(file):13: 'access.rules[2].methods' entry 'P0ST' is not an HTTP method",
+                "\(file):14: 'access.rules[2].allow[0]' is empty: a condition needs at least one of provider, subject, email, email_domain, email_verified, group, claim",
                 "\(file):15: 'access.rules[3].name' is required",
                 "\(file):17: unknown key 'access.rules[3].alow': did you mean 'access.rules[3].allow'?",
                 "\(file):18: 'access.default' must be one of deny, authenticated, not 'maybe'",
                 "\(file):19: 'access.return_to_origins' entry 'https://app.example.com/path' must be an origin like https://app.example.com",
+            ])
+    }
+
+    @Test func everyProblemOfARuleWrittenOnOneLineIsReportedInOneRun() throws {
+        let yaml = """
+            access:
+              rules:
+                - {name: "a", paths: ["admin/**"], methods: ["G T"], allow: "anyon", methodz: ["GET"]}
+            """
+        let (file, lines) = try Fixtures.gatewayErrors(yaml)
+        #expect(
+            lines == [
+                "\(file):3: 'access.rules[0].paths' pattern 'admin/**' must start with '/'",
+                "\(file):3: 'access.rules[0].methods' entry 'G T' is not an HTTP method",
+                "\(file):3: 'access.rules[0].allow' must be \"anyone\", \"authenticated\" or a list of conditions",
+                "\(file):3: unknown key 'access.rules[0].methodz': did you mean 'access.rules[0].methods'?",
             ])
     }
 

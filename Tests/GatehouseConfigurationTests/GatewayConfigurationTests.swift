@@ -271,7 +271,7 @@ struct GatewayConfigurationTests {
             expected.allowedRedirectURIs = ["com.example.app:/callback"]
             return expected
         }())
-        #expect(configuration.keys.sealing.map(\.id) == ["k2", "k1"])
-        #expect(configuration.keys.signing.map(\.file) == ["\(Fixtures.packageRoot)/secrets/signing-s1.pem"])
+        // Its `keys` are commented out, so that the copy passes `gatehouse check` as it is (keys generated at start).
+        #expect(configuration.keys.sealing.isEmpty && configuration.keys.signing.isEmpty)
     }
 }

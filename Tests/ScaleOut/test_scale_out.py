@@ -316,7 +316,7 @@ def test_gatehouse_migrate_on_the_shared_store_is_harmless_while_instances_run(c
     r = subprocess.run([str(cluster.binary), "migrate", "--config", str(cluster.config)], capture_output=True, text=True,
                        timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "postgres" in r.stdout and cluster.pg.url not in r.stdout, "the URL (a secret) must not be printed"
+    assert "PostgreSQL database" in r.stdout and cluster.pg.url not in r.stdout, "the URL (a secret) must not be printed"
     token = new_session(cluster)
     assert requests.get(f"{cluster.b.url}/v1/session", headers=bearer(token), timeout=TIMEOUT).status_code == 200
 

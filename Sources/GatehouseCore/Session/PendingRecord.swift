@@ -1,12 +1,16 @@
 public import Foundation
 
 /// A short-lived, single-use record keyed by the hash of a secret: a login transaction (key = hash of the
-/// gateway's `state`) or a handoff code (key = hash of the code). The payload is sealed by the caller.
+/// gateway's `state`), a handoff code (key = hash of the code) or a page login's state (key = hash of the
+/// login id; its payload is replaced as the login proceeds). The payload is sealed by the caller.
 public struct PendingRecord: Sendable, Equatable {
     /// What the record is for; a state can never be redeemed as a handoff code.
     public enum Purpose: String, Sendable {
         case loginTransaction = "login"
         case handoffCode = "handoff"
+        /// A page login in progress (`acs`, `capture`): its transaction and the provider's cookie jars,
+        /// updated with ``SessionStore/replacePendingPayload(keyHash:purpose:expected:with:now:)``.
+        case pageLogin = "page"
     }
 
     public var keyHash: String

@@ -32,6 +32,12 @@ public protocol SessionStore: Sendable {
     /// Marks a record used and returns it; the first caller gets `.first`, every later one `.replayed`.
     /// Only a record of the given purpose matches.
     func consumePending(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> Consumption
+    /// The record if it is neither used nor expired, without using it (a page login's state, read on every page).
+    func pendingRecord(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> PendingRecord?
+    /// Replaces the payload of an unused, unexpired record if it is still `expected` (compare-and-swap: a sealed
+    /// payload has a fresh nonce, so equal bytes mean nobody wrote in between); false otherwise, and the caller
+    /// reads again and retries.
+    func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool
     /// Sets the session a handoff code produced.
     func attachSession(_ sessionID: String, toPending keyHash: String) async throws
 

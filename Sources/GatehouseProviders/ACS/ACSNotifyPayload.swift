@@ -2,7 +2,7 @@ import Foundation
 public import GatehouseCore
 
 /// The string ACS hands to `window.external.Notify`: a JSON object with `appliesTo`, `context`,
-/// `created`, `expires`, `securityToken` (HTML-escaped XML) and `tokenType` (PROTOCOLS.md §3).
+/// `created`, `expires`, `securityToken` (HTML-escaped XML) and `tokenType` (docs/providers/acs.md).
 public struct ACSNotifyPayload: Sendable, Equatable {
     public var appliesTo: String?
     public var tokenType: String?

@@ -4,7 +4,7 @@ import Crypto
 
 /// A Simple Web Token (SWT) as ACS issues it: form-encoded pairs, `HMACSHA256` last.
 ///
-/// Validation follows PROTOCOLS.md §3: split on `&HMACSHA256=` (exactly two parts), HMAC-SHA256 over the
+/// Validation follows the SWT rules of docs/providers/acs.md: split on `&HMACSHA256=` (exactly two parts), HMAC-SHA256 over the
 /// exact bytes before it with the base64-decoded key, constant-time compare of the decoded MAC, then
 /// `ExpiresOn` (+ skew), `Audience`, `Issuer`. Duplicate names are refused.
 public struct SimpleWebToken: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseCore
 
-/// Verifies a backed assertion in the gateway (PROTOCOLS.md §4 "Verification"):
+/// Verifies a backed assertion in the gateway (docs/providers/browserid.md):
 /// parse → expiry (`exp` of assertion and certificate, `iat`/`nbf` not in the future, with skew) →
 /// audience → principal email → issuer authority → certificate signature (IdP key) → assertion
 /// signature (the certified user key).

@@ -6,7 +6,7 @@ import Foundation
 /// An RSA public key of a BrowserID certificate or support document.
 ///
 /// Every `RS*` label is verified as RSA PKCS#1 v1.5 with SHA-256 (the labels' key sizes differ between
-/// implementations, PROTOCOLS.md §4), with swift-crypto's BoringSSL-backed verifier. Moduli below 1024 bits
+/// implementations, docs/providers/browserid.md), with swift-crypto's BoringSSL-backed verifier. Moduli below 1024 bits
 /// (the "testing only" RS64 keys of 512 bits) are refused: swift-crypto will not load them, and they can
 /// be factored.
 struct BrowserIDRSAKey: Sendable, Equatable {

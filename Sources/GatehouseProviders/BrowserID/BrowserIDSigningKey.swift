@@ -18,7 +18,7 @@ public struct BrowserIDSigningKey: Sendable {
 
     private let backing: Backing
 
-    /// The jwcrypto DS128 group (1024-bit p, 160-bit q), PROTOCOLS.md §7.6.
+    /// The jwcrypto DS128 group (1024-bit p, 160-bit q), as in jwcrypto and PyBrowserID.
     static let ds128P = BigUInt(
         "ff600483db6abfc5b45eab78594b3533d550d9f1bf2a992a7a8daa6dc34f8045ad4e6e0c429d334eeeaaefd7e23d4810be00e4cc1492cba325ba81ff2d5a5b305a8d17eb3bf4a06a349d392e00d329744a5179380344e82a18c47933438f891e22aeef812d69c8f75e326cb70ea000c3f776dfdbd604638c2ef717fc26d02e17",
         radix: 16)!

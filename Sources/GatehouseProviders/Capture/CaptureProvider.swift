@@ -22,7 +22,7 @@ public struct CaptureProvider: LoginPageProvider {
     // MARK: Capture
 
     public func capture(url: String, status: Int, setCookies: [String], body: String?) -> CaptureOutcome? {
-        // A refusal in the title ends the login wherever the site shows it (PROTOCOLS.md §5).
+        // A refusal in the title ends the login wherever the site shows it (docs/providers/capture.md).
         if let body, let title = Self.title(of: body), let code = Self.deniedCode(fromTitle: title) {
             return .denied(code: code)
         }

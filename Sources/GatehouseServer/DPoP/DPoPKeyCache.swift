@@ -41,6 +41,16 @@ final class DPoPKeyCache: Sendable {
         }
     }
 
+    /// The same check on the caller's thread when the key's verifier is kept and needs no awaiting (ES256);
+    /// `nil` otherwise.
+    func verifyWithoutWaiting(signingInput: Data, signature: some Collection<UInt8>, alg: String, thumbprint: String) -> Bool? {
+        guard case .p256(let key) = verifiers.withLock({ $0[alg + " " + thumbprint] }) else { return nil }
+        guard let raw = Base64URL.decode(signature), raw.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: raw) else {
+            return false
+        }
+        return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
+    }
+
     private func verifier(thumbprint: String, alg: String, jwk: [String: String]) async throws -> Verifier {
         let key = alg + " " + thumbprint
         if let cached = verifiers.withLock({ $0[key] }) { return cached }

@@ -54,6 +54,22 @@ struct DPoPVerifier: Sendable {
 
     /// ``authorize(_:token:presentation:proofs:target:)`` without spending: the proof to spend, if any.
     func check(_ session: ActiveSession, token: String, presentation: SessionResolver.Presentation, proofs: [String], target: Target) async throws -> DPoPProof? {
+        guard let bound = try boundKey(session, presentation: presentation) else { return nil }
+        return try matching(await verify(proofs, target: target, accessToken: token, status: 401), bound: bound)
+    }
+
+    /// The same without leaving the caller's thread: `.some(proof)` (the proof to spend, `nil` when none is
+    /// needed), or `nil` when the proof's signature must be awaited (``check(_:token:presentation:proofs:target:)``).
+    func checkWithoutWaiting(
+        _ session: ActiveSession, token: String, presentation: SessionResolver.Presentation, proofs: [String], target: Target
+    ) throws -> DPoPProof?? {
+        guard let bound = try boundKey(session, presentation: presentation) else { return .some(nil) }
+        guard let proof = try verifyWithoutWaiting(proofs, target: target, accessToken: token, status: 401) else { return nil }
+        return .some(try matching(proof, bound: bound))
+    }
+
+    /// The presentation rule: the key a proof must be signed with (`nil`: no proof is needed), or the refusal.
+    private func boundKey(_ session: ActiveSession, presentation: SessionResolver.Presentation) throws -> String? {
         let bound = session.record.dpopThumbprint
         switch presentation {
         case .cookie, .bearer:
@@ -67,12 +83,15 @@ struct DPoPVerifier: Sendable {
             guard let bound else {
                 throw GatehouseError.invalidToken("This session is not bound to a key: present it as 'Authorization: Bearer <token>'.")
             }
-            let proof = try await verify(proofs, target: target, accessToken: token, status: 401)
-            guard ConstantTime.equal(Data(proof.thumbprint.utf8), Data(bound.utf8)) else {
-                throw GatehouseError.invalidDPoPProof("The DPoP proof is signed by another key than the one the session is bound to.")
-            }
-            return proof
+            return bound
         }
+    }
+
+    private func matching(_ proof: DPoPProof, bound: String) throws -> DPoPProof {
+        guard ConstantTime.equal(Data(proof.thumbprint.utf8), Data(bound.utf8)) else {
+            throw GatehouseError.invalidDPoPProof("The DPoP proof is signed by another key than the one the session is bound to.")
+        }
+        return proof
     }
 
     // MARK: Sign-ins
@@ -96,6 +115,37 @@ struct DPoPVerifier: Sendable {
 
     /// Every check of RFC 9449 §4.3 but the replay check.
     func verify(_ proofs: [String], target: Target, accessToken: String?, status: Int) async throws -> DPoPProof {
+        let parsed = try parse(proofs, status: status)
+        let valid = (try? await keys.verify(
+            signingInput: parsed.signingInput, signature: parsed.signature, alg: parsed.alg, thumbprint: parsed.thumbprint, jwk: parsed.jwk,
+            proof: parsed.proof)) == true
+        guard valid else { throw GatehouseError.invalidDPoPProof("The DPoP proof's signature does not verify with its jwk.", status: status) }
+        return try checkClaims(parsed, target: target, accessToken: accessToken, status: status)
+    }
+
+    /// The same checks without leaving the caller's thread (the event loop), when the proof's key is one whose
+    /// verifier is kept (ES256, after its first proof); `nil` when ``verify(_:target:accessToken:status:)``
+    /// must be awaited instead.
+    func verifyWithoutWaiting(_ proofs: [String], target: Target, accessToken: String?, status: Int) throws -> DPoPProof? {
+        let parsed = try parse(proofs, status: status)
+        guard let valid = keys.verifyWithoutWaiting(signingInput: parsed.signingInput, signature: parsed.signature, alg: parsed.alg, thumbprint: parsed.thumbprint)
+        else { return nil }
+        guard valid else { throw GatehouseError.invalidDPoPProof("The DPoP proof's signature does not verify with its jwk.", status: status) }
+        return try checkClaims(parsed, target: target, accessToken: accessToken, status: status)
+    }
+
+    /// A proof taken apart, its header checked: what the signature and claim checks read.
+    private struct Parsed {
+        let proof: String
+        let claims: DPoPProofParts.Claims
+        let alg: String
+        let jwk: [String: String]
+        let thumbprint: String
+        let signingInput: Data
+        let signature: Substring.UTF8View.SubSequence
+    }
+
+    private func parse(_ proofs: [String], status: Int) throws -> Parsed {
         func refuse(_ detail: String) -> GatehouseError { .invalidDPoPProof(detail, status: status) }
         guard proofs.count == 1, let proof = proofs.first else {
             throw refuse(proofs.isEmpty ? "A DPoP proof is required (the DPoP header)." : "Exactly one DPoP header is allowed.")
@@ -115,11 +165,15 @@ struct DPoPVerifier: Sendable {
         guard let key = header.jwk, !key.hasPrivateMembers, case let jwk = key.members, let thumbprint = JWKThumbprint.of(jwk),
             Self.keyFits(jwk, alg: alg)
         else { throw refuse("The DPoP proof's jwk must be a public \(alg) key.") }
+        return Parsed(
+            proof: proof, claims: claims, alg: alg, jwk: jwk, thumbprint: thumbprint, signingInput: Data(proof.utf8[..<parts[1].endIndex]),
+            signature: parts[2])
+    }
 
-        let signingInput = Data(proof.utf8[..<parts[1].endIndex])
-        guard (try? await keys.verify(signingInput: signingInput, signature: parts[2], alg: alg, thumbprint: thumbprint, jwk: jwk, proof: proof)) == true
-        else { throw refuse("The DPoP proof's signature does not verify with its jwk.") }
-
+    /// The claims of a proof whose signature verified.
+    private func checkClaims(_ parsed: Parsed, target: Target, accessToken: String?, status: Int) throws -> DPoPProof {
+        func refuse(_ detail: String) -> GatehouseError { .invalidDPoPProof(detail, status: status) }
+        let claims = parsed.claims
         guard let jti = claims.jti, !jti.isEmpty, jti.utf8.count <= 256 else {
             throw refuse("The DPoP proof needs a jti (at most 256 bytes).")
         }
@@ -143,7 +197,7 @@ struct DPoPVerifier: Sendable {
                 throw GatehouseError.useDPoPNonce(nonces.issue(now: now), status: status)
             }
         }
-        return DPoPProof(thumbprint: thumbprint, jti: jti, issuedAt: Date(timeIntervalSince1970: iat))
+        return DPoPProof(thumbprint: parsed.thumbprint, jti: jti, issuedAt: Date(timeIntervalSince1970: iat))
     }
 
     /// Records the proof's `jti` for its key; a second use, here or on another instance, is refused.

@@ -96,7 +96,7 @@ struct APIRelay: Sendable {
     static let authzRoute = "/v1/authz"
 
     /// What to do with a request head.
-    enum Decision {
+    enum Decision: Sendable {
         /// The router answers.
         case pass
         /// The relay forwards this head.
@@ -107,6 +107,9 @@ struct APIRelay: Sendable {
         case resolveAsync
         /// The relay answers with this problem itself (the one decision refused the request).
         case refuse(GatehouseError, Entry)
+        /// The request was decided on the event loop with a DPoP proof; record the proof's `jti` in the store
+        /// (``spend(_:then:_:remoteAddress:)``, the one step that leaves the loop), then carry out `then`.
+        indirect case spend(DPoPProof, then: Decision)
     }
 
     /// What one connection remembers of the session its last request presented: a keep-alive client sends
@@ -147,13 +150,15 @@ struct APIRelay: Sendable {
         guard let (token, presentation) = presented else {
             return forward(head, upgrade: upgrade, session: nil, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: nil)
         }
-        // A DPoP proof is verified and spent in the store: never from memory.
-        guard presentation != .dpop, let found = fromMemory(token: token, authorization: authorization ?? "", now: now) else { return .resolveAsync }
+        if presentation == .dpop {
+            return decideWithProof(head, token: token, upgrade: upgrade, remoteAddress: remoteAddress, now: now)
+        }
+        guard let found = fromMemory(token: token, authorization: authorization ?? "", now: now) else { return .resolveAsync }
         let decision = forward(head, upgrade: upgrade, session: found.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: found.assertion)
         if presentation == .bearer, authorization != nil {
             switch decision {
             case .forward, .upgrade: memo = found
-            case .pass, .resolveAsync, .refuse: break
+            case .pass, .resolveAsync, .refuse, .spend: break
             }
         }
         return decision
@@ -173,6 +178,44 @@ struct APIRelay: Sendable {
         case .refuse(let error): return .failure(Ended(value: refuse(error, head, session: nil, remoteAddress: remoteAddress)))
         case .plain: return .success((false, authorization))
         case .upgrade: return .success((true, authorization))
+        }
+    }
+
+    /// A DPoP-bound call decided on the event loop, like a bearer one: the session from memory, the proof
+    /// checked here (its key's verifier kept from an earlier proof); only its `jti` record then leaves the loop
+    /// (``Decision/spend(_:then:)``). Anything this cannot settle without waiting goes to ``decideAsync(_:remoteAddress:)``.
+    private func decideWithProof(_ head: HTTPRequestHead, token: String, upgrade: Bool, remoteAddress: String?, now: Date) -> Decision {
+        guard let session = resolver.cachedSessionForProof(token: token, now: now) else { return .resolveAsync }
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let checked: DPoPProof??
+        do {
+            checked = try resolver.checkWithoutWaiting(
+                session, token: token, presentation: .dpop, proofs: head.headers["dpop"], target: resolver.proofTarget(method: head.method.rawValue, path: path))
+        } catch {
+            return forward(head, upgrade: upgrade, session: nil, sessionRefusal: error, remoteAddress: remoteAddress, assertion: nil)
+        }
+        guard case .some(let proof) = checked else { return .resolveAsync }
+        var assertion: String?
+        if settings.backend.assertion {
+            guard let cached = signer.cachedAssertion(for: session, now: now) else { return .resolveAsync }
+            assertion = cached
+        }
+        let decision = forward(head, upgrade: upgrade, session: session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: assertion)
+        switch decision {
+        case .forward, .upgrade:
+            guard let proof else { return decision }
+            return .spend(proof, then: decision)
+        case .refuse, .pass, .resolveAsync, .spend: return decision
+        }
+    }
+
+    /// Records a proof decided on the event loop; the decision to carry out, or the replay's refusal.
+    func spend(_ proof: DPoPProof, then decision: Decision, _ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
+        do {
+            try await resolver.spend(proof)
+            return decision
+        } catch {
+            return refuse(error, head, session: nil, remoteAddress: remoteAddress)
         }
     }
 
@@ -248,7 +291,7 @@ struct APIRelay: Sendable {
                 return refuse(error, head, session: session, remoteAddress: remoteAddress)
             }
             return decision
-        case .refuse, .pass: return decision
+        case .refuse, .pass, .spend: return decision
         case .resolveAsync: return .pass
         }
     }

@@ -152,6 +152,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 start(upstreamHead, entry: entry, clientKeepAlive: false, upgrade: true)
             case .refuse(let error, let entry):
                 refuse(error, entry: entry, head: head, requestComplete: false)
+            case .spend(let proof, let decision):
+                // Only the proof's record leaves the loop; the parts read meanwhile are kept.
+                state = .resolving([part])
+                let (relay, remoteAddress) = (relay, remoteAddress)
+                context.eventLoop.makeFutureWithTask { await relay.spend(proof, then: decision, head, remoteAddress: remoteAddress) }
+                    .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
             case .resolveAsync:
                 state = .resolving([part])
                 let (relay, remoteAddress) = (relay, remoteAddress)
@@ -256,7 +262,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             let complete = parts.contains { if case .end = $0 { true } else { false } }
             refuse(error, entry: entry, head: head, requestComplete: complete)
             resumeReading()
-        case .pass, .resolveAsync:
+        case .pass, .resolveAsync, .spend:
             state = .passing
             if case .head(let head) = parts.first, head.method == .CONNECT || head.headers.contains(name: "upgrade") {
                 closeAfterPassedResponse = true

@@ -51,11 +51,12 @@ struct LoginBinding: Sendable {
         return ConstantTime.equal(Data(RandomToken.hash(cookie.value).utf8), Data(digest.utf8))
     }
 
-    /// The answer when the binding is missing or wrong: a page for the person in front of the browser.
-    func refusal(loginID: String, scope: Scope) -> Response {
+    /// The answer when the binding is missing or wrong: a page for the person in front of the browser,
+    /// with the request's id.
+    func refusal(loginID: String, scope: Scope, requestID: String? = nil) -> Response {
         var headers = HTTPFields()
         headers[.setCookie] = clearing(loginID: loginID, scope: scope)
-        return ErrorPage.response(Self.notBound, headers: headers)
+        return ErrorPage.response(Self.notBound, requestID: requestID, headers: headers)
     }
 
     static let notBound = GatehouseError(

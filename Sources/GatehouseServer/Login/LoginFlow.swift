@@ -121,7 +121,7 @@ struct LoginFlow: Sendable {
         if binding.isBound(request, loginID: transaction.state, digest: transaction.browserBinding) { return nil }
         counted(transaction.provider, "refused")
         logger.notice("login refused: not bound to this browser", metadata: ["event": "login_refused", "provider": "\(transaction.provider)"])
-        return binding.refusal(loginID: transaction.state, scope: scope(of: transaction, channel))
+        return binding.refusal(loginID: transaction.state, scope: scope(of: transaction, channel), requestID: ErrorPage.requestID(of: logger))
     }
 
     // MARK: End
@@ -167,7 +167,7 @@ struct LoginFlow: Sendable {
         guard asPage else { throw failure.problem }
         var headers = HTTPFields()
         headers[.setCookie] = binding.clearing(loginID: transaction.state, scope: scope(of: transaction, channel))
-        return ErrorPage.response(failure.problem, headers: headers)
+        return ErrorPage.response(failure.problem, requestID: ErrorPage.requestID(of: logger), headers: headers)
     }
 
     /// A login that `access.login` does not let in.

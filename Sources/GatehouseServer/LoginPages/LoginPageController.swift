@@ -11,7 +11,7 @@ import NIOCore
 /// - `GET /v1/auth/{provider}/pages?redirect_uri…|return_to…` starts a page login bound to a new login
 ///   transaction and redirects to the provider's first page, served under `/v1/pages/{login}/{origin}/…`.
 /// - `GET|POST /v1/pages/{login}/{origin index}/{path…}` fetches from that allowed origin only, with the
-///   login's cookie jar (kept here, never handed to the browser), rewrites `Location`, links and forms,
+///   login's cookie jar (sealed in the store with the login, never handed to the browser), rewrites `Location`, links and forms,
 ///   injects the Notify shim (`acs`), and looks for the token (`capture`).
 /// - `POST /v1/pages/{login}/capture` receives what a page script captured (kinds that adopt
 ///   `PageScriptCapturing`: the script is the provider's, injected into every HTML page).
@@ -56,6 +56,9 @@ struct LoginPageController: Sendable {
         do {
             startURL = try await provider.loginStartURL()
         } catch {
+            // The person sees "could not be found"; the operator's clue is the cause, on the request's log line.
+            context.logger.warning(
+                "page login failed: login page not found", metadata: ["provider": "\(providerID)", "cause": "\(error)"])
             throw GatehouseError.upstreamUnavailable("The provider's login page could not be found.")
         }
         let id = started.transaction.state
@@ -64,11 +67,11 @@ struct LoginPageController: Sendable {
             expiresAt: started.transaction.createdAt.addingTimeInterval(loginLifetime))
         do {
             try await jars.insert(entry, id: id, now: clock.now())
-        } catch .clientBusy {
+        } catch LoginPageJars.Refusal.clientBusy {
             throw GatehouseError(
                 code: .tooManyLogins, status: 429, detail: "This client has \(jars.perClient) page logins in progress; finish or abandon one.",
                 retryAfter: 60)
-        } catch .full {
+        } catch LoginPageJars.Refusal.full {
             throw GatehouseError(code: .tooManyLogins, status: 503, detail: "Too many page logins in progress.", retryAfter: 5)
         }
         guard let location = rewriter(id: id, provider: provider).location(startURL, base: startURL) else {
@@ -86,7 +89,7 @@ struct LoginPageController: Sendable {
     private func withBoundEntry(
         _ id: String, _ request: Request, _ context: GatehouseRequestContext, _ body: (LoginPageJars.Entry) async throws -> Response
     ) async throws -> Response {
-        guard let entry = await jars.entry(id, now: clock.now()) else { throw Self.unknownLogin() }
+        guard let entry = try await jars.entry(id, now: clock.now()) else { throw Self.unknownLogin() }
         if let refusal = flow.refusal(request, for: entry.transaction, .pages, logger: context.logger) { return refusal }
         return try await body(entry)
     }
@@ -136,11 +139,18 @@ struct LoginPageController: Sendable {
         do {
             response = try await transport.send(TransportRequest(method: request.method.rawValue, url: target, headers: headers, body: body))
         } catch {
+            context.logger.warning(
+                "page login failed: login page unreachable", metadata: ["provider": "\(providerID)", "url": "\(AsyncHTTPTransport.redacted(target))", "cause": "\(error)"])
             throw GatehouseError.upstreamUnavailable("The provider's login page could not be reached.")
         }
         guard response.body.count <= Self.maxBodyBytes else { throw GatehouseError(code: .upstreamTooLarge, status: 502, detail: "The provider's page is too large.") }
         let setCookies = response.headers.filter { $0.name.lowercased() == "set-cookie" }.map(\.value)
-        let updatedJar = await jars.store(setCookies: setCookies, origin: origin, id: id)
+        let updatedJar: [String: String]
+        if setCookies.isEmpty {
+            updatedJar = jar
+        } else {
+            updatedJar = try await jars.store(setCookies: setCookies, origin: origin, id: id, now: clock.now())
+        }
 
         let contentType = response.header("Content-Type") ?? ""
         let isHTML = contentType.lowercased().contains("text/html")
@@ -212,7 +222,7 @@ struct LoginPageController: Sendable {
 
     /// The site refused the sign-in: the login ends now, with that error, and no session.
     private func end(id: String, with failure: LoginFailure, _ context: GatehouseRequestContext) async throws -> Response {
-        guard let entry = await jars.take(id, now: clock.now()) else { throw Self.unknownLogin() }
+        guard let entry = try await jars.take(id, now: clock.now()) else { throw Self.unknownLogin() }
         return try flow.fail(failure, transaction: entry.transaction, .pages, logger: context.logger)
     }
 
@@ -221,7 +231,7 @@ struct LoginPageController: Sendable {
     private func complete(
         id: String, token: String, provider: any LoginPageProvider, asPage: Bool = true, _ context: GatehouseRequestContext
     ) async throws -> Response {
-        guard let entry = await jars.take(id, now: clock.now()) else { throw Self.unknownLogin() }
+        guard let entry = try await jars.take(id, now: clock.now()) else { throw Self.unknownLogin() }
         let result: LoginResult
         do {
             result = try await provider.validateToken(token)

@@ -67,6 +67,16 @@ final class InstrumentedSessionStore: ForwardingSessionStore {
         try await measured("consume_pending") { try await base.consumePending(keyHash: keyHash, purpose: purpose, now: now) }
     }
 
+    func pendingRecord(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> PendingRecord? {
+        try await measured("read_pending") { try await base.pendingRecord(keyHash: keyHash, purpose: purpose, now: now) }
+    }
+
+    func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool {
+        try await measured("replace_pending") {
+            try await base.replacePendingPayload(keyHash: keyHash, purpose: purpose, expected: expected, with: payload, now: now)
+        }
+    }
+
     func attachSession(_ sessionID: String, toPending keyHash: String) async throws {
         try await measured("attach_session") { try await base.attachSession(sessionID, toPending: keyHash) }
     }

@@ -58,7 +58,8 @@ public struct KeyMaterial: Sendable {
     private static func ensure(file: String, content: String) throws -> String {
         let manager = FileManager.default
         if !manager.fileExists(atPath: file) {
-            try manager.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try manager.createDirectory(
+                atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             guard manager.createFile(atPath: file, contents: Data((content + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
                 throw KeyError.unreadable(file)
             }

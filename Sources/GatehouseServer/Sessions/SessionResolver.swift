@@ -59,6 +59,20 @@ struct SessionResolver: Sendable {
         return found
     }
 
+    /// The session of a token presented as `Authorization: DPoP` from memory alone, bound or not (the proof
+    /// decides, ``checkWithoutWaiting(_:token:presentation:proofs:target:)``); `nil` when the store must be read.
+    func cachedSessionForProof(token: String, now: Date) -> ActiveSession? {
+        sessions.cachedSession(token: token, now: now)?.session
+    }
+
+    /// ``check(_:token:presentation:proofs:target:)`` on the caller's thread: `.some(proof)`, or `nil` when
+    /// the proof's signature must be awaited.
+    func checkWithoutWaiting(
+        _ session: ActiveSession, token: String, presentation: Presentation, proofs: [String], target: DPoPVerifier.Target
+    ) throws -> DPoPProof?? {
+        try dpop.checkWithoutWaiting(session, token: token, presentation: presentation, proofs: proofs, target: target)
+    }
+
     /// The store cache's eviction epoch (``CachedSessionLookup/evictionEpoch``); `nil` without one.
     var cacheEpoch: UInt64? { sessions.cacheEpoch }
 

@@ -108,6 +108,19 @@ public actor MemorySessionStore: SessionStore {
         return .first(entry.record)
     }
 
+    public func pendingRecord(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> PendingRecord? {
+        guard let entry = pending[PendingKey(keyHash: keyHash, purpose: purpose)], entry.consumedAt == nil, entry.record.expiresAt > now else { return nil }
+        return entry.record
+    }
+
+    public func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool {
+        let key = PendingKey(keyHash: keyHash, purpose: purpose)
+        guard var entry = pending[key], entry.consumedAt == nil, entry.record.expiresAt > now, entry.record.payload == expected else { return false }
+        entry.record.payload = payload
+        pending[key] = entry
+        return true
+    }
+
     public func attachSession(_ sessionID: String, toPending keyHash: String) async throws {
         // The protocol names no purpose; key hashes come from distinct random secrets, so at most one matches.
         for (key, var entry) in pending where key.keyHash == keyHash {

@@ -296,6 +296,38 @@ public final class PostgresSessionStore: SessionStore, Service {
         }
     }
 
+    public func pendingRecord(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> PendingRecord? {
+        let nowSeconds = now.timeIntervalSince1970
+        return try await guarded { connection in
+            try await self.pendingRecords(
+                try await connection.query(
+                    """
+                    SELECT provider, session_id, payload, expires_at FROM pending
+                    WHERE key_hash = \(keyHash) AND purpose = \(purpose.rawValue) AND consumed_at IS NULL AND expires_at > \(nowSeconds)
+                    """, logger: self.logger),
+                keyHash: keyHash, purpose: purpose
+            ).first
+        }
+    }
+
+    public func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool {
+        let nowSeconds = now.timeIntervalSince1970
+        return try await guarded { connection in
+            // One statement compares and writes: the row lock orders two instances writing at once, and the
+            // second sees the first's payload, not `expected`.
+            let rows = try await connection.query(
+                """
+                UPDATE pending SET payload = \(payload)
+                WHERE key_hash = \(keyHash) AND purpose = \(purpose.rawValue) AND payload = \(expected)
+                    AND consumed_at IS NULL AND expires_at > \(nowSeconds)
+                RETURNING key_hash
+                """, logger: self.logger)
+            var updated = false
+            for try await _ in rows { updated = true }
+            return updated
+        }
+    }
+
     public func attachSession(_ sessionID: String, toPending keyHash: String) async throws {
         try await guarded { connection in
             try await connection.query("UPDATE pending SET session_id = \(sessionID) WHERE key_hash = \(keyHash)", logger: self.logger)

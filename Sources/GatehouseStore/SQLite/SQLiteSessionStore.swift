@@ -27,7 +27,15 @@ public final class SQLiteSessionStore: SessionStore {
     ///   - path: The SQLite file.
     public init(path: String) throws {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Sessions and sealed credentials: readable by the gateway's user only. A directory the gateway creates
+        // is 0700; the file is created 0600 before SQLite opens it, and SQLite gives its `-wal` and `-shm`
+        // companions the database file's mode.
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+            }
+        }
         var configuration = Configuration()
         // Another process may hold the write lock for a moment; wait for it rather than fail the request.
         configuration.busyMode = .timeout(10)
@@ -191,6 +199,43 @@ public final class SQLiteSessionStore: SessionStore {
                 arguments: [now.timeIntervalSince1970, keyHash, purpose.rawValue]
             )
             return .first(record)
+        }
+    }
+
+    public func pendingRecord(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> PendingRecord? {
+        try await pool.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT provider, session_id, payload, expires_at FROM pending
+                        WHERE key_hash = ? AND purpose = ? AND consumed_at IS NULL AND expires_at > ?
+                        """,
+                    arguments: [keyHash, purpose.rawValue, now.timeIntervalSince1970]
+                )
+            else { return nil }
+            return PendingRecord(
+                keyHash: keyHash,
+                purpose: purpose,
+                provider: try row.decode(forColumn: "provider"),
+                sessionID: try row.decode(forColumn: "session_id"),
+                payload: try row.decode(forColumn: "payload"),
+                expiresAt: Date(timeIntervalSince1970: try row.decode(forColumn: "expires_at"))
+            )
+        }
+    }
+
+    public func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool {
+        // One statement compares and writes under SQLite's write lock.
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE pending SET payload = ?
+                    WHERE key_hash = ? AND purpose = ? AND payload = ? AND consumed_at IS NULL AND expires_at > ?
+                    """,
+                arguments: [payload, keyHash, purpose.rawValue, expected, now.timeIntervalSince1970]
+            )
+            return db.changesCount == 1
         }
     }
 

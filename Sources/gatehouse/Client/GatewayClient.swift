@@ -24,6 +24,8 @@ struct GatewayClient: Sendable {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: .seconds(30), read: .seconds(30)))
         configuration.proxy = try ProxySettings.proxy(forGateway: gateway)
+        // A person waits at the terminal: a refused connection is reported at once, not retried for 30 s.
+        configuration.connectionPool.retryConnectionEstablishment = false
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let result: T
         do {
@@ -84,7 +86,26 @@ struct GatewayClient: Sendable {
         } catch let failure as ClientFailure {
             throw failure
         } catch {
+            if let reason = Self.connectionFailure(error) { throw ClientFailure("cannot connect to \(gateway): \(reason)") }
             throw ClientFailure("\(request.method.rawValue) \(url) failed: \(error)")
         }
+    }
+
+    /// Why the gateway could not be reached, in a person's words, when the error says so (NIO's own text
+    /// is `connection reset (error set): Connection refused (errno: 111)`); nil for any other failure.
+    static func connectionFailure(_ error: any Error) -> String? {
+        if let error = error as? IOError {
+            switch error.errnoCode {
+            case ECONNREFUSED: return "connection refused"
+            case EHOSTUNREACH, ENETUNREACH: return "no route to host"
+            case ETIMEDOUT: return "timed out"
+            default: break
+            }
+        }
+        if let error = error as? HTTPClientError, error == .connectTimeout { return "timed out" }
+        let text = String(describing: error)
+        if text.contains("Connection refused") { return "connection refused" }
+        if text.contains("dnsAError") || text.contains("NXDOMAIN") || text.contains("Name or service not known") { return "the host name does not resolve" }
+        return nil
     }
 }

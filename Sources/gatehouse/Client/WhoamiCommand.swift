@@ -21,7 +21,13 @@ struct WhoamiCommand: AsyncParsableCommand {
             else {
                 throw ClientFailure("unexpected answer from \(response.url): not JSON")
             }
-            ClientOutput.line(String(decoding: pretty, as: UTF8.self))
+            ClientOutput.line(Self.compactingEmpty(String(decoding: pretty, as: UTF8.self)))
         }
+    }
+
+    /// Foundation on Linux pretty-prints an empty array or object over three lines (`[\n\n    ]`); a person
+    /// reads `[]` and `{}`. A JSON string holds no raw newline, so only empty containers match.
+    static func compactingEmpty(_ json: String) -> String {
+        json.replacing(try! Regex(#"\[\n\s*\]"#), with: "[]").replacing(try! Regex(#"\{\n\s*\}"#), with: "{}")
     }
 }

@@ -1,6 +1,6 @@
 /// Published BrowserID data used as test vectors.
 enum BrowserIDVectors {
-    /// PyBrowserID `browserid/tests/test_verifiers.py` `EXPIRED_ASSERTION` (PROTOCOLS.md §7.7): a legacy
+    /// PyBrowserID `browserid/tests/test_verifiers.py` `EXPIRED_ASSERTION` (PyBrowserID's test vector): a legacy
     /// base64url JSON bundle of 3910 characters. Certificate `{"alg":"RS256"}` from `browserid.org`
     /// (iat 1323899627240, exp 1323986027240) for `ryan@rfk.id.au` with a DS256 user key; assertion
     /// `{"alg":"DS256"}` `{"exp":1323899747605,"aud":"http://myfavoritebeer.org"}`, 64-byte signature.
@@ -47,7 +47,7 @@ enum BrowserIDVectors {
         "T1R2Z1EifQ",
     ].joined()
 
-    /// PROTOCOLS.md §7.6: y of PyBrowserID's `get_keypair("login.persona.org")` (x = SHA-1 of the hostname).
+    /// y of PyBrowserID's `get_keypair("login.persona.org")` (x = SHA-1 of the hostname).
     static let personaX = "949e4264d161409b95d42c60276200979193fc4d"
     static let personaY =
         "696f6a710c69fd56205bd5357fb5b0df45ae77fe5ae041d6c98a37766e61b697ba3fff2381c6593c3399667942c3f6b43393080c33603b8a764622500738c16fa71679417da64d94680459920b5ba7dbb611dd3603feb8b11bafb702c47851b4a3341024584702a337c9dc7cbc16cc0872a51583b61785d9f711087664bffc8f"

@@ -160,7 +160,7 @@ struct SPiDProviderTests {
         #expect(provider.problem(forAPIStatus: 404, body: Data("<html>".utf8)) == nil)
     }
 
-    @Test("signed responses verify with the documented vector (PROTOCOLS.md §7.4) and fail when tampered")
+    @Test("signed responses verify with the documented vector (SPiD's published signed-response example) and fail when tampered")
     func signedResponse() throws {
         let data = "eyJvYmplY3QiOiJvcmRlciIsImVudHJ5IjpbeyJvcmRlcl9pZCI6IjMwMDAxNCIsImNoYW5nZWRfZmllbGRzIjoic3RhdHVzIiwidGltZSI6IjIwMTItMDktMzAgMTM6MjE6NDMifSx7Im9yZGVyX2lkIjoiMzAwMDE2IiwiY2hhbmdlZF9maWVsZHMiOiJzdGF0dXMiLCJ0aW1lIjoiMjAxMi0wOS0zMCAxMzoyMTo0MyJ9XX0"
         let payload = try #require(SPPContainer.verifiedData(data: data, signature: "GTUVPjN1LzdyU1qwHjnMKS2oNxckfGzXWA6WOGHVOOg", secret: "a274de"))
