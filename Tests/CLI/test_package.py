@@ -327,10 +327,10 @@ mkdir "$OVERLAY/upper" "$OVERLAY/work" "$OVERLAY/merged"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$OVERLAY/upper,workdir=$OVERLAY/work" "$OVERLAY/merged"
 mount -t proc proc "$OVERLAY/merged/proc"
 mount --bind /dev "$OVERLAY/merged/dev"
-cp "$DEB" "$OVERLAY/merged/root/gatehouse.deb"
+cp "$DEB" "$OVERLAY/merged/$PACKAGE"
 exec chroot "$OVERLAY/merged" /bin/sh -eu -c '
 export DEBIAN_FRONTEND=noninteractive
-dpkg -i /root/gatehouse.deb >/dev/null
+dpkg -i "/$PACKAGE" >/dev/null
 echo "user: $(getent passwd gatehouse | cut -d: -f6,7)"
 echo "state: $(stat -c "%U:%G %a" /var/lib/gatehouse)"
 dpkg-query -W -f="\${Conffiles}\n" gatehouse | sed -n "s/^ \(\/[^ ]*\) .*/conffile: \1/p"
@@ -347,7 +347,7 @@ kill $! || true
 wait $! || true
 echo "keys: $(stat -c "%n %U %a" sealing-k1.key signing-s1.pem | tr "\n" " ")"
 echo "# changed here" >>/etc/gatehouse/gatehouse.yaml
-dpkg -i /root/gatehouse.deb >/dev/null </dev/null
+dpkg -i "/$PACKAGE" >/dev/null </dev/null
 echo "after upgrade: $(tail -n 1 /etc/gatehouse/gatehouse.yaml)"
 [ -e /var/lib/gatehouse/sealing-k1.key ] && echo "state kept: yes"
 dpkg --purge gatehouse >/dev/null
@@ -371,7 +371,7 @@ def test_installs_upgrades_and_purges_in_an_overlay_of_this_system(deb, tmp_path
         return
     overlay = tmp_path / "overlay"
     overlay.mkdir()
-    env = {**clean_env(), "OVERLAY": str(overlay), "DEB": str(deb), "PORT": str(free_port())}
+    env = {**clean_env(), "OVERLAY": str(overlay), "DEB": str(deb), "PACKAGE": "var/cache/gatehouse-under-test.deb", "PORT": str(free_port())}
     result = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", INSTALL_SCRIPT], env=env, timeout=180)
     lines = result.stdout.splitlines()
     report = f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
