@@ -52,8 +52,9 @@ struct APIDecision: Sendable {
         let judged = !policy.isOpenToSessions
         if let plain = UpstreamPath.plainTarget(basePath: basePath, path: facts.path, query: facts.query) {
             guard judged else { return (.forward(target: plain, session: session), nil) }
-            let path = NormalizedPath(segments: facts.path.split(separator: "/").map(String.init), trailingSlash: facts.path.hasSuffix("/"))
-            return judge(facts, path: path, segments: facts.path.split(separator: "/"), target: plain, session: session, sessionRefusal: sessionRefusal, policy: policy)
+            let segments = facts.path.split(separator: "/")
+            let path = NormalizedPath(segments: segments.map(String.init), trailingSlash: facts.path.hasSuffix("/"))
+            return judge(facts, path: path, segments: segments, target: plain, session: session, sessionRefusal: sessionRefusal, policy: policy)
         }
         let path: NormalizedPath
         do {

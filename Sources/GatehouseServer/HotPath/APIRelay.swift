@@ -479,15 +479,16 @@ struct APIRelay: Sendable {
     private func credential(
         of head: HTTPRequestHead, authorization: String?, upgrade: Bool = false, method: String? = nil
     ) throws -> (token: String, presentation: SessionResolver.Presentation)? {
+        // Read only without `Authorization`, which wins over a cookie.
+        let cookies = authorization == nil ? head.headers["cookie"] : []
         if authorization == nil {
-            let cookies = head.headers["cookie"]
             guard !cookies.isEmpty, resolver.cookies.token(in: cookies) != nil else { return nil }
             if upgrade {
                 guard let origin = head.headers.first(name: "origin"), upgradeOrigins.contains(ASCII.lowercased(origin)) else { return nil }
             }
         }
         let (token, presentation) = try resolver.token(
-            authorization: authorization, cookies: head.headers["cookie"], csrf: head.headers.first(name: "x-csrf"), method: method ?? head.method.rawValue)
+            authorization: authorization, cookies: cookies, csrf: head.headers.first(name: "x-csrf"), method: method ?? head.method.rawValue)
         return (token, presentation)
     }
 
