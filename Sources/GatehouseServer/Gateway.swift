@@ -62,7 +62,7 @@ public struct Gateway: Sendable {
         self.signer = signer
         sessions = SessionManager(store: store, sealer: sealer, clock: clock, settings: settings, onEnd: { signer.forget(sessionID: $0) })
         self.metrics = metrics
-        accessLog = AccessLog(logger: logger, metrics: metrics, enabled: settings.accessLog)
+        accessLog = AccessLog(logger: logger, metrics: metrics, enabled: settings.accessLog, format: settings.logFormat)
         refresher = RefreshCoordinator(sessions: sessions, upstreamTimeout: settings.upstreamTimeout, metrics: metrics, logger: logger)
         refreshPolicy = RefreshPolicy(skew: settings.refreshSkew)
         loginFlow = LoginFlow(settings: settings, sessions: sessions, metrics: metrics, access: access)

@@ -41,6 +41,7 @@ public enum GatewayLauncher {
         settings.metricsOnOwnListener = configuration.metricsListen != nil
         settings.upstreamKeepalive = TimeInterval(configuration.limits.upstreamKeepaliveSeconds)
         settings.accessLog = configuration.logging.accessLog
+        settings.logFormat = configuration.logging.format == .json ? .json : .text
         return settings
     }
 
@@ -195,6 +196,8 @@ public enum GatewayLauncher {
                 // The notice is shut down first (services stop in reverse order), so it is logged before the listener closes.
                 let group = ServiceGroup(configuration: .init(
                     services: [app, ShutdownNotice(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                // Lines of the last answers may still be in the access log's batch.
+                defer { gateway.accessLog.flush() }
                 try await group.run()
             }
         } catch {

@@ -43,6 +43,8 @@ public struct ServerSettings: Sendable {
     public var upstreamKeepalive: TimeInterval = 60
     /// `logging.access_log`: one line per request.
     public var accessLog = true
+    /// `logging.format`: how the access log's lines look (the process's other lines are its log handler's).
+    public var logFormat: LogLineFormat = .text
 
     public init(publicURL: String) {
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL

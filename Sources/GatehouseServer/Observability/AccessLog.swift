@@ -2,11 +2,18 @@ import Logging
 
 /// The access log and the request metrics: one line and one count per answered request, from the router
 /// (``AccessLogMiddleware``) and from the event-loop relay alike. Never a token, never a query string.
+///
+/// A line is built only when it will be written (`logging.access_log` on and the logger at `info` or
+/// below), and written off the event loop in batches (``AccessLogWriter``).
 struct AccessLog: Sendable {
-    let logger: Logger
     let metrics: GatewayMetrics
-    /// `logging.access_log`; the metrics are counted either way.
-    let enabled: Bool
+    /// `nil`: no lines (`logging.access_log: false`, or a logger above `info`); the metrics are counted either way.
+    let writer: AccessLogWriter?
+
+    init(logger: Logger, metrics: GatewayMetrics, enabled: Bool, format: LogLineFormat) {
+        self.metrics = metrics
+        writer = enabled && logger.logLevel <= .info ? AccessLogWriter(format: format, label: logger.label) : nil
+    }
 
     /// The route of requests no route matched (a 404 or 405).
     static let unmatchedRoute = "unmatched"
@@ -16,21 +23,14 @@ struct AccessLog: Sendable {
         method: String, route: String, status: Int, duration: Duration, provider: String?, sessionID: String?, requestID: String
     ) {
         metrics.request(route: route, method: method, status: status, duration: duration)
-        guard enabled else { return }
-        var metadata: Logger.Metadata = [
-            "method": .string(method), "route": .string(route), "status": .stringConvertible(status),
-            "duration_ms": .string(Self.milliseconds(duration)), "request_id": .string(requestID),
-        ]
-        if let provider { metadata["provider"] = .string(provider) }
-        if let sessionID { metadata["session"] = .string(sessionID) }
-        logger.info("request", metadata: metadata)
+        guard let writer else { return }
+        writer.append(.init(
+            time: LogLineFormat.now(), method: method, route: route, status: status, duration: duration, provider: provider,
+            sessionID: sessionID, requestID: requestID))
     }
 
-    /// Milliseconds with three decimals.
-    private static func milliseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let micros = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-        let fraction = String(micros % 1000)
-        return "\(micros / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    /// Writes the lines not yet written (at shutdown).
+    func flush() {
+        writer?.flush()
     }
 }
