@@ -149,8 +149,8 @@ success_url: "$backend/welcome*"
 probe: {url: "$backend/probe"}
 claims: {subject: "id"}
 EOF
-serve_sqlite() { # name port cache_seconds pid_variable: `gatehouse serve` on SQLite, waits for /readyz
-    local name=$1 port=$2 cache=$3 dir=$serve_root/$1
+serve_sqlite() { # name port cache_seconds pid_variable [access_log]: `gatehouse serve` on SQLite, waits for /readyz
+    local name=$1 port=$2 cache=$3 access_log=${5:-false} dir=$serve_root/$1
     mkdir -p "$dir"
     cat >"$dir/gatehouse.yaml" <<EOF
 listen: "127.0.0.1:$port"
@@ -171,7 +171,8 @@ backend:
 logging:
   level: "info"
   format: "text"
-  access_log: false          # as nginx (access_log off) and Caddy (no log directive) run here
+  # false: as nginx (access_log off) and Caddy (no log directive) run here; true (gw-sqlite-log): as shipped
+  access_log: $access_log
 EOF
     "$BIN" check --config "$dir/gatehouse.yaml" >"$dir/check.out" 2>&1 || die "gatehouse check failed for $name: $(cat "$dir/check.out")"
     "$BIN" serve --config "$dir/gatehouse.yaml" >"$tmp/gateway-$name.log" 2>&1 &
@@ -194,6 +195,14 @@ sqlite_port=$(free_port)
 serve_sqlite sqlite "$sqlite_port" "$SESSION_CACHE_SECONDS" sqlite_pid
 sqlite0_port=$(free_port)
 serve_sqlite sqlite0 "$sqlite0_port" 0 sqlite0_pid
+# The same gateway with the access log as shipped (on, `info`, text lines on standard error into a file).
+if [[ " ${TARGETS:-gw-sqlite-log} " == *" gw-sqlite-log "* ]]; then
+    sqlitelog_port=$(free_port)
+    serve_sqlite sqlitelog "$sqlitelog_port" "$SESSION_CACHE_SECONDS" sqlitelog_pid true
+    sqlitelog_token=$(capture_session "http://127.0.0.1:$sqlitelog_port" sqlitelog)
+else
+    sqlitelog_port=0 sqlitelog_pid=$sqlite_pid sqlitelog_token=none
+fi
 sqlite_token=$(capture_session "http://127.0.0.1:$sqlite_port" sqlite)
 sqlite0_token=$(capture_session "http://127.0.0.1:$sqlite0_port" sqlite0)
 # A second session on the cached SQLite gateway, bound to an ES256 key (DPoP): its sign-in carries a proof.
@@ -255,7 +264,7 @@ wait_http "http://127.0.0.1:$authz_port/bench" "$authz_pid" "nginx auth_request"
 
 # --- targets ---------------------------------------------------------------------------------------
 # name, label, CPU key (run_wrk's "cpu" line; nginx's workers are <key>_<n>), pids for the RSS, URL, token
-targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-dpop gw-sqlite-nocache nginx-authz)
+targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-log gw-sqlite-dpop gw-sqlite-nocache nginx-authz)
 if [[ -n ${TARGETS:-} ]]; then
     chosen=" direct caddy $TARGETS "
     kept=()
@@ -274,6 +283,7 @@ label=(
     [caddy]="Caddy $caddy_version reverse_proxy -> backend"
     [gw-memory]="Gatehouse, memory store (demo)"
     [gw-sqlite]="Gatehouse, SQLite, session cache ${SESSION_CACHE_SECONDS} s"
+    [gw-sqlite-log]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, access log on (as shipped)"
     [gw-sqlite-dpop]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, DPoP-bound (ES256 proof each)"
     [gw-sqlite-nocache]="Gatehouse, SQLite, session cache 0"
     [nginx-authz]="nginx auth_request -> Gatehouse /v1/authz, -> backend"
@@ -284,13 +294,14 @@ url=(
     [caddy]="http://127.0.0.1:$caddy_port/bench"
     [gw-memory]="$gw/v1/api/bench"
     [gw-sqlite]="http://127.0.0.1:$sqlite_port/v1/api/bench"
+    [gw-sqlite-log]="http://127.0.0.1:$sqlitelog_port/v1/api/bench"
     [gw-sqlite-dpop]="http://127.0.0.1:$sqlite_port/v1/api/bench"
     [gw-sqlite-nocache]="http://127.0.0.1:$sqlite0_port/v1/api/bench"
     [nginx-authz]="http://127.0.0.1:$authz_port/bench"
 )
 # Every target gets the same request: the proxies and nginx ignore the Authorization header.
-tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-dpop]=$dpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
-cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-dpop]=sqlite [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
+tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-log]=$sqlitelog_token [gw-sqlite-dpop]=$dpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
+cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-log]=sqlitelog [gw-sqlite-dpop]=sqlite [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
 mapfile -t backend_workers < <(nginx_workers "$nginx_pid")
 mapfile -t proxy_workers < <(nginx_workers "$proxy_pid")
 mapfile -t authz_workers < <(nginx_workers "$authz_pid")
@@ -298,10 +309,10 @@ mapfile -t authz_workers < <(nginx_workers "$authz_pid")
 rss_pids=(
     [direct]="$nginx_pid ${backend_workers[*]}"
     [nginx-proxy]="$proxy_pid ${proxy_workers[*]}"
-    [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-dpop]=$sqlite_pid [gw-sqlite-nocache]=$sqlite0_pid
+    [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-log]=$sqlitelog_pid [gw-sqlite-dpop]=$sqlite_pid [gw-sqlite-nocache]=$sqlite0_pid
     [nginx-authz]="$authz_pid ${authz_workers[*]} $sqlite_pid"
 )
-cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid")
+cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid" "sqlitelog=$sqlitelog_pid")
 for i in "${!proxy_workers[@]}"; do cpu_watch+=("proxy_$((i + 1))=${proxy_workers[i]}"); done
 # The forward-auth row's CPU: its nginx workers and the gateway answering /v1/authz (the SQLite row's
 # gateway, idle during the other targets' runs).
@@ -323,6 +334,7 @@ require_all_alive() {
     require_alive "$caddy_pid" "Caddy died during the $1 run (log: $tmp/caddy/caddy.log)"
     require_alive "$gw_pid" "the memory-store gateway died during the $1 run (log: $tmp/gateway.log)"
     require_alive "$sqlite_pid" "the SQLite gateway died during the $1 run (log: $tmp/gateway-sqlite.log)"
+    require_alive "$sqlitelog_pid" "the SQLite gateway with the access log died during the $1 run (log: $tmp/gateway-sqlitelog.log)"
     require_alive "$sqlite0_pid" "the SQLite gateway without cache died during the $1 run (log: $tmp/gateway-sqlite0.log)"
     require_alive "$authz_pid" "the nginx auth_request proxy died during the $1 run (see $tmp/authz)"
 }

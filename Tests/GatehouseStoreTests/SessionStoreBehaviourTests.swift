@@ -23,6 +23,14 @@ import Testing
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             #expect(wins == 1)
+            // Many keys at once, each several times (writes shared by concurrent records): one win per key.
+            let perKey = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+                for index in 0..<120 {
+                    group.addTask { (index % 30, try await store.recordOnce("dpop k many-\(index % 30)", until: now.addingTimeInterval(60), now: now)) }
+                }
+                return try await group.reduce(into: [Int: Int]()) { $0[$1.0, default: 0] += $1.1 ? 1 : 0 }
+            }
+            #expect(perKey.count == 30 && perKey.values.allSatisfy { $0 == 1 }, "\(perKey)")
             _ = try await store.deleteExpired(now: now.addingTimeInterval(300), idleCutoff: now)
             #expect(try await store.recordOnce("dpop k race", until: now.addingTimeInterval(400), now: now.addingTimeInterval(300)))
         }

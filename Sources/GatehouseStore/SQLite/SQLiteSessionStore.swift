@@ -19,6 +19,7 @@ public final class SQLiteSessionStore: SessionStore {
         """
 
     let pool: DatabasePool
+    private let onceRecords: OnceRecordBatcher
 
     /// Opens (or creates) the database file, creating its parent directories.
     ///
@@ -44,7 +45,9 @@ public final class SQLiteSessionStore: SessionStore {
         // (not a process crash) can be lost. With FULL, every write — a DPoP proof's jti on each request —
         // queued behind one fsync at a time.
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        pool = try DatabasePool(path: path, configuration: configuration)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        self.pool = pool
+        onceRecords = OnceRecordBatcher { entries in try await Self.writeOnceValues(pool, entries) }
     }
 
     /// Runs `body` on the writer connection outside a transaction (for per-connection state such as
@@ -273,17 +276,28 @@ public final class SQLiteSessionStore: SessionStore {
     // MARK: One-time values
 
     public func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
-        // One statement, atomic by itself: no surrounding transaction (BEGIN and COMMIT would double the work).
-        try await pool.writeWithoutTransaction { db in
-            // A new key is inserted; an expired entry with the same key (the sweeper's to remove)
-            // is taken over and does not count as a replay; a live one changes nothing.
-            let statement = try db.cachedStatement(sql: """
-                INSERT INTO once_values (key, expires_at) VALUES (?, ?)
-                ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE once_values.expires_at < ?
-                """)
-            try statement.execute(arguments: [key, until.timeIntervalSince1970, now.timeIntervalSince1970])
-            return db.changesCount == 1
+        try await onceRecords.record(key, until: until, now: now)
+    }
+
+    /// ``recordOnce(_:until:now:)``'s writes: the records that arrive while one is written share the next
+    /// write (``OnceRecordBatcher``).
+    private static func writeOnceValues(_ pool: DatabasePool, _ entries: [OnceRecordBatcher.Entry]) async throws -> [Bool] {
+        // A new key is inserted; an expired entry with the same key (the sweeper's to remove) is taken over
+        // and does not count as a replay; a live one changes nothing.
+        let sql = """
+            INSERT INTO once_values (key, expires_at) VALUES (?, ?)
+            ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE once_values.expires_at < ?
+            """
+        @Sendable func insert(_ db: Database) throws -> [Bool] {
+            let statement = try db.cachedStatement(sql: sql)
+            return try entries.map { entry in
+                try statement.execute(arguments: [entry.key, entry.until.timeIntervalSince1970, entry.now.timeIntervalSince1970])
+                return db.changesCount == 1
+            }
         }
+        // One statement is atomic by itself (BEGIN and COMMIT would double its work); several share one
+        // transaction, so one commit writes the log once for all of them.
+        return entries.count == 1 ? try await pool.writeWithoutTransaction(insert) : try await pool.write(insert)
     }
 
     // MARK: Helpers
