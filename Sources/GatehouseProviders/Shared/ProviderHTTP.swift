@@ -3,7 +3,8 @@ import GatehouseCore
 /// The one way adapters talk to their provider: sends over the provider's ``HTTPTransport`` (with an
 /// optional deadline) and turns what every adapter treats alike into ``ProviderError``s.
 ///
-/// - A provider that cannot be reached (or misses the deadline) is ``ProviderError/unavailable(_:)``.
+/// - A provider that cannot be reached (or misses the deadline) is ``ProviderError/unavailable(_:)``, its
+///   reason followed by the transport's error in parentheses (which names no query string: it may hold a token).
 /// - When the call site asks for it, a 5xx answer is ``ProviderError/unavailable(_:)`` too ("try later").
 /// - A body that must be a JSON object and is not is ``ProviderError/invalidResponse(_:)``.
 ///
@@ -37,7 +38,9 @@ struct ProviderHTTP: Sendable {
         do {
             response = try await exchange(request)
         } catch {
-            throw .unavailable(unreachable())
+            // The cause goes with the reason into the log (a DNS failure, a refused connection, a deadline); the
+            // client's problem says only that the provider could not be reached.
+            throw .unavailable("\(unreachable()) (\(error))")
         }
         if let serverError, response.status >= 500 { throw .unavailable(serverError(response.status)) }
         return response

@@ -99,7 +99,7 @@ import Testing
         transport.enqueue(.failure(TransportError("connection refused")))
         transport.enqueue(.json("{}", status: 503))
         let provider = try makeProvider()
-        await #expect(throws: ProviderError.unavailable("The provider's JWKS could not be fetched.")) {
+        await #expect(throws: ProviderError.unavailable("The provider's JWKS could not be fetched. (connection refused)")) {
             try await provider.validate(keyA.sign(claims("u-a")))
         }
         await #expect(throws: ProviderError.unavailable("The provider's JWKS answered 503.")) {

@@ -148,7 +148,7 @@ import Testing
         let missing = FakeTransport([.text("not found", status: 404)])
         #expect(await F.refusal(try F.provider(F.configuration(pinned: [:], fetch: true), transport: missing), F.mint()) == "untrusted_issuer")
         let down = FakeTransport([.failure(TransportError("connection refused"))])
-        await #expect(throws: ProviderError.unavailable("the support document of 'example.com' could not be fetched")) {
+        await #expect(throws: ProviderError.unavailable("the support document of 'example.com' could not be fetched (connection refused)")) {
             try await F.provider(F.configuration(pinned: [:], fetch: true), transport: down).verifyAssertion(F.mint(), audience: "")
         }
         let failing = FakeTransport([.text("oops", status: 503)])

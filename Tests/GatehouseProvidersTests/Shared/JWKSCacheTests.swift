@@ -124,7 +124,7 @@ import Testing
         let unusable = "{\"keys\":[{\"kty\":\"oct\",\"k\":\"c2VjcmV0\"},{\"kty\":\"EC\",\"use\":\"enc\",\"crv\":\"P-256\",\"x\":\"\",\"y\":\"\"}]}"
         let cache = makeCache(
             serving: .failure(TransportError("refused")), .json("{}", status: 404), .text("<html>", status: 200), .json(unusable))
-        await #expect(throws: ProviderError.unavailable("The provider's JWKS could not be fetched.")) { try await found(cache, "key-a") }
+        await #expect(throws: ProviderError.unavailable("The provider's JWKS could not be fetched. (refused)")) { try await found(cache, "key-a") }
         await #expect(throws: ProviderError.unavailable("The provider's JWKS answered 404.")) { try await found(cache, "key-a") }
         await #expect(throws: ProviderError.invalidResponse("The provider's JWKS is not a key set.")) { try await found(cache, "key-a") }
         // Keys jwt-kit cannot use, or not for signatures, are skipped: an empty set, no error.

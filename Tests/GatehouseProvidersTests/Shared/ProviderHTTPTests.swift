@@ -9,7 +9,7 @@ import Testing
     @Test("a transport failure is unavailable with the call site's reason")
     func unreachable() async {
         let http = ProviderHTTP(transport: FakeTransport([.failure(TransportError("connection refused"))]))
-        await #expect(throws: ProviderError.unavailable("the thing could not be reached")) {
+        await #expect(throws: ProviderError.unavailable("the thing could not be reached (connection refused)")) {
             try await http.send(TransportRequest(url: Self.url), unreachable: "the thing could not be reached")
         }
     }
@@ -44,7 +44,7 @@ import Testing
     @Test("a deadline turns a provider that does not answer into unavailable; an answer in time is returned")
     func deadline() async throws {
         let slow = ProviderHTTP(transport: SlowTransport(), timeout: .milliseconds(50))
-        await #expect(throws: ProviderError.unavailable("too slow")) {
+        await #expect(throws: ProviderError.unavailable("too slow (timed out after 0.05 seconds)")) {
             try await slow.send(TransportRequest(url: Self.url), unreachable: "too slow")
         }
         let fast = ProviderHTTP(transport: FakeTransport([.json("{\"a\":1}")]), timeout: .seconds(5))
