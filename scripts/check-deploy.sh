@@ -295,12 +295,14 @@ backend_listen = re.search(r"^\s*listen\s+(\d+);", open("deploy/nginx/backend.co
 if backend_host not in services or backend_port != backend_listen:
     fail(f"backend.url {compose_config['backend']['url']} is not the backend service on {backend_listen}")
 gateway_env = {k: expand(v, compose_env) for k, v in services["gatehouse-a"]["environment"].items()}
-url = gateway_env["GATEHOUSE_DATABASE_URL"]
+url = gateway_env["GATEHOUSE_STORE_URL"]
 m = re.match(r"postgres://([^:]+):([^@]+)@([^:/]+):(\d+)/(\w+)$", url)
 pg = services["postgres"]["environment"]
 if not m or m.group(3) != "postgres" or m.group(1) != pg["POSTGRES_USER"] or m.group(5) != pg["POSTGRES_DB"] \
         or m.group(2) != expand(pg["POSTGRES_PASSWORD"], compose_env):
-    fail(f"compose: GATEHOUSE_DATABASE_URL does not match the postgres service")
+    fail(f"compose: GATEHOUSE_STORE_URL does not match the postgres service")
+if not gateway_env.get("GATEHOUSE_PUBLIC_URL", "").startswith("http"):
+    fail("compose: GATEHOUSE_PUBLIC_URL is not set to a URL")
 ok("compose: services, depends_on, volumes, bind mounts, healthchecks, nginx upstreams, database URL")
 
 # ---------------------------------------------------------------- runtime
@@ -476,10 +478,11 @@ gatehouse("check", "--config", config, env=env)
 health = gateway["healthcheck"]["test"]
 if DATABASE_URL:
     # The compose file's URL names the `postgres` service; here the same config reaches a real server.
-    env["GATEHOUSE_DATABASE_URL"] = DATABASE_URL
+    env["GATEHOUSE_STORE_URL"] = DATABASE_URL
     serve("compose (gatehouse.compose.yaml, PostgreSQL)", config, env, ["/healthz", health[3]])
 else:
     write(config, as_sqlite(in_root(root, text), os.path.join(WORK, "compose.sqlite3")))
+    env.pop("GATEHOUSE_STORE_URL")  # a postgres URL: the SQLite stand-in has none
     serve("compose (gatehouse.compose.yaml, as SQLite)", config, env, ["/healthz", health[3]])
 
 # 4. Kubernetes: ConfigMaps and Secrets mounted the way the kubelet writes them.
