@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 import sqlite3
 import threading
 import time
@@ -31,6 +32,7 @@ import requests
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from conftest import q, write_capture_provider, write_config, write_provider
+from gatehouse_testkit import wait_until
 from test_hostile_requests import FRONT_ENDS, ORIGIN, PUBLIC, RawBackend, get, probe_server, problem_code, raw, status_of
 
 AUDIENCE = "https://api.example.test"
@@ -481,6 +483,20 @@ def test_a_provider_token_beside_a_smuggled_cookie_and_identity_headers(setup, i
         seen = backend_saw(answer)
         assert seen["x-gatehouse-subject"] == ["svc-reports"]
         assert session not in json.dumps(seen)
+
+
+def test_a_reload_that_stops_accepting_voids_the_cached_verdicts(setup, issuer, tmp_path):
+    gw, _, _ = setup
+    token = issuer.token()
+    for front in FRONT_ENDS:
+        assert call(gw, "/v1/api/x", token, front).status_code == 200  # cached for cache_seconds (300 s)
+    write_provider(tmp_path, "idp", oidc_provider(issuer).replace("  accept: true", "  accept: false"))
+    gw.signal(signal.SIGHUP)
+    assert wait_until(lambda: call(gw, "/v1/api/x", token).status_code == 401, 10), "the cached verdict outlived the reload"
+    for front in FRONT_ENDS:
+        answer = call(gw, "/v1/api/x", token, front)
+        # No provider accepts bearer tokens any more: the token is an unknown session token.
+        assert answer.status_code == 401 and answer.json()["code"] == "invalid_session", (front, answer.text)
 
 
 # --- configuration ------------------------------------------------------------------------------

@@ -35,13 +35,13 @@ final class ProviderTokenAuthenticator: Sendable {
 
     /// The cached verdict on `token`, from memory alone; `nil` when it must be verified.
     func cachedSession(token: String, now: Date) -> Result<ActiveSession, GatehouseError>? {
-        verdicts.verdict(tokenHash: RandomToken.hash(token), now: now)
+        verdicts.verdict(tokenHash: RandomToken.hash(token), now: now, generation: providers.generation)
     }
 
     /// The session `token` stands for, verified (or from the cache); throws `invalid_token` or `provider_unavailable`.
     func session(token: String) async throws -> ActiveSession {
         let hash = RandomToken.hash(token)
-        if let cached = verdicts.verdict(tokenHash: hash, now: clock.now()) { return try cached.get() }
+        if let cached = verdicts.verdict(tokenHash: hash, now: clock.now(), generation: providers.generation) { return try cached.get() }
         let task = inFlight.withLock { inFlight in
             if let running = inFlight[hash] { return running }
             let task = Task { await self.verify(token, hash: hash) }
@@ -57,6 +57,8 @@ final class ProviderTokenAuthenticator: Sendable {
 
     /// One verification, its verdict cached (a provider that could not be asked is not a verdict).
     private func verify(_ token: String, hash: String) async -> Result<ActiveSession, GatehouseError> {
+        // Read first: a reload during the verification makes its verdict stale at once.
+        let generation = providers.generation
         let accepting = providers.all.compactMap { $0 as? any BearerTokenProvider }.filter(\.acceptsBearerTokens)
         var unavailable: String?
         var refusal = "The token is not one an accepting provider vouches for."
@@ -87,13 +89,14 @@ final class ProviderTokenAuthenticator: Sendable {
         guard let (provider, grant) = accepted else {
             if let unavailable { return .failure(.providerUnavailable(unavailable)) }
             let error = GatehouseError.invalidBearerToken(refusal)
-            verdicts.keep(.failure(error), tokenHash: hash, until: now.addingTimeInterval(ProviderTokenVerdicts.refusalLifetime), now: now)
+            verdicts.keep(
+                .failure(error), tokenHash: hash, until: now.addingTimeInterval(ProviderTokenVerdicts.refusalLifetime), now: now, generation: generation)
             return .failure(error)
         }
         var until = now.addingTimeInterval(provider.bearerTokenCacheLifetime)
         if let expiresAt = grant.expiresAt { until = min(until, expiresAt) }
         let session = Self.session(token: token, hash: hash, provider: provider.descriptor.id, grant: grant, now: now, until: until)
-        verdicts.keep(.success(session), tokenHash: hash, until: until, now: now)
+        verdicts.keep(.success(session), tokenHash: hash, until: until, now: now, generation: generation)
         return .success(session)
     }
 

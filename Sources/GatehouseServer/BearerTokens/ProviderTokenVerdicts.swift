@@ -14,6 +14,8 @@ final class ProviderTokenVerdicts: Sendable {
     private struct Entry {
         let verdict: Result<ActiveSession, GatehouseError>
         let until: Date
+        /// The providers' ``ProviderSet/generation`` it was made under: a reload (SIGHUP) voids it.
+        let generation: UInt64
     }
 
     private let entries = Mutex<[String: Entry]>([:])
@@ -22,11 +24,12 @@ final class ProviderTokenVerdicts: Sendable {
         self.capacity = capacity
     }
 
-    /// The verdict on the token whose hash is `tokenHash`, while it holds.
-    func verdict(tokenHash: String, now: Date) -> Result<ActiveSession, GatehouseError>? {
+    /// The verdict on the token whose hash is `tokenHash`, while it holds and the providers are those it was
+    /// made under (`generation`).
+    func verdict(tokenHash: String, now: Date, generation: UInt64) -> Result<ActiveSession, GatehouseError>? {
         entries.withLock { entries in
             guard let entry = entries[tokenHash] else { return nil }
-            guard now < entry.until else {
+            guard now < entry.until, entry.generation == generation else {
                 entries.removeValue(forKey: tokenHash)
                 return nil
             }
@@ -35,7 +38,7 @@ final class ProviderTokenVerdicts: Sendable {
     }
 
     /// Keeps a verdict until `until` (a refusal at most ``refusalLifetime``).
-    func keep(_ verdict: Result<ActiveSession, GatehouseError>, tokenHash: String, until deadline: Date, now: Date) {
+    func keep(_ verdict: Result<ActiveSession, GatehouseError>, tokenHash: String, until deadline: Date, now: Date, generation: UInt64) {
         let until: Date
         switch verdict {
         case .success: until = deadline
@@ -50,7 +53,7 @@ final class ProviderTokenVerdicts: Sendable {
                     for key in entries.keys.prefix(max(1, capacity / 4)) { entries.removeValue(forKey: key) }
                 }
             }
-            entries[tokenHash] = Entry(verdict: verdict, until: until)
+            entries[tokenHash] = Entry(verdict: verdict, until: until, generation: generation)
         }
     }
 
