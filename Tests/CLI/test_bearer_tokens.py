@@ -33,6 +33,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from conftest import q, write_capture_provider, write_config, write_provider
 from gatehouse_testkit import wait_until
+from test_decision_parity import authz, counters, send
 from test_hostile_requests import FRONT_ENDS, ORIGIN, PUBLIC, RawBackend, get, probe_server, problem_code, raw, status_of
 
 AUDIENCE = "https://api.example.test"
@@ -446,6 +447,40 @@ def test_an_unreachable_introspection_endpoint_is_503(setup, issuer):
     issuer.introspection_down = False
     issuer.active["opaque-while-down"] = {"sub": "svc", "scope": "api"}
     assert call(gw, "/v1/api/x", "opaque-while-down").status_code == 200
+
+
+# --- one decision: the relay, the router and /v1/authz agree ------------------------------------
+
+PARITY_PATHS = ["/public/x", "/admin/x", "/app/x", "/reports/x", "/app/../admin/x", "/%61dmin/x", "/public/%252e%252e/admin/x"]
+
+
+def test_the_relay_the_router_and_authz_agree_on_provider_tokens(setup, issuer):
+    gw, _, _ = setup
+    issuer.active["opaque-parity"] = {"sub": "svc-opaque", "scope": "api", "client_id": "reports-job"}
+    tokens = {
+        "jwt": issuer.token(), "jwt-rs256-admin": issuer.token("RS256", sub="admin"), "jwt-other-job": issuer.token(client_id="other"),
+        "jwt-wrong-aud": issuer.token(aud="x"), "jwt-expired": issuer.token(exp=int(time.time()) - 120), "opaque": "opaque-parity",
+        "opaque-unknown": "opaque-nobody-issued",
+    }
+    rows = [(method, path, kind) for kind in tokens for path in PARITY_PATHS for method in ("GET",)] + [
+        (method, path, kind) for kind in ("jwt", "jwt-rs256-admin", "opaque") for path in ("/admin/x", "/app/x") for method in ("HEAD", "POST")]
+    before = counters(gw)
+    mismatches, statuses = [], set()
+    for method, path, kind in rows:
+        fields = {"Authorization": f"Bearer {tokens[kind]}"}
+        relay = send(gw, method, path, fields, None)
+        router = send(gw, method, path, {**fields, "Origin": ORIGIN}, None)
+        statuses.add(relay[0])
+        if relay != router:
+            mismatches.append(("relay/router", method, path, kind, relay, router))
+        expected = (200, None) if relay[0] == 200 else relay[:2]
+        for version in ("1.1", "1.0"):
+            asked = authz(gw, method, path, fields, version)
+            if (asked[0], asked[1] if method != "HEAD" else None) != (expected[0], expected[1] if method != "HEAD" else None):
+                mismatches.append(("authz HTTP/" + version, method, path, kind, expected, asked))
+    assert not mismatches, "\n".join(map(str, mismatches))
+    assert counters(gw) - before == len(rows), "a provider-token row was handed to the router for its verdict"
+    assert {200, 400, 401, 403} <= statuses
 
 
 # --- hostile cases with a provider token --------------------------------------------------------
