@@ -299,6 +299,28 @@ def test_forward_auth_answers_a_provider_token_with_its_identity(setup, issuer):
     assert denied.status_code == 403
 
 
+def test_the_token_reaches_the_backend_only_with_forward_access_token(serve, tmp_path, issuer):
+    backend = RawBackend()
+    config = write_config(tmp_path, "\n".join([
+        'store: {kind: "memory"}', f"public_url: {q(PUBLIC)}", f"cors: {{allowed_origins: [{q(ORIGIN)}]}}",
+        "backend:", f"  url: {q(f'http://127.0.0.1:{backend.port}/base')}", "  forward_access_token: true", "",
+    ]))
+    write_provider(tmp_path, "idp", oidc_provider(issuer))
+    gw = serve(tmp_path, ["--config", str(config)], env={"IDP_SECRET": CLIENT_SECRET})
+    token = issuer.token()
+    try:
+        for front in FRONT_ENDS:
+            answer = call(gw, "/v1/api/x", token, front)
+            assert answer.status_code == 200, (front, answer.text)
+            seen = backend_saw(answer)
+            assert seen["x-gatehouse-access-token"] == [token], front
+            assert "authorization" not in seen
+        authz = requests.get(gw.url + "/v1/authz", headers={"Authorization": f"Bearer {token}", "X-Forwarded-Uri": "/x"}, timeout=5)
+        assert authz.status_code == 200 and authz.headers["X-Gatehouse-Access-Token"] == token
+    finally:
+        backend.close()
+
+
 def test_session_and_proxy_routes_refuse_a_provider_token(setup, issuer):
     gw, backend, _ = setup
     token = issuer.token()
