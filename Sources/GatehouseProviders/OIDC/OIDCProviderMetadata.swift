@@ -49,7 +49,8 @@ public struct OIDCProviderMetadata: Sendable, Equatable {
         let policy = InsecureHTTPPolicy(allowsInsecureHTTP: configuration.allowInsecureHTTP)
         for (name, url) in [
             ("token_endpoint", token), ("userinfo_endpoint", userinfoEndpoint), ("revocation_endpoint", revocationEndpoint), ("jwks_uri", jwks),
-            ("introspection_endpoint", introspectionEndpoint),
+            // Used (and so held to the rule) only when the file accepts bearer tokens.
+            ("introspection_endpoint", configuration.bearerTokens.accept ? introspectionEndpoint : nil),
         ] {
             try policy.check(discovered: url, name: name)
         }
