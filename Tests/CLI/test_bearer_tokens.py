@@ -18,6 +18,8 @@ Tests/Interop/test_dot_bearer_tokens.py.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import signal
 import sqlite3
@@ -251,6 +253,18 @@ def test_a_verified_jwt_reaches_the_backend_as_its_identity_with_a_bearer_assert
     jwt.decode(seen["x-gatehouse-assertion"][0], keys.keys[0].key, algorithms=["ES256"], options={"verify_aud": False})
 
 
+def test_the_log_names_a_hash_of_the_token_never_the_token(setup, issuer):
+    gw, _, _ = setup
+    token, refused = issuer.token(), issuer.token(aud="x")
+    for front in FRONT_ENDS:
+        assert call(gw, "/v1/api/x", token, front).status_code == 200
+        assert call(gw, "/v1/api/x", refused, front).status_code == 401
+    expected = "bearer-" + hashlib.sha256(token.encode()).hexdigest()[:16]
+    assert wait_until(lambda: expected in gw.log(), 5), gw.log()[-2000:]
+    for secret in (token, refused, token.split(".")[2], refused.split(".")[2]):
+        assert secret not in gw.log()
+
+
 def test_a_plain_jwt_typ_and_a_client_credentials_token_without_sub_are_accepted(setup, issuer):
     gw, _, _ = setup
     answer = call(gw, "/v1/api/x", issuer.token(typ="JWT", sub=None, email=None))
@@ -368,7 +382,6 @@ def test_hs256_signed_with_the_public_key_is_refused(setup, issuer):
     gw, backend, _ = setup
     header = {"alg": "HS256", "typ": "at+jwt", "kid": "ec1"}
     signing_input = b64url(json.dumps(header).encode()) + "." + b64url(json.dumps(issuer.claims()).encode())
-    import hmac, hashlib  # noqa: E401
     secret = json.dumps(issuer.jwks()[0]).encode()
     mac = hmac.new(secret, signing_input.encode(), hashlib.sha256).digest()
     refused_everywhere(gw, backend, signing_input + "." + b64url(mac))
