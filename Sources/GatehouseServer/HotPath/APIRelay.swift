@@ -153,7 +153,9 @@ struct APIRelay: Sendable {
         if presentation == .dpop {
             return decideWithProof(head, token: token, upgrade: upgrade, remoteAddress: remoteAddress, now: now)
         }
-        guard let found = fromMemory(token: token, authorization: authorization ?? "", now: now) else {
+        // A JWT is never a session token (those have no dots): no session look-up for a provider's JWT.
+        let providerJWT = presentation == .bearer && ProviderTokenAuthenticator.isJWT(token)
+        guard let found = providerJWT ? nil : fromMemory(token: token, authorization: authorization ?? "", now: now) else {
             // A provider-issued bearer token whose verdict is cached is decided here too; any other miss leaves the loop.
             switch resolver.cachedProviderToken(token: token, presentation: presentation, now: now) {
             case .success(let session)?:
