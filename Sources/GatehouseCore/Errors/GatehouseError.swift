@@ -12,6 +12,8 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var retryAfter: Int?
     /// A fresh nonce for the client's next DPoP proof (the `DPoP-Nonce` header).
     public var dpopNonce: String?
+    /// A refused provider-issued bearer token: the 401 challenges with `Bearer error="invalid_token"` (RFC 6750 §3).
+    public var challengesBearer = false
 
     public init(code: ProblemCode, status: Int, detail: String, retryAfter: Int? = nil) {
         self.code = code
@@ -53,6 +55,16 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
         return error
     }
     public static func invalidToken(_ detail: String) -> Self { .init(code: .invalidToken, status: 401, detail: detail) }
+    /// A provider-issued bearer token the gateway does not accept (RFC 6750 `invalid_token`).
+    public static func invalidBearerToken(_ detail: String) -> Self {
+        var error = Self(code: .invalidToken, status: 401, detail: detail)
+        error.challengesBearer = true
+        return error
+    }
+    /// A provider that could not be asked (its keys, discovery or introspection endpoint unreachable).
+    public static func providerUnavailable(_ detail: String, retryAfter: Int = 5) -> Self {
+        .init(code: .providerUnavailable, status: 503, detail: detail, retryAfter: retryAfter)
+    }
     public static func storeUnavailable(_ detail: String = "The session store cannot be reached. Try again shortly.") -> Self {
         .init(code: .storeUnavailable, status: 503, detail: detail, retryAfter: 5)
     }

@@ -5,8 +5,9 @@ public enum OAuth2Kind: ProviderKind {
     public static let kind = "oauth2"
 
     public static func make(descriptor: ProviderDescriptor, settings: ConfigMap, context: ProviderContext) throws -> any AuthProvider {
-        let configuration = try OAuth2Provider.Configuration(settings)
-        try InsecureHTTPPolicy.check(settings, keys: ["token_endpoint", "userinfo_endpoint", "revocation_endpoint"])
+        let configuration = try OAuth2Provider.Configuration(settings, claims: descriptor.claims)
+        try InsecureHTTPPolicy.check(
+            settings, keys: ["token_endpoint", "userinfo_endpoint", "revocation_endpoint", "jwks_url", BearerTokenSettings.introspectionEndpointKey])
         try settings.finish()
         return OAuth2Provider(descriptor: descriptor, configuration: configuration, context: context)
     }

@@ -32,6 +32,10 @@ extension OAuth2Provider {
         public var extraAuthorizationParameters: [(String, String)]
         /// Extra form fields for every token request (SPiD's `scope`); not a file key.
         public var extraTokenParameters: [(String, String)] = []
+        /// `jwks_url`: the provider's key set, for JWT access tokens presented as bearer tokens (needs `issuer`).
+        public var jwksURL: String?
+        /// `bearer_tokens:` (``BearerTokenSettings``).
+        public var bearerTokens: BearerTokenSettings = .disabled
 
         public init(
             authorizationEndpoint: String, tokenEndpoint: String, userinfoEndpoint: String? = nil, revocationEndpoint: String? = nil,
@@ -55,7 +59,8 @@ extension OAuth2Provider {
         public static let issParameterSupportedKey = "authorization_response_iss_parameter_supported"
 
         /// Reads the `oauth2` keys; the caller calls `finish()`. A collecting map reads them all (see ``ConfigMap``).
-        public init(_ map: ConfigMap) throws {
+        /// `claims` is the file's claim mapping (the defaults of `bearer_tokens.claims`).
+        public init(_ map: ConfigMap, claims: ClaimMapping = ClaimMapping()) throws {
             let secret = try map.secret("client_secret")
             let method = try map.choice("token_endpoint_auth_method", ["client_secret_basic", "client_secret_post", "none"])
                 .flatMap(ClientAuthentication.init(rawValue:))
@@ -85,6 +90,18 @@ extension OAuth2Provider {
                 scopes: try map.strings("scopes") ?? [],
                 extraAuthorizationParameters: try AuthorizationRequestParameters.read(map)
             )
+            jwksURL = try map.url("jwks_url")
+            if jwksURL != nil, issuer == nil {
+                try map.report("jwks_url", "'\(map.qualified("jwks_url"))' needs 'issuer': a JWT's iss is compared with it", after: ["issuer"])
+            }
+            bearerTokens = try BearerTokenSettings(map, claims: claims)
+            if bearerTokens.accept, jwksURL == nil, bearerTokens.introspectionEndpoint == nil {
+                try map.report(
+                    BearerTokenSettings.key,
+                    "'\(map.qualified(BearerTokenSettings.key)).accept' needs 'jwks_url' (JWT access tokens) or "
+                        + "'\(map.qualified(BearerTokenSettings.introspectionEndpointKey))' (opaque tokens)",
+                    after: ["jwks_url", BearerTokenSettings.key])
+            }
         }
     }
 }

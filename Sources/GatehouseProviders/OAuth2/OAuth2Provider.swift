@@ -14,6 +14,8 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
     let tokenEndpoint: OAuth2TokenEndpoint
     /// The RFC 9207 `iss` check and what it remembers (whether this provider was seen sending `iss`).
     let responseIssuer: AuthorizationResponseIssuer
+    /// `bearer_tokens:` when accepted (``BearerTokenProvider``); `nil` otherwise.
+    let bearerTokens: ProviderBearerTokens?
 
     public init(descriptor: ProviderDescriptor, configuration: Configuration, context: ProviderContext) {
         self.init(descriptor: descriptor, configuration: configuration, context: context, responseIssuer: AuthorizationResponseIssuer())
@@ -26,6 +28,12 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
         self.context = context
         self.tokenEndpoint = OAuth2TokenEndpoint(configuration: configuration, context: context)
         self.responseIssuer = responseIssuer
+        self.bearerTokens =
+            configuration.bearerTokens.accept
+            ? ProviderBearerTokens(
+                settings: configuration.bearerTokens, fileClaims: descriptor.claims, keys: JWKSCache(context: context), context: context,
+                clockSkew: ProviderBearerTokens.defaultClockSkew)
+            : nil
     }
 
     public var features: ProviderFeatures {

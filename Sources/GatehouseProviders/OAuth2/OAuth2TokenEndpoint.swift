@@ -23,7 +23,9 @@ struct OAuth2TokenEndpoint: Sendable {
         guard response.status == 200 else { throw Self.error(from: response) }
     }
 
-    private func post(url: String, fields: [(String, String)]) async throws -> TransportResponse {
+    /// POSTs a form to one of the provider's endpoints with the client authentication of the token endpoint
+    /// (the token, revocation and RFC 7662 introspection endpoints authenticate the client alike).
+    func post(url: String, fields: [(String, String)]) async throws -> TransportResponse {
         var fields = fields
         var headers: [(name: String, value: String)] = []
         switch configuration.clientAuthentication {

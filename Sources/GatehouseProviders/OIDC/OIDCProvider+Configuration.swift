@@ -33,6 +33,8 @@ extension OIDCProvider {
         public var allowInsecureHTTP: Bool
         /// `authorization_params`: extra query parameters for the authorization request (``AuthorizationRequestParameters``).
         public var authorizationParameters: [(String, String)] = []
+        /// `bearer_tokens:` (``BearerTokenSettings``); the introspection endpoint defaults to the discovered one.
+        public var bearerTokens: BearerTokenSettings = .disabled
 
         public init(
             issuer: String, clientID: String, clientSecret: String? = nil, clientAuthentication: OAuth2Provider.ClientAuthentication? = nil,
@@ -62,7 +64,8 @@ extension OIDCProvider {
         }
 
         /// Reads the `oidc` keys; the caller calls `finish()`. A collecting map reads them all (see ``ConfigMap``).
-        public init(_ map: ConfigMap) throws {
+        /// `claims` is the file's claim mapping (the defaults of `bearer_tokens.claims`).
+        public init(_ map: ConfigMap, claims: ClaimMapping = ClaimMapping()) throws {
             let secret = try map.secret("client_secret")
             let method = try map.choice("token_endpoint_auth_method", ["client_secret_basic", "client_secret_post", "none"])
                 .flatMap(OAuth2Provider.ClientAuthentication.init(rawValue:))
@@ -94,6 +97,7 @@ extension OIDCProvider {
                 allowInsecureHTTP: try InsecureHTTPPolicy(map).allowsInsecureHTTP
             )
             authorizationParameters = try AuthorizationRequestParameters.read(map)
+            bearerTokens = try BearerTokenSettings(map, claims: claims)
         }
     }
 }

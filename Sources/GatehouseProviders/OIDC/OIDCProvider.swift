@@ -18,6 +18,8 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
     let validator: OIDCIDTokenValidator
     /// The RFC 9207 `iss` check, kept across the per-call `oauth2` adapters so that what it saw is remembered.
     let responseIssuer = AuthorizationResponseIssuer()
+    /// `bearer_tokens:` when accepted (``BearerTokenProvider``), sharing the ID tokens' key cache; `nil` otherwise.
+    let bearerTokens: ProviderBearerTokens?
 
     public init(descriptor: ProviderDescriptor, configuration: Configuration, context: ProviderContext) {
         self.descriptor = descriptor
@@ -26,6 +28,11 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
         self.discovery = OIDCDiscovery(configuration: configuration, context: context)
         self.keys = JWKSCache(context: context, forcedRefetchInterval: configuration.jwksRefetchInterval)
         self.validator = OIDCIDTokenValidator(configuration: configuration, keys: keys, clock: context.clock)
+        self.bearerTokens =
+            configuration.bearerTokens.accept
+            ? ProviderBearerTokens(
+                settings: configuration.bearerTokens, fileClaims: descriptor.claims, keys: keys, context: context, clockSkew: configuration.clockSkew)
+            : nil
     }
 
     public var features: ProviderFeatures {

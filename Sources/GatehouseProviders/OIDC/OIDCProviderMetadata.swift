@@ -11,6 +11,8 @@ public struct OIDCProviderMetadata: Sendable, Equatable {
     public var jwksURI: String
     public var revocationEndpoint: String?
     public var endSessionEndpoint: String?
+    /// RFC 7662 (`introspection_endpoint`, RFC 8414); `bearer_tokens.introspection_endpoint` wins.
+    public var introspectionEndpoint: String?
     /// RFC 9207: the provider sends `iss` with every authorization response.
     public var issParameterSupported: Bool
 
@@ -42,10 +44,13 @@ public struct OIDCProviderMetadata: Sendable, Equatable {
         self.userinfoEndpoint = endpoint("userinfo_endpoint", configuration.userinfoEndpoint)
         self.revocationEndpoint = endpoint("revocation_endpoint", configuration.revocationEndpoint)
         self.endSessionEndpoint = endpoint("end_session_endpoint", configuration.endSessionEndpoint)
+        self.introspectionEndpoint = endpoint("introspection_endpoint", configuration.bearerTokens.introspectionEndpoint)
         // No secrets in clear: the endpoints that receive the client secret, codes or tokens, and the keys.
         let policy = InsecureHTTPPolicy(allowsInsecureHTTP: configuration.allowInsecureHTTP)
         for (name, url) in [
             ("token_endpoint", token), ("userinfo_endpoint", userinfoEndpoint), ("revocation_endpoint", revocationEndpoint), ("jwks_uri", jwks),
+            // Used (and so held to the rule) only when the file accepts bearer tokens.
+            ("introspection_endpoint", configuration.bearerTokens.accept ? introspectionEndpoint : nil),
         ] {
             try policy.check(discovered: url, name: name)
         }

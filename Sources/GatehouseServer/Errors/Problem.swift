@@ -15,6 +15,8 @@ enum Problem {
         var headers: HTTPFields = [.contentType: "application/problem+json", .cacheControl: "no-store"]
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
         switch error.code {
+        case .invalidToken where error.challengesBearer:
+            headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\""
         case .invalidDPoPProof, .useDPoPNonce, .invalidToken:
             // RFC 9449 §7.1: the DPoP challenge, with the error and the algorithms a proof may use.
             if error.status == 401 {

@@ -153,7 +153,18 @@ struct APIRelay: Sendable {
         if presentation == .dpop {
             return decideWithProof(head, token: token, upgrade: upgrade, remoteAddress: remoteAddress, now: now)
         }
-        guard let found = fromMemory(token: token, authorization: authorization ?? "", now: now) else { return .resolveAsync }
+        // A JWT is never a session token (those have no dots): no session look-up for a provider's JWT.
+        let providerJWT = presentation == .bearer && ProviderTokenAuthenticator.isJWT(token)
+        guard let found = providerJWT ? nil : fromMemory(token: token, authorization: authorization ?? "", now: now) else {
+            // A provider-issued bearer token whose verdict is cached is decided here too; any other miss leaves the loop.
+            switch resolver.cachedProviderToken(token: token, presentation: presentation, now: now) {
+            case .success(let session)?:
+                return forward(head, upgrade: upgrade, session: session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: nil)
+            case .failure(let refusal)?:
+                return forward(head, upgrade: upgrade, session: nil, sessionRefusal: refusal, remoteAddress: remoteAddress, assertion: nil)
+            case nil: return .resolveAsync
+            }
+        }
         let decision = forward(head, upgrade: upgrade, session: found.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: found.assertion)
         if presentation == .bearer, authorization != nil {
             switch decision {
@@ -262,7 +273,7 @@ struct APIRelay: Sendable {
         if let (token, presentation) = presented {
             // The steps of ``SessionResolver/resolve(_:method:proofTarget:)``, the proof spent last (below).
             do {
-                let found = try await resolver.session(token: token)
+                let found = try await resolver.session(token: token, presentation: presentation)
                 let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 proof = try await resolver.check(
                     found, token: token, presentation: presentation, proofs: head.headers["dpop"],
@@ -377,10 +388,21 @@ struct APIRelay: Sendable {
             do {
                 // GET: no X-CSRF is asked of a cookie here (see ``AuthzController``).
                 if let (token, presentation) = try credential(of: head, authorization: authorization, method: "GET") {
-                    // From memory, or the router reads the store or checks the proof.
-                    guard presentation != .dpop, let found = fromMemory(token: token, authorization: authorization ?? "", now: now) else { return nil }
-                    (session, assertion) = (found.session, found.assertion)
-                    if presentation == .bearer, authorization != nil { memo = found }
+                    // From memory (a session, or a provider token's cached verdict), or the router reads the store,
+                    // verifies the provider token or checks the proof.
+                    if let found = presentation == .dpop ? nil : fromMemory(token: token, authorization: authorization ?? "", now: now) {
+                        (session, assertion) = (found.session, found.assertion)
+                        if presentation == .bearer, authorization != nil { memo = found }
+                    } else {
+                        switch resolver.cachedProviderToken(token: token, presentation: presentation, now: now) {
+                        case .success(let found)?:
+                            let signed = settings.backend.assertion ? signer.cachedAssertion(for: found, now: now) : nil
+                            if settings.backend.assertion, signed == nil { return nil }
+                            (session, assertion) = (found, signed)
+                        case .failure(let refusal)?: sessionRefusal = refusal
+                        case nil: return nil
+                        }
+                    }
                 }
             } catch {
                 sessionRefusal = error

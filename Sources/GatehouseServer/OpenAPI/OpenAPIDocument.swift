@@ -295,7 +295,7 @@ enum OpenAPIDocument {
         "operationId": "backendGet",
         "summary": "GET to the backend, as the signed-in user.",
         "description": "Forwarded to the backend after the access rules: the client's `Authorization`, the session cookie and every `X-Gatehouse-*` header it sent are removed; the gateway adds `X-Gatehouse-Provider`, `X-Gatehouse-Subject`, `X-Gatehouse-Email`, `X-Gatehouse-Groups` and the signed `X-Gatehouse-Assertion`. Paths the rules make public need no session. WebSocket upgrades are relayed after the backend's 101.",
-        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {}],
+        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {"providerToken": []}, {}],
         "responses": {"default": {"$ref": "#/components/responses/UpstreamOrProblem"}}
       },
       "post": {
@@ -303,7 +303,7 @@ enum OpenAPIDocument {
         "operationId": "backendPost",
         "summary": "POST to the backend, as the signed-in user.",
         "description": "Forwarded to the backend after the access rules: the client's `Authorization`, the session cookie and every `X-Gatehouse-*` header it sent are removed; the gateway adds `X-Gatehouse-Provider`, `X-Gatehouse-Subject`, `X-Gatehouse-Email`, `X-Gatehouse-Groups` and the signed `X-Gatehouse-Assertion`. Paths the rules make public need no session. WebSocket upgrades are relayed after the backend's 101.",
-        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {}],
+        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {"providerToken": []}, {}],
         "responses": {"default": {"$ref": "#/components/responses/UpstreamOrProblem"}},
         "requestBody": {"content": {"*/*": {"schema": {}}}}
       },
@@ -312,7 +312,7 @@ enum OpenAPIDocument {
         "operationId": "backendPut",
         "summary": "PUT to the backend, as the signed-in user.",
         "description": "Forwarded to the backend after the access rules: the client's `Authorization`, the session cookie and every `X-Gatehouse-*` header it sent are removed; the gateway adds `X-Gatehouse-Provider`, `X-Gatehouse-Subject`, `X-Gatehouse-Email`, `X-Gatehouse-Groups` and the signed `X-Gatehouse-Assertion`. Paths the rules make public need no session. WebSocket upgrades are relayed after the backend's 101.",
-        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {}],
+        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {"providerToken": []}, {}],
         "responses": {"default": {"$ref": "#/components/responses/UpstreamOrProblem"}},
         "requestBody": {"content": {"*/*": {"schema": {}}}}
       },
@@ -321,7 +321,7 @@ enum OpenAPIDocument {
         "operationId": "backendPatch",
         "summary": "PATCH to the backend, as the signed-in user.",
         "description": "Forwarded to the backend after the access rules: the client's `Authorization`, the session cookie and every `X-Gatehouse-*` header it sent are removed; the gateway adds `X-Gatehouse-Provider`, `X-Gatehouse-Subject`, `X-Gatehouse-Email`, `X-Gatehouse-Groups` and the signed `X-Gatehouse-Assertion`. Paths the rules make public need no session. WebSocket upgrades are relayed after the backend's 101.",
-        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {}],
+        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {"providerToken": []}, {}],
         "responses": {"default": {"$ref": "#/components/responses/UpstreamOrProblem"}},
         "requestBody": {"content": {"*/*": {"schema": {}}}}
       },
@@ -330,7 +330,7 @@ enum OpenAPIDocument {
         "operationId": "backendDelete",
         "summary": "DELETE to the backend, as the signed-in user.",
         "description": "Forwarded to the backend after the access rules: the client's `Authorization`, the session cookie and every `X-Gatehouse-*` header it sent are removed; the gateway adds `X-Gatehouse-Provider`, `X-Gatehouse-Subject`, `X-Gatehouse-Email`, `X-Gatehouse-Groups` and the signed `X-Gatehouse-Assertion`. Paths the rules make public need no session. WebSocket upgrades are relayed after the backend's 101.",
-        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {}],
+        "security": [{"bearer": []}, {"dpop": []}, {"cookie": []}, {"providerToken": []}, {}],
         "responses": {"default": {"$ref": "#/components/responses/UpstreamOrProblem"}}
       }
     },
@@ -381,7 +381,7 @@ enum OpenAPIDocument {
         "operationId": "forwardAuth",
         "summary": "Forward authentication for a proxy the operator runs (nginx `auth_request`, Caddy `forward_auth`, Traefik `ForwardAuth`, Envoy `ext_authz`).",
         "description": "The original request is read from `X-Forwarded-Method`/`X-Forwarded-Uri` (Caddy, Traefik), `X-Original-Method`/`X-Original-URI` or `X-Original-URL` (nginx), or from the path after `/v1/authz` (Envoy); both families present and disagreeing is 400. The access rules judge the original path after normalization. Any method is accepted (the proxy's own). Allowed: 200 with an empty body and the identity headers for the proxy to copy upstream.",
-        "security": [{}, {"bearer": []}, {"dpop": []}, {"cookie": []}],
+        "security": [{}, {"bearer": []}, {"dpop": []}, {"cookie": []}, {"providerToken": []}],
         "parameters": [
           {"name": "X-Forwarded-Method", "in": "header", "schema": {"type": "string"}},
           {"name": "X-Forwarded-Uri", "in": "header", "schema": {"type": "string"}},
@@ -401,7 +401,7 @@ enum OpenAPIDocument {
           },
           "400": {"$ref": "#/components/responses/Problem"},
           "401": {
-            "description": "No session: `invalid_session` or `reauthentication_required`. `X-Gatehouse-Sign-In` is the sign-in page that returns to the original request, for the proxy to redirect a browser to.",
+            "description": "No session: `invalid_session` or `reauthentication_required`, or a provider-issued bearer token that is refused (`invalid_token`). `X-Gatehouse-Sign-In` is the sign-in page that returns to the original request, for the proxy to redirect a browser to.",
             "headers": {
               "WWW-Authenticate": {"required": true, "schema": {"type": "string"}},
               "X-Gatehouse-Sign-In": {"required": true, "schema": {"type": "string"}}
@@ -601,6 +601,11 @@ enum OpenAPIDocument {
         "scheme": "dpop",
         "description": "A session bound to the client's key (RFC 9449): `Authorization: DPoP <token>` and a `DPoP` proof of this request (`htm`, `htu` under the gateway's public URL, `iat`, a new `jti`, `ath` of the token, the `nonce` when the gateway requires nonces). A refused proof is 401 `invalid_dpop_proof` or `use_dpop_nonce` (with `DPoP-Nonce`); a bound token sent as Bearer is 401 `invalid_token`."
       },
+      "providerToken": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "Only on `/v1/api/**` and `/v1/authz`: an access token issued by an identity provider whose file has `bearer_tokens.accept` (machine clients; docs/machine-clients.md), as `Authorization: Bearer`. A JWT is verified with the provider's JWKS, an opaque token introspected (RFC 7662). Refused: 401 `invalid_token` with `WWW-Authenticate: Bearer error=\"invalid_token\"`; the provider unreachable: 503 `provider_unavailable`. Elsewhere such a token is 401 `invalid_session`."
+      },
       "cookie": {
         "type": "apiKey",
         "in": "cookie",
@@ -645,7 +650,7 @@ enum OpenAPIDocument {
         "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
       },
       "Unauthorized": {
-        "description": "No session, or one that has ended (`invalid_session`, `reauthentication_required`); for a session bound to a key, a proof that is refused (`invalid_dpop_proof`, `use_dpop_nonce`) or the token sent with the wrong scheme (`invalid_token`).",
+        "description": "No session, or one that has ended (`invalid_session`, `reauthentication_required`); for a session bound to a key, a proof that is refused (`invalid_dpop_proof`, `use_dpop_nonce`) or the token sent with the wrong scheme (`invalid_token`); on `/v1/api/**` and `/v1/authz`, a provider-issued bearer token the gateway does not accept (`invalid_token`).",
         "headers": {
           "WWW-Authenticate": {"required": true, "schema": {"type": "string"}},
           "DPoP-Nonce": {"description": "The nonce the next DPoP proof must carry (with `use_dpop_nonce`).", "schema": {"type": "string"}}

@@ -41,7 +41,7 @@ struct ProxyController: Sendable {
         var resolved: ActiveSession?
         var refusal: (any Error)?
         do {
-            resolved = try await resolver.resolve(request.headers, method: request.method, path: Substring(request.uri.path)).0
+            resolved = try await resolver.resolve(request.headers, method: request.method, path: Substring(request.uri.path), providerTokens: true).0
             if let resolved { context.logFields.session(provider: resolved.provider, id: resolved.id) }
         } catch {
             refusal = error

@@ -55,7 +55,7 @@ struct AuthzController: Sendable {
         var refusal: (any Error)?
         do {
             // GET: no X-CSRF asked of a cookie (see the type's comment). A DPoP proof names the original request.
-            session = try await resolver.resolve(request.headers, method: .get, proofTarget: proofTarget(request, original)).0
+            session = try await resolver.resolve(request.headers, method: .get, proofTarget: proofTarget(request, original), providerTokens: true).0
             if let session { context.logFields.session(provider: session.provider, id: session.id) }
         } catch {
             refusal = error

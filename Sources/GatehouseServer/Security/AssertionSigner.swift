@@ -53,7 +53,8 @@ final class AssertionSigner: Sendable {
             email: session.identity.email,
             groups: session.identity.groups.isEmpty ? nil : session.identity.groups,
             provider: session.provider,
-            sid: session.id,
+            sid: session.via == .bearer ? nil : session.id,
+            via: session.via == .bearer ? "bearer" : nil,
             iat: IssuedAtClaim(value: issuedAt),
             exp: ExpirationClaim(value: issuedAt.addingTimeInterval(lifetime.rounded(.down))),
             jti: IDClaim(value: RandomToken.make(byteCount: 12))

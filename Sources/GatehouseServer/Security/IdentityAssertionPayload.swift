@@ -10,7 +10,10 @@ struct IdentityAssertionPayload: JWTPayload {
     /// The identity's groups; absent when it has none.
     var groups: [String]?
     var provider: String
-    var sid: String
+    /// The session's id; absent for a provider-issued bearer token, which has no session.
+    var sid: String?
+    /// `"bearer"` for a provider-issued bearer token; absent for a session.
+    var via: String?
     var iat: IssuedAtClaim
     var exp: ExpirationClaim
     var jti: IDClaim

@@ -4,6 +4,9 @@ import Synchronization
 /// The loaded providers, swapped whole on reload (SIGHUP) so a request sees one consistent set.
 public final class ProviderSet: Sendable {
     private let providers: Mutex<[String: any AuthProvider]>
+    /// Bumped by every ``replace(with:)``: what was derived from the old set (a provider token's cached verdict)
+    /// can tell it is stale.
+    private let replacements = Atomic<UInt64>(0)
 
     public init(_ providers: [any AuthProvider]) {
         self.providers = Mutex(Self.index(providers))
@@ -29,7 +32,11 @@ public final class ProviderSet: Sendable {
     public func replace(with newProviders: [any AuthProvider]) {
         let indexed = Self.index(newProviders)
         providers.withLock { $0 = indexed }
+        replacements.add(1, ordering: .releasing)
     }
+
+    /// How many times the set was replaced (``replace(with:)``).
+    var generation: UInt64 { replacements.load(ordering: .acquiring) }
 
     private static func index(_ providers: [any AuthProvider]) -> [String: any AuthProvider] {
         Dictionary(providers.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { first, _ in first })

@@ -10,6 +10,10 @@ import Hummingbird
 /// (browsers). With the cookie, unsafe methods must carry `X-CSRF`, which browsers send only same-origin or
 /// after a CORS preflight. A plain type over header fields, so that any front end (the router's
 /// ``SessionMiddleware``, a channel handler on the hot path) resolves sessions the same way.
+///
+/// On the routes that take them (`/v1/api/**`, `/v1/authz`: `providerTokens: true`), a `Bearer` value that is
+/// not a Gatehouse session token is tried as a provider-issued access token (``ProviderTokenAuthenticator``);
+/// a verified one is a session for that request alone (``ActiveSession/Via/bearer``).
 struct SessionResolver: Sendable {
     static let csrfHeader = HTTPField.Name("X-CSRF")!
     let cookieName: String
@@ -17,11 +21,14 @@ struct SessionResolver: Sendable {
     let dpop: DPoPVerifier
     /// The one reader of the session cookie (the forwarding rule strips it with the same one).
     let cookies: SessionCookieParser
+    /// Provider-issued bearer tokens (`bearer_tokens:` of the provider files).
+    let providerTokens: ProviderTokenAuthenticator
 
-    init(cookieName: String, sessions: SessionManager, dpop: DPoPVerifier) {
+    init(cookieName: String, sessions: SessionManager, dpop: DPoPVerifier, providerTokens: ProviderTokenAuthenticator) {
         self.cookieName = cookieName
         self.sessions = sessions
         self.dpop = dpop
+        self.providerTokens = providerTokens
         cookies = SessionCookieParser(name: cookieName)
     }
 
@@ -35,14 +42,20 @@ struct SessionResolver: Sendable {
 
     /// The session of a request to one of the gateway's own routes (the proof names `public_url` + `path`);
     /// throws `invalid_session`, `csrf_required`, `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`.
-    func resolve(_ headers: HTTPFields, method: HTTPRequest.Method, path: Substring) async throws -> (ActiveSession, Presentation) {
-        try await resolve(headers, method: method, proofTarget: proofTarget(method: method.rawValue, path: path))
+    /// `providerTokens`: the route takes provider-issued bearer tokens (`/v1/api/**`), which may also throw
+    /// `provider_unavailable`.
+    func resolve(
+        _ headers: HTTPFields, method: HTTPRequest.Method, path: Substring, providerTokens: Bool = false
+    ) async throws -> (ActiveSession, Presentation) {
+        try await resolve(headers, method: method, proofTarget: proofTarget(method: method.rawValue, path: path), providerTokens: providerTokens)
     }
 
     /// The same, for a proof that names another request than this one (`/v1/authz`: the original request).
-    func resolve(_ headers: HTTPFields, method: HTTPRequest.Method, proofTarget: DPoPVerifier.Target) async throws -> (ActiveSession, Presentation) {
+    func resolve(
+        _ headers: HTTPFields, method: HTTPRequest.Method, proofTarget: DPoPVerifier.Target, providerTokens: Bool = false
+    ) async throws -> (ActiveSession, Presentation) {
         let (token, presentation) = try token(in: headers, method: method)
-        let session = try await session(token: token)
+        let session = try await (providerTokens ? session(token: token, presentation: presentation) : session(token: token))
         if let proof = try await check(session, token: token, presentation: presentation, proofs: headers[values: DPoPVerifier.proofField], target: proofTarget) {
             try await spend(proof)
         }
@@ -79,6 +92,28 @@ struct SessionResolver: Sendable {
     /// The session of `token` from the store: `invalid_session` when unknown, idle too long or past its end.
     func session(token: String) async throws -> ActiveSession {
         try await sessions.authenticate(token: token)
+    }
+
+    /// The same on a route that takes provider-issued bearer tokens: a `Bearer` value that is not a session
+    /// token is verified as a provider's (a JWT never is a session token; an opaque one is first looked up in
+    /// the store). Throws `invalid_session` as ``session(token:)`` does when no provider accepts bearer tokens,
+    /// else `invalid_token` or `provider_unavailable` for a provider token.
+    func session(token: String, presentation: Presentation) async throws -> ActiveSession {
+        guard presentation == .bearer else { return try await session(token: token) }
+        if let cached = providerTokens.cachedSession(token: token, now: sessions.clock.now()) { return try cached.get() }
+        guard providerTokens.isEnabled else { return try await session(token: token) }
+        if ProviderTokenAuthenticator.isJWT(token) { return try await providerTokens.session(token: token) }
+        do {
+            return try await session(token: token)
+        } catch let error as GatehouseError where error.code == .invalidSession {
+            return try await providerTokens.session(token: token)
+        }
+    }
+
+    /// A provider-issued bearer token's cached verdict, from memory alone (`nil`: not cached, or not `Bearer`).
+    func cachedProviderToken(token: String, presentation: Presentation, now: Date) -> Result<ActiveSession, GatehouseError>? {
+        guard presentation == .bearer else { return nil }
+        return providerTokens.cachedSession(token: token, now: now)
     }
 
     /// Whether the session may be used as it was presented (a bound one only as `Authorization: DPoP` with

@@ -1,0 +1,28 @@
+public import Foundation
+
+/// What a provider says of an access token it issued, presented to the gateway as `Authorization: Bearer`
+/// by a machine client (``BearerTokenProvider``).
+public enum BearerTokenVerdict: Sendable, Equatable {
+    /// The token is the provider's, valid, meant for this gateway and grants what `bearer_tokens` requires.
+    case accepted(BearerTokenGrant)
+    /// Not a token this provider vouches for; `reason` describes only the client's own token, so it is safe to show.
+    case refused(String)
+    /// The provider could not be asked (its JWKS or introspection endpoint unreachable).
+    case unavailable(String)
+}
+
+/// An accepted provider token: who it speaks for and for how long.
+public struct BearerTokenGrant: Sendable, Equatable {
+    /// The identity, through the provider's `bearer_tokens.claims` mapping.
+    public var identity: Identity
+    /// The token's `exp`, when it has one (introspection may not say).
+    public var expiresAt: Date?
+    /// The scopes the token grants (`scope` or `scp`).
+    public var scope: [String]
+
+    public init(identity: Identity, expiresAt: Date?, scope: [String]) {
+        self.identity = identity
+        self.expiresAt = expiresAt
+        self.scope = scope
+    }
+}
