@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 
 /// One answered request as the access log keeps it until its line is written: plain values, taken on the

@@ -1,3 +1,4 @@
+public import Foundation
 public import Glibc
 
 /// How a log line looks on standard error (`logging.format`): the process's log handlers and the access
