@@ -12,8 +12,10 @@ struct AccessLog: Sendable {
     static let unmatchedRoute = "unmatched"
 
     /// Records one answer. `route` is the route template (`/v1/api/**`), never the path itself.
+    /// `upstream`: the upstream a `/v1/api` request went to (its name; `backend` for the default).
     func record(
-        method: String, route: String, status: Int, duration: Duration, provider: String?, sessionID: String?, requestID: String
+        method: String, route: String, status: Int, duration: Duration, provider: String?, sessionID: String?, requestID: String,
+        upstream: String? = nil
     ) {
         metrics.request(route: route, method: method, status: status, duration: duration)
         guard enabled else { return }
@@ -23,6 +25,7 @@ struct AccessLog: Sendable {
         ]
         if let provider { metadata["provider"] = .string(provider) }
         if let sessionID { metadata["session"] = .string(sessionID) }
+        if let upstream { metadata["upstream"] = .string(upstream) }
         logger.info("request", metadata: metadata)
     }
 
