@@ -70,6 +70,7 @@ def upstreams(serve, tmp_path):
         f'  - {{name: "billing", prefix: "/billing", url: {q(url(billing))}, audience: "billing-api"}}',
         f'  - {{name: "reports", prefix: "/billing/reports", url: {q(url(reports, "/r"))}, keep_prefix: true, identity_headers: false}}',
         f'  - {{name: "slow", prefix: "/slow", url: {q(f"http://127.0.0.1:{slow_server.server_address[1]}")}, timeout_seconds: 1}}',
+        '  - {name: "tls", prefix: "/tls", url: "https://127.0.0.1:1/x"}',
         "access:",
         "  rules:",
         '    - {name: "billing-admin", paths: ["/billing/admin/**"], allow: [{email: "alice@example.com"}]}',
@@ -175,6 +176,20 @@ def test_per_upstream_timeout_is_504_and_others_keep_theirs(upstreams, front):
     metrics = requests.get(gw.url + "/metrics", timeout=5).text
     assert 'gatehouse_upstream_failures_total{upstream="slow"} 1' in metrics, metrics
     assert 'upstream_failures_total{upstream="backend"}' not in metrics
+
+
+def test_an_https_upstream_is_the_routers(upstreams):
+    """The relay reaches plain http:// upstreams only; a request for an https:// one goes to the router's client
+    (here: nothing listens, 502), while the relay keeps the others."""
+    gw, _, session = upstreams
+    headers = {"Authorization": f"Bearer {session('alice-token')}"}
+    before = relayed(gw)
+    r = requests.get(gw.url + "/v1/api/tls/x", headers=headers, timeout=10)
+    assert r.status_code == 502 and r.json()["code"] == "bad_gateway", r.text
+    assert relayed(gw) == before
+    assert requests.get(gw.url + "/v1/api/billing/x", headers=headers, timeout=5).status_code == 200
+    assert relayed(gw) == before + 1
+    assert 'gatehouse_upstream_failures_total{upstream="tls"} 1' in requests.get(gw.url + "/metrics", timeout=5).text
 
 
 def test_upstream_label_in_metrics_and_access_log(upstreams):
@@ -296,6 +311,35 @@ def test_per_host_rules_on_api(hosts, front):
     r = requests.get(
         gw.url + "/v1/api/page", headers={"Host": "admin.example.test", "X-Forwarded-Host": "a.tenants.example.test"}, timeout=5)
     assert r.status_code == 401, r.text
+
+
+@pytest.mark.parametrize("front", ["relay", "router"])
+def test_a_trusted_proxys_forwarded_host_is_judged(serve, tmp_path, front):
+    """With the peer in trusted_proxies, /v1/api judges its X-Forwarded-Host (the host the client asked the proxy
+    for), not the Host the proxy used to reach the gateway."""
+    site = Site()
+    base = f"http://127.0.0.1:{site.port}"
+    config = write_config(tmp_path, "\n".join([
+        'store: {kind: "memory"}',
+        f"cors: {{allowed_origins: [{q(ORIGIN)}]}}",
+        f"backend: {{url: {q(base)}}}",
+        'trusted_proxies: ["127.0.0.1/32"]',
+        *HOST_RULES,
+        "",
+    ]))
+    write_capture_provider(tmp_path, base)
+    gw = serve(tmp_path, ["--config", str(config)])
+    mallory = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "mallory-token"}, timeout=5).json()["session_token"]
+    extra = {"Origin": ORIGIN} if front == "router" else {}
+    try:
+        r = requests.get(gw.url + "/v1/api/page", headers={**extra, "Host": "gw.internal", "X-Forwarded-Host": "a.tenants.example.test"}, timeout=5)
+        assert r.status_code == 200, r.text
+        r = requests.get(
+            gw.url + "/v1/api/page",
+            headers={**extra, "Host": "app.example.test", "X-Forwarded-Host": "admin.example.test", "Authorization": f"Bearer {mallory}"}, timeout=5)
+        assert r.status_code == 403, r.text
+    finally:
+        site.server.shutdown()
 
 
 def test_per_host_rules_on_authz(hosts):

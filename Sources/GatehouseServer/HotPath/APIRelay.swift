@@ -509,7 +509,9 @@ struct APIRelay: Sendable {
         _ head: HTTPRequestHead, upgrade: Bool, session: ActiveSession?, sessionRefusal: (any Error)?, remoteAddress: String?, assertion: String?
     ) -> Decision {
         var assertion = assertion
-        let facts = facts(of: head, remoteAddress: remoteAddress)
+        // Read once: SIGHUP may replace it, and the facts and the decision must see the same rules.
+        let policy = access.current
+        let facts = facts(of: head, remoteAddress: remoteAddress, policy: policy)
         // The upstream the decision below chooses (the same function): what it receives is known before.
         let chosen = APIDecision.upstream(for: facts, upstreams: upstreams)
         if let session {
@@ -528,7 +530,7 @@ struct APIRelay: Sendable {
                 !chosen.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken)
             else { return .pass }
         }
-        let (verdict, judged) = APIDecision.decide(facts, session: session, sessionRefusal: sessionRefusal, policy: access.current, upstreams: upstreams)
+        let (verdict, judged) = APIDecision.decide(facts, session: session, sessionRefusal: sessionRefusal, policy: policy, upstreams: upstreams)
         let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
         if let judged {
             judged.decision.audit(session: session, method: facts.method, path: judged.path, via: "api", requestID: requestID, metrics: metrics, logger: logger)
@@ -605,14 +607,14 @@ struct APIRelay: Sendable {
     }
 
     /// The decision's facts of a `/v1/api/…` head: method, path and query below `/v1/api`, and the host.
-    private func facts(of head: HTTPRequestHead, remoteAddress: String?) -> APIDecision.Facts {
+    private func facts(of head: HTTPRequestHead, remoteAddress: String?, policy: AccessPolicy) -> APIDecision.Facts {
         let question = head.uri.utf8.firstIndex(of: UInt8(ascii: "?"))
         let rawPath = question.map { Substring(head.uri[..<$0]) } ?? Substring(head.uri)
         var facts = APIDecision.Facts(
             method: head.method.rawValue, path: UpstreamPath.remainder(of: rawPath, droppingSegments: 2),
             query: question.map { head.uri[head.uri.index(after: $0)...] })
         // Read only when some rule names hosts: the relay's common case reads no more fields.
-        if access.current.namesHosts {
+        if policy.namesHosts {
             facts.host = APIDecision.host(
                 own: head.headers.first(name: "host"), forwarded: head.headers.first(name: "x-forwarded-host"),
                 trusted: !settings.trustedProxies.isEmpty && settings.trustedProxies.trusts(remoteAddress))
