@@ -86,6 +86,8 @@ final class AssertionSigner: Sendable {
     func forget(sessionID: String) {
         cache.withLock { cache in
             cache.removeValue(forKey: sessionID)
+            // Other upstreams' audiences: looked for while the cache is small. In a full one they are only ever
+            // handed out after the session itself is found, which a logout has ended, and go stale within 30 s.
             if cache.count < 10_000 {
                 for key in cache.keys where key.hasPrefix(sessionID + Self.audienceSeparator) { cache.removeValue(forKey: key) }
             }
