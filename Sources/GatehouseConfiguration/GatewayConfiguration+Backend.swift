@@ -13,6 +13,8 @@ extension GatewayConfiguration {
         public var assertion: Bool
         /// Whether the fresh provider access token is forwarded (opt-in).
         public var forwardAccessToken: Bool
+        /// `timeout_seconds`: how long the upstream may take to start its answer; `nil`: `limits.upstream_timeout_seconds`.
+        public var timeoutSeconds: Int?
 
         /// - Parameters:
         ///   - url: `http://127.0.0.1:9000` by default.
@@ -32,12 +34,19 @@ extension GatewayConfiguration {
         }
 
         init(_ map: ConfigMap) throws {
-            self.init()
+            try self.init(map, defaults: Backend())
+        }
+
+        /// A backend-shaped map (`backend:`, or one entry of `upstreams:` after its own keys were read): each key
+        /// that is not written comes from `defaults`.
+        init(_ map: ConfigMap, defaults: Backend) throws {
+            self = defaults
             url = try map.baseURL("url") ?? url
             audience = try map.nonEmptyString("audience") ?? audience
             identityHeaders = try map.bool("identity_headers") ?? identityHeaders
             assertion = try map.bool("assertion") ?? assertion
             forwardAccessToken = try map.bool("forward_access_token") ?? forwardAccessToken
+            timeoutSeconds = try map.positiveInt("timeout_seconds", unit: "seconds") ?? timeoutSeconds
             try map.finish()
         }
     }

@@ -22,6 +22,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var refresh: Refresh
     public var keys: Keys
     public var backend: Backend
+    /// `upstreams:` — named upstreams chosen by path prefix under `/v1/api`, besides `backend`.
+    public var upstreams: [Upstream] = []
     /// `allowed_redirect_uris`: client redirect URIs allowed for every provider.
     public var allowedRedirectURIs: [String]
     public var cors: CORS
@@ -233,6 +235,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
             configuration.keys = try Keys(map.mapOrEmpty("keys"), baseDirectory: baseDirectory)
         }
         section { configuration.backend = try Backend(map.mapOrEmpty("backend")) }
+        section { configuration.upstreams = try upstreams(map, backend: configuration.backend) }
         section {
             configuration.allowedRedirectURIs = try map.redirectURIs("allowed_redirect_uris")
         }

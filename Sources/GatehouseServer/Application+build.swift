@@ -27,7 +27,8 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     SignOutController(
         sessions: gateway.sessions, resolver: gateway.resolver, providers: gateway.providers, access: gateway.access, metrics: gateway.metrics, settings: gateway.settings).addRoutes(to: router)
     ProxyController(
-        providers: gateway.providers, backend: gateway.settings.backend, resolver: gateway.resolver, refresher: gateway.refresher,
+        providers: gateway.providers, upstreams: UpstreamTable(settings: gateway.settings), trustedProxies: gateway.settings.trustedProxies,
+        resolver: gateway.resolver, refresher: gateway.refresher,
         refreshPolicy: gateway.refreshPolicy, signer: gateway.signer, clock: gateway.clock, upstream: gateway.upstream,
         access: gateway.access, metrics: gateway.metrics
     ).addRoutes(to: router)

@@ -28,6 +28,17 @@ public enum GatewayLauncher {
         settings.backend.identityHeaders = configuration.backend.identityHeaders
         settings.backend.assertion = configuration.backend.assertion
         settings.backend.forwardAccessToken = configuration.backend.forwardAccessToken
+        settings.backend.timeout = configuration.backend.timeoutSeconds.map(TimeInterval.init)
+        settings.upstreams = configuration.upstreams.map { upstream in
+            var backend = ServerSettings.BackendSettings()
+            backend.url = upstream.backend.url
+            backend.audience = upstream.backend.audience
+            backend.identityHeaders = upstream.backend.identityHeaders
+            backend.assertion = upstream.backend.assertion
+            backend.forwardAccessToken = upstream.backend.forwardAccessToken
+            backend.timeout = upstream.backend.timeoutSeconds.map(TimeInterval.init)
+            return ServerSettings.UpstreamSettings(name: upstream.name, prefix: upstream.prefix, keepPrefix: upstream.keepPrefix, backend: backend)
+        }
         settings.allowedRedirectURIs = configuration.allowedRedirectURIs
         settings.corsAllowedOrigins = configuration.cors.allowedOrigins
         settings.access = configuration.access

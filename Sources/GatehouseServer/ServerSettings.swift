@@ -15,6 +15,8 @@ public struct ServerSettings: Sendable {
     /// Request bodies up to this size are buffered so a request can be replayed after a refresh.
     public var replayLimitBytes = 1_048_576
     public var backend = BackendSettings()
+    /// `upstreams:`: named upstreams chosen by path prefix, besides ``backend``.
+    public var upstreams: [UpstreamSettings] = []
     /// Client redirect URIs allowed for every provider.
     public var allowedRedirectURIs: [String] = []
     public var corsAllowedOrigins: [String] = []
@@ -72,6 +74,8 @@ public struct ServerSettings: Sendable {
         public var identityHeaders = true
         public var assertion = true
         public var forwardAccessToken = false
+        /// How long it may take to start its answer; `nil`: ``ServerSettings/upstreamTimeout``.
+        public var timeout: TimeInterval?
         public init() {}
     }
 }

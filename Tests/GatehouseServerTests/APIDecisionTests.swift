@@ -28,11 +28,44 @@ struct APIDecisionTests {
         case refuse(Int, String)
     }
 
-    func outcome(_ method: String, _ path: String, query: String? = nil, user: String?, refusal: (any Error)? = nil, policy: AccessPolicy = rules) -> Expected {
-        let facts = APIDecision.Facts(method: method, path: Substring(path), query: query.map { Substring($0) })
-        let (verdict, _) = APIDecision.decide(facts, session: user.map(Self.session), sessionRefusal: refusal, policy: policy, basePath: "/base")
+    /// `backend` only, at `/base`.
+    static let single: UpstreamTable = {
+        var settings = ServerSettings(publicURL: "http://gw")
+        settings.backend.url = "http://backend:9000/base"
+        return UpstreamTable(settings: settings)
+    }()
+
+    /// `backend` at `/base` and three named upstreams: `billing` (`/billing`), `reports` (`/billing/reports`,
+    /// kept prefix, path `/r`), `api-v2` (`/v2/api`).
+    static let several: UpstreamTable = {
+        var settings = ServerSettings(publicURL: "http://gw")
+        settings.backend.url = "http://backend:9000/base"
+        settings.upstreamTimeout = 30
+        func backend(_ url: String, _ audience: String, timeout: TimeInterval? = nil) -> ServerSettings.BackendSettings {
+            var backend = ServerSettings.BackendSettings()
+            backend.url = url
+            backend.audience = audience
+            backend.timeout = timeout
+            return backend
+        }
+        settings.upstreams = [
+            .init(name: "billing", prefix: "/billing", backend: backend("http://billing:9001", "billing", timeout: 2)),
+            .init(name: "reports", prefix: "/billing/reports", keepPrefix: true, backend: backend("http://reports:9002/r", "reports")),
+            .init(name: "api-v2", prefix: "/v2/api", backend: backend("https://v2.internal/x/", "v2")),
+        ]
+        return UpstreamTable(settings: settings)
+    }()
+
+    func outcome(
+        _ method: String, _ path: String, query: String? = nil, user: String?, refusal: (any Error)? = nil, policy: AccessPolicy = rules,
+        upstreams: UpstreamTable = single, host: String? = nil
+    ) -> Expected {
+        let facts = APIDecision.Facts(method: method, path: Substring(path), query: query.map { Substring($0) }, host: host)
+        let (verdict, _) = APIDecision.decide(facts, session: user.map(Self.session), sessionRefusal: refusal, policy: policy, upstreams: upstreams)
         switch verdict {
-        case .forward(let target, let session): return .forward(target, identified: session != nil)
+        case .forward(let target, let session, let upstream):
+            #expect(upstream.index == APIDecision.upstream(for: facts, upstreams: upstreams).index, "the front ends' early choice is the decision's")
+            return .forward(upstream.isDefault ? target : "\(upstream.name):\(target)", identified: session != nil)
         case .refuse(let error):
             let problem = error as! GatehouseError
             return .refuse(problem.status, problem.code.rawValue)
@@ -87,9 +120,96 @@ struct APIDecisionTests {
     @Test("the audit gets the decision and the normalized path judged, only when rules were consulted")
     func auditFacts() {
         let facts = APIDecision.Facts(method: "GET", path: "/app/../admin/x", query: nil)
-        let judged = APIDecision.decide(facts, session: Self.session("alice"), sessionRefusal: nil, policy: Self.rules, basePath: "").access
+        let judged = APIDecision.decide(facts, session: Self.session("alice"), sessionRefusal: nil, policy: Self.rules, upstreams: Self.single).access
         #expect(judged?.decision == .deny(rule: "admin"))
         #expect(judged?.path.encoded == "/admin/x")
-        #expect(APIDecision.decide(facts, session: Self.session("alice"), sessionRefusal: nil, policy: AccessPolicy(), basePath: "").access == nil)
+        #expect(APIDecision.decide(facts, session: Self.session("alice"), sessionRefusal: nil, policy: AccessPolicy(), upstreams: Self.single).access == nil)
+    }
+
+    /// Several upstreams, open policy: (path, query, expected target as `name:target`, or the default's target).
+    static let upstreamTable: [(String, String?, Expected)] = [
+        ("/billing/invoices/7", "a=1", .forward("billing:/invoices/7?a=1", identified: true)),
+        ("/billing", nil, .forward("billing:/", identified: true)),
+        ("/billing/", nil, .forward("billing:/", identified: true)),
+        ("/billingx/y", nil, .forward("/base/billingx/y", identified: true)),  // whole segments only
+        ("/Billing/y", nil, .forward("/base/Billing/y", identified: true)),
+        ("/billing/reports/q1", nil, .forward("reports:/r/billing/reports/q1", identified: true)),  // the longest prefix, kept
+        ("/billing/reportsx", nil, .forward("billing:/reportsx", identified: true)),
+        ("/billing/./reports/../reports/q2", nil, .forward("reports:/r/billing/reports/q2", identified: true)),  // normalized first
+        ("/%62illing/x", nil, .forward("billing:/x", identified: true)),
+        ("/billing//x", nil, .forward("billing:/x", identified: true)),
+        ("/billing/../admin", nil, .forward("/base/admin", identified: true)),  // never stays on billing by its raw prefix
+        ("/v2/api/things", nil, .forward("api-v2:/x/things", identified: true)),
+        ("/v2/api", "q=%zz", .forward("api-v2:/x?q=%25zz", identified: true)),
+        ("/v2/other", nil, .forward("/base/v2/other", identified: true)),
+        ("/billing/%2e%2e/%2e%2e/x", nil, .refuse(400, "invalid_path")),
+    ]
+
+    @Test("several upstreams: the longest whole-segment prefix of the normalized path, stripped unless kept", arguments: upstreamTable.indices)
+    func upstreamRow(_ index: Int) {
+        let (path, query, expected) = Self.upstreamTable[index]
+        #expect(outcome("GET", path, query: query, user: "alice", policy: AccessPolicy(), upstreams: Self.several) == expected, "\(path)")
+    }
+
+    @Test("each upstream has its own audience, timeout and label; backend's timeout is the limit's")
+    func upstreamSettings() {
+        let all = Self.several.all
+        #expect(all.map(\.name) == ["backend", "billing", "reports", "api-v2"])
+        #expect(all.map(\.backend.audience) == ["backend", "billing", "reports", "v2"])
+        #expect(all.map(\.timeout) == [30, 2, 30, 30])
+        #expect(all[3].origin == "https://v2.internal" && all[3].basePath == "/x")
+    }
+
+    @Test("rules match the path with its prefix, on the upstream's path too")
+    func rulesOnPrefixedPaths() {
+        let policy = AccessPolicy(
+            rules: [AccessRule(name: "billing-admin", paths: [try! PathPattern("/billing/admin/**")], allow: .conditions([AccessCondition(subjects: ["root"])]))],
+            fallback: .authenticated)
+        #expect(outcome("GET", "/billing/admin/x", user: "alice", policy: policy, upstreams: Self.several) == .refuse(403, "access_denied"))
+        #expect(outcome("GET", "/billing/x/../admin/x", user: "alice", policy: policy, upstreams: Self.several) == .refuse(403, "access_denied"))
+        #expect(outcome("GET", "/billing/admin/x", user: "root", policy: policy, upstreams: Self.several) == .forward("billing:/admin/x", identified: true))
+    }
+
+    static let hostRules = AccessPolicy(
+        rules: [
+            AccessRule(name: "app", paths: [try! PathPattern("/**")], hosts: [HostPattern("app.example.com")!], allow: .authenticated),
+            AccessRule(name: "tenants", paths: [try! PathPattern("/**")], hosts: [HostPattern("*.apps.example.com")!], allow: .anyone),
+        ],
+        fallback: .deny)
+
+    /// (host as sent, user, expected)
+    static let hostTable: [(String?, String?, Expected)] = [
+        ("app.example.com", "alice", .forward("/base/x", identified: true)),
+        ("APP.Example.COM.:8443", "alice", .forward("/base/x", identified: true)),
+        ("app.example.com", nil, .refuse(401, "invalid_session")),
+        ("a.apps.example.com", nil, .forward("/base/x", identified: false)),
+        ("a.b.apps.example.com", "alice", .refuse(403, "access_denied")),  // `*` is one label
+        ("apps.example.com", "alice", .refuse(403, "access_denied")),
+        ("evilapp.example.com", "alice", .refuse(403, "access_denied")),
+        ("app.example.com.evil.net", "alice", .refuse(403, "access_denied")),
+        (nil, "alice", .refuse(403, "access_denied")),  // a rule with hosts never matches a request without one
+        ("", "alice", .refuse(403, "access_denied")),
+    ]
+
+    @Test("rules with hosts: exact names, `*` as one first label, without port and trailing dot, in any case", arguments: hostTable.indices)
+    func hostRow(_ index: Int) {
+        let (host, user, expected) = Self.hostTable[index]
+        #expect(outcome("GET", "/x", user: user, policy: Self.hostRules, host: host) == expected, "\(host ?? "no host")")
+    }
+
+    @Test("the host judged on /v1/api: a trusted proxy's X-Forwarded-Host, else the request's own")
+    func hostOfRequest() {
+        #expect(APIDecision.host(own: "gw.example.com", forwarded: "app.example.com, other", trusted: true) == "app.example.com")
+        #expect(APIDecision.host(own: "gw.example.com", forwarded: "app.example.com", trusted: false) == "gw.example.com")
+        #expect(APIDecision.host(own: "gw.example.com", forwarded: nil, trusted: true) == "gw.example.com")
+    }
+
+    @Test("host patterns that are refused")
+    func badHostPatterns() {
+        for bad in ["", "*", "*.", "a.*.example.com", "*example.com", "app.example.com:443", "a b", "-a.example.com", "**.example.com", "a/b"] {
+            #expect(HostPattern(bad) == nil, "\(bad)")
+        }
+        #expect(HostPattern("app.example.com.") != nil)
+        #expect(HostPattern("[::1]") != nil)
     }
 }

@@ -62,7 +62,9 @@ def binary(name: str, *candidates: str) -> str:
 class Proxy:
     """nginx or Caddy from the documented block, in front of the gateway and the application."""
 
-    def __init__(self, kind: str, root: Path, gateway_port: int, backend_port: int, port: int | None = None):
+    def __init__(self, kind: str, root: Path, gateway_port: int, backend_port: int, port: int | None = None,
+                 hosts: list[str] | None = None):
+        """`hosts`: the application's host names (Caddy's site serves these on the port; nginx's server takes any)."""
         self.port = port or free_port()
         self.dir = root / kind
         self.dir.mkdir()
@@ -73,7 +75,8 @@ class Proxy:
             argv = [binary("nginx", "/usr/sbin/nginx"), "-c", str(conf), "-p", str(self.dir)]
         else:
             conf = self.dir / "Caddyfile"
-            site = ports(doc_block("caddyfile"), gateway_port, backend_port).replace("app.example.com", f"http://127.0.0.1:{self.port}")
+            address = ", ".join(f"http://{host}:{self.port}" for host in hosts or ["127.0.0.1"])
+            site = ports(doc_block("caddyfile"), gateway_port, backend_port).replace("app.example.com", address)
             conf.write_text(CADDY_GLOBAL + site)
             argv = [binary("caddy", "/usr/bin/caddy"), "run", "--config", str(conf), "--adapter", "caddyfile"]
         self.log = self.dir / "proxy.log"

@@ -3,7 +3,7 @@ import Foundation
 /// Who may sign in, and who may reach which backend path (`access:` in `gatehouse.yaml`). Without an
 /// `access` section every signed-in user reaches the whole backend.
 ///
-/// ``decide(method:path:user:)`` is synchronous and allocation-free for the event-loop relay; it judges
+/// ``decide(method:path:host:user:)`` is synchronous and allocation-free for the event-loop relay; it judges
 /// the normalized, decoded path segments — the path that is forwarded.
 public struct AccessPolicy: Sendable, Equatable {
     /// What applies when no rule matches.
@@ -48,12 +48,17 @@ public struct AccessPolicy: Sendable, Equatable {
     /// without an `access` section), so the path need not be judged.
     public var isOpenToSessions: Bool { rules.isEmpty && fallback == .authenticated }
 
+    /// Whether some rule names hosts (`hosts:`): only then is a request's host worth reading.
+    public var namesHosts: Bool { rules.contains { $0.hosts != nil } }
+
     /// Whether some rule lets requests through without a session.
     public var hasAnonymousRules: Bool { rules.contains { $0.allow == .anyone } }
 
-    /// The decision for a request; `user` is the session's provider and identity, `nil` without a session.
-    public func decide(method: String, path: [Substring], user: (provider: String, identity: Identity)?) -> AccessDecision {
-        guard let rule = rules.first(where: { $0.applies(method: method, path: path) }) else {
+    /// The decision for a request; `host` is the host the request is for (``HostPattern/normalized(_:)``; `nil`
+    /// when it has none: no rule with `hosts` applies), `user` the session's provider and identity, `nil` without
+    /// a session.
+    public func decide(method: String, path: [Substring], host: String? = nil, user: (provider: String, identity: Identity)?) -> AccessDecision {
+        guard let rule = rules.first(where: { $0.applies(method: method, path: path, host: host) }) else {
             switch fallback {
             case .authenticated: return user == nil ? .needsSession : .allow(rule: nil)
             case .deny: return user == nil ? .needsSession : .deny(rule: "default")

@@ -16,17 +16,23 @@ public struct AccessRule: Sendable, Equatable {
     /// `GET` handler (RFC 9110 §9.3.2), so a rule about `GET` is a rule about both.
     public var methods: Set<String>?
     public var allow: Allow
+    /// `hosts:`; `nil` is every host. A rule with hosts never applies to a request without one it lists.
+    public var hosts: [HostPattern]?
 
-    public init(name: String, paths: [PathPattern], methods: Set<String>? = nil, allow: Allow) {
+    public init(name: String, paths: [PathPattern], methods: Set<String>? = nil, hosts: [HostPattern]? = nil, allow: Allow) {
         self.name = name
         self.paths = paths
         self.methods = methods.map { $0.contains("GET") ? $0.union(["HEAD"]) : $0 }
+        self.hosts = hosts
         self.allow = allow
     }
 
-    /// Whether the rule is the one for this request.
-    public func applies(method: String, path: [Substring]) -> Bool {
+    /// Whether the rule is the one for this request; `host` as ``HostPattern/normalized(_:)`` gives it.
+    public func applies(method: String, path: [Substring], host: String? = nil) -> Bool {
         if let methods, !methods.contains(method) { return false }
+        if let hosts {
+            guard let host, hosts.contains(where: { $0.matches(host) }) else { return false }
+        }
         return paths.contains { $0.matches(path) }
     }
 }

@@ -12,12 +12,15 @@ struct ForwardAuthTarget: Equatable {
     var path: Substring
     /// The original request target as the proxy gave it: path and query (where a sign-in returns to).
     var target: Substring
+    /// The original request's host as the proxy gave it (`X-Forwarded-Host`, or the host of `X-Original-URL`);
+    /// `nil` when it gave none (then no rule with `hosts` applies).
+    var host: String?
 
     /// The header values as sent (`nil`: absent); `ownMethod` and `ownTarget` are the `/v1/authz…` request's.
     /// Throws 400 `invalid_request` when the two header families disagree or a value cannot be used.
     init(
         forwardedMethod: String?, forwardedURI: String?, originalMethod: String?, originalURI: String?, originalURL: String?,
-        ownMethod: String, ownTarget: String
+        ownMethod: String, ownTarget: String, forwardedHost: String? = nil
     ) throws {
         let nginxURI = try originalURI ?? originalURL.map(Self.target(ofURL:))
         if let a = forwardedMethod, let b = originalMethod, a.uppercased() != b.uppercased() {
@@ -41,6 +44,20 @@ struct ForwardAuthTarget: Equatable {
         }
         path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "/"
         self.target = target
+        let urlHost = originalURL.flatMap(Self.authority(ofURL:))
+        if let a = forwardedHost.flatMap({ HostPattern.normalized(Substring($0)) }), let b = urlHost.flatMap({ HostPattern.normalized($0) }), a != b {
+            throw GatehouseError.invalidRequest("X-Forwarded-Host and X-Original-URL name different hosts.")
+        }
+        host = forwardedHost ?? urlHost.map(String.init)
+    }
+
+    /// The authority (`host[:port]`) of an absolute URL, without user info; `nil` when it has none.
+    private static func authority(ofURL url: String) -> Substring? {
+        guard let scheme = url.range(of: "://") else { return nil }
+        let rest = url[scheme.upperBound...]
+        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        return authority.isEmpty ? nil : authority
     }
 
     /// The one value of a forward-auth field (`nil`: absent); 400 `invalid_request` when it came more than once.

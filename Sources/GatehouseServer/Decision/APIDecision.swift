@@ -2,14 +2,16 @@ import GatehouseCore
 
 /// The one decision of a `/v1/api/{path…}` request, once its credential has been looked at: the event-loop
 /// relay and the router both ask it, with the same front-end-neutral facts, and carry out its verdict — the
-/// upstream request target to forward to, or the refusal to answer with.
+/// upstream and the request target to forward to, or the refusal to answer with.
 ///
 /// In order (the router's order since the access rules landed, now the relay's too):
 /// 1. no session, and no rule lets anyone in: the credential's refusal (or 401 `invalid_session`), before
 ///    the path is read;
 /// 2. a path that does not normalize (``NormalizedPath``): 400 `invalid_path`;
-/// 3. the access rules on the normalized path (``AccessDecision/refusal(sessionRefusal:)``);
-/// 4. forward to `basePath` + the normalized path + the query.
+/// 3. the upstream: the longest whole-segment prefix of the normalized path among `upstreams:`, else
+///    `backend` (``UpstreamTable/route(_:)``);
+/// 4. the access rules on the normalized path, prefix included, and the host (``AccessDecision/refusal(sessionRefusal:)``);
+/// 5. forward to the upstream's base path + the normalized path (without the prefix unless `keep_prefix`) + the query.
 ///
 /// Pure and synchronous: table-tested without sockets (`APIDecisionTests`).
 struct APIDecision: Sendable {
@@ -21,13 +23,16 @@ struct APIDecision: Sendable {
         var path: Substring
         /// The raw query, without `?`; `nil` when the target has none.
         var query: Substring?
+        /// The host the request is for, as sent (`Host`, or a trusted proxy's `X-Forwarded-Host`): the rules
+        /// with `hosts` compare it (``HostPattern/normalized(_:)``); `nil` when there is none.
+        var host: String? = nil
     }
 
     /// What to do with it.
     enum Verdict: Sendable {
-        /// Send the request to the backend at `target` (origin-form: the base path, the normalized path, the
+        /// Send the request to `upstream` at `target` (origin-form: the base path, the normalized path, the
         /// query), as `session` (`nil`: a path the rules open to anyone, with no identity).
-        case forward(target: String, session: ActiveSession?)
+        case forward(target: String, session: ActiveSession?, upstream: UpstreamRoute)
         /// Answer with this error (a ``GatehouseError`` the one error mapping renders, or what the credential's
         /// look-up threw).
         case refuse(any Error)
@@ -38,9 +43,9 @@ struct APIDecision: Sendable {
     /// - Parameters:
     ///   - session: the session the credential gave; `nil` when none was presented or it was refused.
     ///   - sessionRefusal: why the presented credential gave no session (`nil`: none was presented).
-    ///   - basePath: the backend URL's path without a trailing slash (``UpstreamPath/split(_:)``).
+    ///   - upstreams: `backend` and `upstreams:`.
     static func decide(
-        _ facts: Facts, session: ActiveSession?, sessionRefusal: (any Error)?, policy: AccessPolicy, basePath: String
+        _ facts: Facts, session: ActiveSession?, sessionRefusal: (any Error)?, policy: AccessPolicy, upstreams: UpstreamTable
     ) -> (verdict: Verdict, access: (decision: AccessDecision, path: NormalizedPath)?) {
         // Unless some rule lets anyone in, a request without a session ends here, before its path is read.
         if session == nil, !policy.hasAnonymousRules {
@@ -50,30 +55,76 @@ struct APIDecision: Sendable {
         // target is the raw path (the common case, without splitting or re-encoding).
         // Without rules (and the default fallback) every session reaches everything: nothing to judge.
         let judged = !policy.isOpenToSessions
-        if let plain = UpstreamPath.plainTarget(basePath: basePath, path: facts.path, query: facts.query) {
-            guard judged else { return (.forward(target: plain, session: session), nil) }
-            let segments = facts.path.split(separator: "/")
-            let path = NormalizedPath(segments: segments.map(String.init), trailingSlash: facts.path.hasSuffix("/"))
-            return judge(facts, path: path, segments: segments, target: plain, session: session, sessionRefusal: sessionRefusal, policy: policy)
+        if upstreams.isSingle {
+            let upstream = upstreams.fallback
+            if let plain = UpstreamPath.plainTarget(basePath: upstream.basePath, path: facts.path, query: facts.query) {
+                guard judged else { return (.forward(target: plain, session: session, upstream: upstream), nil) }
+                let segments = facts.path.split(separator: "/")
+                let path = NormalizedPath(segments: segments.map(String.init), trailingSlash: facts.path.hasSuffix("/"))
+                return judge(facts, path: path, segments: segments, target: plain, upstream: upstream, session: session, sessionRefusal: sessionRefusal, policy: policy)
+            }
         }
+        let plain = UpstreamPath.isPlain(path: facts.path, query: facts.query)
         let path: NormalizedPath
-        do {
-            path = try NormalizedPath(raw: facts.path)
-        } catch {
-            return (.refuse(error.problem), nil)
+        if plain {
+            path = NormalizedPath(segments: facts.path.split(separator: "/").map(String.init), trailingSlash: facts.path.hasSuffix("/"))
+        } else {
+            do {
+                path = try NormalizedPath(raw: facts.path)
+            } catch {
+                return (.refuse(error.problem), nil)
+            }
         }
-        let target = UpstreamPath.target(basePath: basePath, path: path, query: facts.query)
-        guard judged else { return (.forward(target: target, session: session), nil) }
-        return judge(facts, path: path, segments: path.segments.map { Substring($0) }, target: target, session: session, sessionRefusal: sessionRefusal, policy: policy)
+        let upstream = upstreams.route(path.segments)
+        let target = Self.target(path, raw: plain ? facts.path : nil, query: facts.query, upstream: upstream)
+        guard judged else { return (.forward(target: target, session: session, upstream: upstream), nil) }
+        return judge(
+            facts, path: path, segments: path.segments.map { Substring($0) }, target: target, upstream: upstream, session: session,
+            sessionRefusal: sessionRefusal, policy: policy)
+    }
+
+    /// The upstream ``decide(_:session:sessionRefusal:policy:upstreams:)`` forwards `facts` to, when it forwards
+    /// them: for a front end that must know it first (what the upstream receives, whether it can reach it).
+    static func upstream(for facts: Facts, upstreams: UpstreamTable) -> UpstreamRoute {
+        guard !upstreams.isSingle else { return upstreams.fallback }
+        if UpstreamPath.isPlain(path: facts.path, query: nil) { return upstreams.route(facts.path.split(separator: "/")) }
+        // A path that does not normalize is refused: no upstream gets it.
+        guard let path = try? NormalizedPath(raw: facts.path) else { return upstreams.fallback }
+        return upstreams.route(path.segments)
+    }
+
+    /// The host the rules judge on `/v1/api`: a trusted proxy's `X-Forwarded-Host` (its first value; `trusted`:
+    /// the peer is one of `trusted_proxies`), else the request's own `Host`.
+    static func host(own: String?, forwarded: String?, trusted: Bool) -> String? {
+        if trusted, let forwarded = forwarded.flatMap(ForwardedFields.firstValue) { return forwarded }
+        return own
+    }
+
+    /// The request target at `upstream`: its base path, the path without the prefix (unless it is kept), the
+    /// query. `raw`: the path as sent, when it is plain (``UpstreamPath/isPlain(path:query:)``).
+    private static func target(_ path: NormalizedPath, raw: Substring?, query: Substring?, upstream: UpstreamRoute) -> String {
+        let dropped = upstream.droppedSegments
+        if let raw, let plain = UpstreamPath.plainTarget(basePath: upstream.basePath, path: UpstreamPath.remainder(of: raw, droppingSegments: dropped), query: query) {
+            return plain
+        }
+        guard dropped > 0 else { return UpstreamPath.target(basePath: upstream.basePath, path: path, query: query) }
+        let rest = NormalizedPath(segments: Array(path.segments.dropFirst(dropped)), trailingSlash: path.trailingSlash)
+        var target = UpstreamPath.target(basePath: upstream.basePath, path: rest, query: nil)
+        // `/billing/` asked: the upstream's own root, with its slash.
+        if rest.segments.isEmpty, rest.trailingSlash, !target.hasSuffix("/") { target += "/" }
+        if let query, !query.isEmpty { target += "?" + UpstreamPath.encodeQuery(query) }
+        return target
     }
 
     private static func judge(
-        _ facts: Facts, path: NormalizedPath, segments: [Substring], target: String, session: ActiveSession?, sessionRefusal: (any Error)?,
-        policy: AccessPolicy
+        _ facts: Facts, path: NormalizedPath, segments: [Substring], target: String, upstream: UpstreamRoute, session: ActiveSession?,
+        sessionRefusal: (any Error)?, policy: AccessPolicy
     ) -> (verdict: Verdict, access: (decision: AccessDecision, path: NormalizedPath)?) {
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        let decision = policy.decide(method: facts.method, path: segments, user: user)
+        // Normalized only when some rule names hosts (it costs a copy).
+        let host = policy.namesHosts ? facts.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
+        let decision = policy.decide(method: facts.method, path: segments, host: host, user: user)
         if let refusal = decision.refusal(sessionRefusal: sessionRefusal) { return (.refuse(refusal), (decision, path)) }
-        return (.forward(target: target, session: session), (decision, path))
+        return (.forward(target: target, session: session, upstream: upstream), (decision, path))
     }
 }

@@ -28,12 +28,11 @@ struct APIRelay: Sendable {
     let pools: UpstreamPools
     /// `access:` (read per request: SIGHUP may replace it).
     let access: AccessRules
-    /// `host[:port]` of the backend: the upstream request's `Host`.
-    let upstreamAuthority: String
-    /// The backend URL's path (no trailing slash), prefixed to every forwarded path.
-    let basePath: String
-    /// The backend URL without credentials or query, for log lines.
-    let redactedBackend: String
+    /// `backend` and `upstreams:` (``APIDecision`` chooses).
+    let upstreams: UpstreamTable
+    /// How the relay reaches each upstream, by its position in ``UpstreamTable/all``; `nil` for one that is not
+    /// plain `http://host[:port][/path]` (the router's client carries those, TLS included).
+    let targets: [RelayTarget?]
     private let forwardedProto: String
     private let forwardedHost: String
     /// The origins a cookie-carried upgrade may come from: the gateway's own and the CORS-allowed ones.
@@ -52,11 +51,11 @@ struct APIRelay: Sendable {
     /// router's client then carries every call, TLS included).
     init?(gateway: Gateway) {
         let settings = gateway.settings
-        guard let url = URL(string: settings.backend.url), url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty,
-            url.user == nil, url.query == nil, url.fragment == nil
-        else { return nil }
-        let port = url.port ?? 80
-        let (_, basePath) = UpstreamPath.split(settings.backend.url)
+        let upstreams = UpstreamTable(settings: settings)
+        let targets = upstreams.all.map { RelayTarget(url: $0.backend.url) }
+        guard targets[0] != nil else { return nil }
+        self.upstreams = upstreams
+        self.targets = targets
         self.resolver = gateway.resolver
         self.signer = gateway.signer
         self.clock = gateway.clock
@@ -64,11 +63,8 @@ struct APIRelay: Sendable {
         self.metrics = gateway.metrics
         self.accessLog = gateway.accessLog
         self.logger = gateway.logger
-        self.pools = UpstreamPools(host: host, port: port, idleTimeout: .milliseconds(Int64(settings.upstreamKeepalive * 1000)))
+        self.pools = UpstreamPools(endpoints: targets.map { $0?.endpoint }, idleTimeout: .milliseconds(Int64(settings.upstreamKeepalive * 1000)))
         self.access = gateway.access
-        self.upstreamAuthority = url.port.map { "\(host):\($0)" } ?? host
-        self.basePath = basePath
-        self.redactedBackend = "http://\(upstreamAuthority)\(basePath)"
         forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
         forwardedHost = settings.publicAuthority
         upgradeOrigins = Set([Self.origin(of: settings.publicURL)] + settings.corsAllowedOrigins.map(Self.origin(of:)))
@@ -88,6 +84,8 @@ struct APIRelay: Sendable {
         let method: String
         let provider: String?
         let sessionID: String?
+        /// The upstream's position in ``UpstreamTable/all`` (0, `backend`, for refusals).
+        var upstream = 0
     }
 
     /// The route template of relayed requests in the access log and metrics (as the router names it).
@@ -125,6 +123,8 @@ struct APIRelay: Sendable {
         let until: Date
         let session: ActiveSession
         let assertion: String?
+        /// The audience `assertion` is for (`nil`: none was needed).
+        let audience: String?
     }
 
     /// The decision from memory alone. `memo` is the connection's (``Memo``): used when it still holds,
@@ -135,8 +135,10 @@ struct APIRelay: Sendable {
         case .failure(let decision): return decision.value
         case .success(let claimed): (upgrade, authorization) = claimed
         }
+        guard let chosen = reachable(head) else { return .pass }
+        let audience = chosen.backend.assertion ? chosen.backend.audience : nil
         let now = clock.now()
-        if let kept = remembered(memo, authorization: authorization, now: now) {
+        if let kept = remembered(memo, authorization: authorization, audience: audience, now: now) {
             return forward(head, upgrade: upgrade, session: kept.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: kept.assertion)
         }
         let presented: (token: String, presentation: SessionResolver.Presentation)?
@@ -151,11 +153,11 @@ struct APIRelay: Sendable {
             return forward(head, upgrade: upgrade, session: nil, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: nil)
         }
         if presentation == .dpop {
-            return decideWithProof(head, token: token, upgrade: upgrade, remoteAddress: remoteAddress, now: now)
+            return decideWithProof(head, token: token, upgrade: upgrade, remoteAddress: remoteAddress, audience: audience, now: now)
         }
         // A JWT is never a session token (those have no dots): no session look-up for a provider's JWT.
         let providerJWT = presentation == .bearer && ProviderTokenAuthenticator.isJWT(token)
-        guard let found = providerJWT ? nil : fromMemory(token: token, authorization: authorization ?? "", now: now) else {
+        guard let found = providerJWT ? nil : fromMemory(token: token, authorization: authorization ?? "", audience: audience, now: now) else {
             // A provider-issued bearer token whose verdict is cached is decided here too; any other miss leaves the loop.
             switch resolver.cachedProviderToken(token: token, presentation: presentation, now: now) {
             case .success(let session)?:
@@ -195,7 +197,9 @@ struct APIRelay: Sendable {
     /// A DPoP-bound call decided on the event loop, like a bearer one: the session from memory, the proof
     /// checked here (its key's verifier kept from an earlier proof); only its `jti` record then leaves the loop
     /// (``Decision/spend(_:then:)``). Anything this cannot settle without waiting goes to ``decideAsync(_:remoteAddress:)``.
-    private func decideWithProof(_ head: HTTPRequestHead, token: String, upgrade: Bool, remoteAddress: String?, now: Date) -> Decision {
+    private func decideWithProof(
+        _ head: HTTPRequestHead, token: String, upgrade: Bool, remoteAddress: String?, audience: String?, now: Date
+    ) -> Decision {
         guard let session = resolver.cachedSessionForProof(token: token, now: now) else { return .resolveAsync }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let checked: DPoPProof??
@@ -207,8 +211,8 @@ struct APIRelay: Sendable {
         }
         guard case .some(let proof) = checked else { return .resolveAsync }
         var assertion: String?
-        if settings.backend.assertion {
-            guard let cached = signer.cachedAssertion(for: session, now: now) else { return .resolveAsync }
+        if let audience {
+            guard let cached = signer.cachedAssertion(for: session, audience: audience, now: now) else { return .resolveAsync }
             assertion = cached
         }
         let decision = forward(head, upgrade: upgrade, session: session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: assertion)
@@ -231,8 +235,8 @@ struct APIRelay: Sendable {
     }
 
     /// The connection's memo, when it still holds for this `Authorization` value.
-    private func remembered(_ memo: Memo?, authorization: String?, now: Date) -> Memo? {
-        guard let memo, let authorization, memo.authorization == authorization, now < memo.until,
+    private func remembered(_ memo: Memo?, authorization: String?, audience: String?, now: Date) -> Memo? {
+        guard let memo, let authorization, memo.authorization == authorization, memo.audience == audience, now < memo.until,
             memo.epoch == resolver.cacheEpoch
         else { return nil }
         return memo
@@ -240,18 +244,18 @@ struct APIRelay: Sendable {
 
     /// The session of `token` and its assertion (when the backend gets one) from memory alone, as a memo to
     /// keep; `nil` when the store must be read or an assertion signed first.
-    private func fromMemory(token: String, authorization: String, now: Date) -> Memo? {
+    private func fromMemory(token: String, authorization: String, audience: String?, now: Date) -> Memo? {
         // Read before the look-up: an eviction after it makes the memo stale at once.
         // A session bound to a key is only ever taken with its proof (``decideAsync(_:remoteAddress:)``).
         guard let epoch = resolver.cacheEpoch, let (session, sessionUntil) = resolver.cachedSession(token: token, now: now) else { return nil }
         var assertion: String?
         var until = min(sessionUntil, now.addingTimeInterval(1))
-        if settings.backend.assertion {
-            guard let (signed, signedUntil) = signer.cachedAssertionEntry(for: session, now: now) else { return nil }
+        if let audience {
+            guard let (signed, signedUntil) = signer.cachedAssertionEntry(for: session, audience: audience, now: now) else { return nil }
             assertion = signed
             until = min(until, signedUntil)
         }
-        return Memo(authorization: authorization, epoch: epoch, until: until, session: session, assertion: assertion)
+        return Memo(authorization: authorization, epoch: epoch, until: until, session: session, assertion: assertion, audience: audience)
     }
 
     /// The decision after reading the store, checking a DPoP proof or signing an assertion; never `.resolveAsync`.
@@ -261,6 +265,7 @@ struct APIRelay: Sendable {
         case .failure(let decision): return decision.value
         case .success(let claimed): (upgrade, authorization) = claimed
         }
+        guard let chosen = reachable(head) else { return .pass }
         var session: ActiveSession?
         var refusal: (any Error)?
         var proof: DPoPProof?
@@ -284,9 +289,9 @@ struct APIRelay: Sendable {
             }
         }
         var assertion: String?
-        if let session, settings.backend.assertion {
+        if let session, chosen.backend.assertion {
             do {
-                assertion = try await signer.assertion(for: session, now: clock.now())
+                assertion = try await signer.assertion(for: session, audience: chosen.backend.audience, now: clock.now())
             } catch {
                 return refuse(error, head, session: session, remoteAddress: remoteAddress)
             }
@@ -372,7 +377,7 @@ struct APIRelay: Sendable {
             original = try ForwardAuthTarget(
                 forwardedMethod: fields["x-forwarded-method"], forwardedURI: fields["x-forwarded-uri"],
                 originalMethod: fields["x-original-method"], originalURI: fields["x-original-uri"], originalURL: fields["x-original-url"],
-                ownMethod: head.method.rawValue, ownTarget: head.uri)
+                ownMethod: head.method.rawValue, ownTarget: head.uri, forwardedHost: fields["x-forwarded-host"])
             path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
         } catch {
             return refused(error)
@@ -382,7 +387,8 @@ struct APIRelay: Sendable {
         var assertion: String?
         var sessionRefusal: (any Error)?
         let now = clock.now()
-        if let kept = remembered(memo, authorization: authorization, now: now) {
+        let audience = settings.backend.assertion ? settings.backend.audience : nil
+        if let kept = remembered(memo, authorization: authorization, audience: audience, now: now) {
             (session, assertion) = (kept.session, kept.assertion)
         } else {
             do {
@@ -390,13 +396,13 @@ struct APIRelay: Sendable {
                 if let (token, presentation) = try credential(of: head, authorization: authorization, method: "GET") {
                     // From memory (a session, or a provider token's cached verdict), or the router reads the store,
                     // verifies the provider token or checks the proof.
-                    if let found = presentation == .dpop ? nil : fromMemory(token: token, authorization: authorization ?? "", now: now) {
+                    if let found = presentation == .dpop ? nil : fromMemory(token: token, authorization: authorization ?? "", audience: audience, now: now) {
                         (session, assertion) = (found.session, found.assertion)
                         if presentation == .bearer, authorization != nil { memo = found }
                     } else {
                         switch resolver.cachedProviderToken(token: token, presentation: presentation, now: now) {
                         case .success(let found)?:
-                            let signed = settings.backend.assertion ? signer.cachedAssertion(for: found, now: now) : nil
+                            let signed = settings.backend.assertion ? signer.cachedAssertion(for: found, audience: audience, now: now) : nil
                             if settings.backend.assertion, signed == nil { return nil }
                             (session, assertion) = (found, signed)
                         case .failure(let refusal)?: sessionRefusal = refusal
@@ -409,7 +415,9 @@ struct APIRelay: Sendable {
             }
         }
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        let decision = access.current.decide(method: original.method, path: path.segments.map { Substring($0) }, user: user)
+        let policy = access.current
+        let host = policy.namesHosts ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
+        let decision = policy.decide(method: original.method, path: path.segments.map { Substring($0) }, host: host, user: user)
         decision.audit(session: session, method: original.method, path: path, via: "authz", requestID: requestID, metrics: metrics, logger: logger)
         if let refusal = decision.refusal(sessionRefusal: sessionRefusal) {
             let signIn = decision == .needsSession ? [(ForwardAuthAnswer.signInField, ForwardAuthAnswer.signInURL(publicURL: settings.publicURL, returningTo: original.target))] : []
@@ -522,12 +530,17 @@ struct APIRelay: Sendable {
         _ head: HTTPRequestHead, upgrade: Bool, session: ActiveSession?, sessionRefusal: (any Error)?, remoteAddress: String?, assertion: String?
     ) -> Decision {
         var assertion = assertion
+        // Read once: SIGHUP may replace it, and the facts and the decision must see the same rules.
+        let policy = access.current
+        let facts = facts(of: head, remoteAddress: remoteAddress, policy: policy)
+        // The upstream the decision below chooses (the same function): what it receives is known before.
+        let chosen = APIDecision.upstream(for: facts, upstreams: upstreams)
         if let session {
             // A refreshable credential that the backend receives may need a refresh before or a replay after
             // the call: the router's path does both.
-            if settings.backend.forwardAccessToken, session.credential.isRefreshable { return .pass }
-            if settings.backend.assertion, assertion == nil {
-                guard let cached = signer.cachedAssertion(for: session, now: clock.now()) else { return .resolveAsync }
+            if chosen.backend.forwardAccessToken, session.credential.isRefreshable { return .pass }
+            if chosen.backend.assertion, assertion == nil {
+                guard let cached = signer.cachedAssertion(for: session, audience: chosen.backend.audience, now: clock.now()) else { return .resolveAsync }
                 assertion = cached
             }
             // Identity values come from providers: one with a line break would add fields of its own upstream
@@ -535,15 +548,10 @@ struct APIRelay: Sendable {
             guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
                 session.identity.email.map(Self.isSafeFieldValue) ?? true,
                 session.identity.groups.allSatisfy(Self.isSafeFieldValue),
-                !settings.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken)
+                !chosen.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken)
             else { return .pass }
         }
-        let question = head.uri.utf8.firstIndex(of: UInt8(ascii: "?"))
-        let rawPath = question.map { Substring(head.uri[..<$0]) } ?? Substring(head.uri)
-        let facts = APIDecision.Facts(
-            method: head.method.rawValue, path: UpstreamPath.remainder(of: rawPath, droppingSegments: 2),
-            query: question.map { head.uri[head.uri.index(after: $0)...] })
-        let (verdict, judged) = APIDecision.decide(facts, session: session, sessionRefusal: sessionRefusal, policy: access.current, basePath: basePath)
+        let (verdict, judged) = APIDecision.decide(facts, session: session, sessionRefusal: sessionRefusal, policy: policy, upstreams: upstreams)
         let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
         if let judged {
             judged.decision.audit(session: session, method: facts.method, path: judged.path, via: "api", requestID: requestID, metrics: metrics, logger: logger)
@@ -551,24 +559,30 @@ struct APIRelay: Sendable {
         switch verdict {
         case .refuse(let error):
             return refuse(error, head, session: session, remoteAddress: remoteAddress, requestID: requestID)
-        case .forward(let target, let session):
+        case .forward(let target, let session, let upstream):
+            guard upstream.index == chosen.index, let reached = targets[upstream.index] else { return .pass }
             if let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > settings.maxBodyBytes {
                 return refuse(
                     GatehouseError.payloadTooLarge("The request body exceeds \(settings.maxBodyBytes) bytes."), head, session: session,
                     remoteAddress: remoteAddress, requestID: requestID)
             }
-            let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
-            var headers = headers(of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion)
+            let entry = Entry(
+                requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id, upstream: upstream.index)
+            var headers = headers(
+                of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion, upstream: upstream, target: reached)
             headers.add(name: "X-Request-Id", value: entry.requestID)
             let upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers)
             return upgrade ? .upgrade(upstream, entry) : .forward(upstream, entry)
         }
     }
 
-    private func headers(of head: HTTPRequestHead, upgrade: Bool, session: ActiveSession?, remoteAddress: String?, assertion: String?) -> HTTPHeaders {
+    private func headers(
+        of head: HTTPRequestHead, upgrade: Bool, session: ActiveSession?, remoteAddress: String?, assertion: String?, upstream: UpstreamRoute,
+        target: RelayTarget
+    ) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.reserveCapacity(head.headers.count + 8)
-        headers.add(name: "Host", value: upstreamAuthority)
+        headers.add(name: "Host", value: target.authority)
         let listed = HopByHopHeaders.listed(in: head.headers["connection"])
         for (name, value) in head.headers {
             switch ForwardedHeaderRule.disposition(of: name, listed: listed) {
@@ -608,9 +622,36 @@ struct APIRelay: Sendable {
             headers.add(name: "X-Forwarded-Host", value: forwarded.host)
         }
         if let session {
-            BackendIdentityHeaders.add(for: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
+            BackendIdentityHeaders.add(for: session, backend: upstream.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
         }
         return headers
+    }
+
+    /// The decision's facts of a `/v1/api/…` head: method, path and query below `/v1/api`, and the host.
+    private func facts(of head: HTTPRequestHead, remoteAddress: String?, policy: AccessPolicy) -> APIDecision.Facts {
+        let question = head.uri.utf8.firstIndex(of: UInt8(ascii: "?"))
+        let rawPath = question.map { Substring(head.uri[..<$0]) } ?? Substring(head.uri)
+        var facts = APIDecision.Facts(
+            method: head.method.rawValue, path: UpstreamPath.remainder(of: rawPath, droppingSegments: 2),
+            query: question.map { head.uri[head.uri.index(after: $0)...] })
+        // Read only when some rule names hosts: the relay's common case reads no more fields.
+        if policy.namesHosts {
+            facts.host = APIDecision.host(
+                own: head.headers.first(name: "host"), forwarded: head.headers.first(name: "x-forwarded-host"),
+                trusted: !settings.trustedProxies.isEmpty && settings.trustedProxies.trusts(remoteAddress))
+        }
+        return facts
+    }
+
+    /// The upstream a `/v1/api/…` head goes to when the relay reaches it; `nil` when the router's client must
+    /// carry it (an `https` upstream).
+    private func reachable(_ head: HTTPRequestHead) -> UpstreamRoute? {
+        guard !upstreams.isSingle else { return upstreams.fallback }
+        let question = head.uri.utf8.firstIndex(of: UInt8(ascii: "?"))
+        let rawPath = question.map { Substring(head.uri[..<$0]) } ?? Substring(head.uri)
+        let chosen = APIDecision.upstream(
+            for: APIDecision.Facts(method: head.method.rawValue, path: UpstreamPath.remainder(of: rawPath, droppingSegments: 2)), upstreams: upstreams)
+        return targets[chosen.index] == nil ? nil : chosen
     }
 
     /// The request's id (``RequestIdentifier``): a trusted proxy's `X-Request-Id`, else a new one.

@@ -104,6 +104,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     /// The router is answering an upgrade request (or `CONNECT`): the decoder reads nothing after it, so
     /// the connection ends with the answer.
     private var closeAfterPassedResponse = false
+    /// The pools of the other upstreams (`upstreams:`) on this loop, by position, taken when first needed.
+    private var otherPools: [Int: NIOLoopBound<UpstreamConnectionPool>] = [:]
 
     init(relay: APIRelay, pool: NIOLoopBound<UpstreamConnectionPool>, remoteAddress: String?) {
         self.relay = relay
@@ -286,9 +288,18 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         connect(fresh: false)
     }
 
+    /// The pool of the exchange's upstream on this loop.
+    private func pool(of exchange: Exchange) -> UpstreamConnectionPool? {
+        let upstream = exchange.entry.upstream
+        guard upstream != 0 else { return pool.value }
+        if let kept = otherPools[upstream] { return kept.value }
+        guard let eventLoop = context?.eventLoop, let found = relay.pools.pool(upstream: upstream, for: eventLoop) else { return nil }
+        otherPools[upstream] = found
+        return found.value
+    }
+
     private func connect(fresh: Bool) {
-        guard let exchange else { return }
-        let pool = self.pool.value
+        guard let exchange, let pool = pool(of: exchange) else { return }
         let connecting = fresh ? pool.connect() : pool.acquire()
         connecting.whenComplete { result in
             switch result {
@@ -318,7 +329,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         for part in parts { connection.write(.body(.byteBuffer(part))) }
         if exchange.requestComplete { connection.write(.end(nil)) }
         connection.flush()
-        exchange.deadline = .now() + .milliseconds(Int64(relay.settings.upstreamTimeout * 1000))
+        exchange.deadline = .now() + .milliseconds(Int64(relay.upstreams.all[exchange.entry.upstream].timeout * 1000))
         armTimer(at: exchange.deadline)
         resumeReading()
     }
@@ -337,6 +348,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             return
         }
         relay.metrics.upstreamErrors.increment()
+        relay.metrics.upstreamFailed(relay.upstreams.all[exchange.entry.upstream].name)
         fail(GatehouseError.gatewayTimeout("The upstream did not answer in time."), closing: !exchange.requestComplete)
     }
 
@@ -387,7 +399,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                     relay.metrics.upstreamErrors.increment()
                     relay.logger.warning(
                         "the upstream switched protocols without completing a WebSocket handshake; its connection was closed",
-                        metadata: ["upstream": "\(relay.redactedBackend)", "request_id": "\(exchange.entry.requestID)"])
+                        metadata: ["upstream": "\(redacted(exchange))", "request_id": "\(exchange.entry.requestID)"])
                     fail(GatehouseError.badGateway("The upstream switched protocols without a valid WebSocket handshake."), closing: true)
                     return
                 }
@@ -408,7 +420,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             exchange.responseStarted = true
             exchange.upstreamKeepAlive = head.isKeepAlive
             exchange.status = Int(head.status.code)
-            relay.metrics.upstream("backend", duration: ContinuousClock.now - exchange.started)
+            relay.metrics.upstream(relay.upstreams.all[exchange.entry.upstream].name, duration: ContinuousClock.now - exchange.started)
             var clientHead = relay.clientHead(of: head)
             clientHead.headers.add(name: "X-Request-Id", value: exchange.entry.requestID)
             if !exchange.clientKeepAlive { clientHead.headers.add(name: "Connection", value: "close") }
@@ -459,7 +471,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         guard let context else { return }
         if let connection = exchange.connection {
             if exchange.requestComplete, exchange.upstreamKeepAlive {
-                pool.value.release(connection)
+                pool(of: exchange)?.release(connection)
             } else {
                 connection.close()
             }
@@ -556,7 +568,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     private func upstreamUnreachable(_ error: any Error) {
         relay.metrics.upstreamErrors.increment()
-        relay.logger.warning("upstream request failed", metadata: ["upstream": "\(relay.redactedBackend)", "error": "\(error)"])
+        if let exchange { relay.metrics.upstreamFailed(relay.upstreams.all[exchange.entry.upstream].name) }
+        relay.logger.warning("upstream request failed", metadata: ["upstream": "\(exchange.map(redacted) ?? "")", "error": "\(error)"])
         fail(GatehouseError.badGateway("The upstream could not be reached."), closing: !(exchange?.requestComplete ?? true))
     }
 
@@ -606,7 +619,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         let entry = exchange.entry
         relay.accessLog.record(
             method: entry.method, route: APIRelay.route, status: exchange.status, duration: ContinuousClock.now - exchange.started,
-            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: relay.upstreams.all[entry.upstream].name)
+    }
+
+    /// The exchange's upstream URL without credentials or query, for log lines.
+    private func redacted(_ exchange: Exchange) -> String {
+        relay.targets[exchange.entry.upstream]?.redacted ?? relay.upstreams.all[exchange.entry.upstream].name
     }
 
     private func resumeReading() {

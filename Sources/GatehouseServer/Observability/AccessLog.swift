@@ -19,14 +19,16 @@ struct AccessLog: Sendable {
     static let unmatchedRoute = "unmatched"
 
     /// Records one answer. `route` is the route template (`/v1/api/**`), never the path itself.
+    /// `upstream`: the upstream a `/v1/api` request went to (its name; `backend` for the default).
     func record(
-        method: String, route: String, status: Int, duration: Duration, provider: String?, sessionID: String?, requestID: String
+        method: String, route: String, status: Int, duration: Duration, provider: String?, sessionID: String?, requestID: String,
+        upstream: String? = nil
     ) {
         metrics.request(route: route, method: method, status: status, duration: duration)
         guard let writer else { return }
         writer.append(.init(
             time: LogLineFormat.now(), method: method, route: route, status: status, duration: duration, provider: provider,
-            sessionID: sessionID, requestID: requestID))
+            sessionID: sessionID, requestID: requestID, upstream: upstream))
     }
 
     /// Writes the lines not yet written (at shutdown).

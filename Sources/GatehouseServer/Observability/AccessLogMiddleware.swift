@@ -39,6 +39,7 @@ struct AccessLogMiddleware: RouterMiddleware {
     private func record(_ request: Request, _ context: Context, status: Int, started: ContinuousClock.Instant, fields: RequestLogFields) {
         log.record(
             method: request.method.rawValue, route: context.endpointPath ?? AccessLog.unmatchedRoute, status: status,
-            duration: ContinuousClock.now - started, provider: fields.provider, sessionID: fields.sessionID, requestID: context.requestID)
+            duration: ContinuousClock.now - started, provider: fields.provider, sessionID: fields.sessionID, requestID: context.requestID,
+            upstream: fields.upstream)
     }
 }

@@ -14,6 +14,8 @@ struct AccessLogRecord: Sendable {
     var provider: String?
     var sessionID: String?
     var requestID: String
+    /// The upstream's name, for a forwarded `/v1/api` request.
+    var upstream: String?
 
     /// The line's fields, sorted by name (the order both formats write them in).
     var fields: [(String, String)] {
@@ -23,6 +25,7 @@ struct AccessLogRecord: Sendable {
         fields.append(("route", route))
         if let sessionID { fields.append(("session", sessionID)) }
         fields.append(("status", String(status)))
+        if let upstream { fields.append(("upstream", upstream)) }
         return fields
     }
 

@@ -11,6 +11,15 @@ final class RequestLogFields: Sendable {
         fields.withLock { $0 = (provider, id) }
     }
 
+    /// The upstream `/v1/api` forwarded the request to (its name, `backend` for the default).
+    private let chosenUpstream = Mutex<String?>(nil)
+
+    /// Records the upstream the request went to.
+    func upstream(_ name: String) {
+        chosenUpstream.withLock { $0 = name }
+    }
+
+    var upstream: String? { chosenUpstream.withLock { $0 } }
     var provider: String? { fields.withLock { $0.provider } }
     var sessionID: String? { fields.withLock { $0.sessionID } }
 }

@@ -290,6 +290,7 @@ enum OpenAPIDocument {
     },
     "/v1/api/{path}": {
       "parameters": [{"$ref": "#/components/parameters/path"}],
+      "description": "The backend, or the upstream of `upstreams:` whose prefix is the longest whole-segment prefix of the normalized path (its prefix removed unless `keep_prefix`; the assertion carries that upstream's audience, and its `timeout_seconds` applies). Access rules with `hosts` judge the request's `Host`.",
       "get": {
         "tags": ["proxy"],
         "operationId": "backendGet",

@@ -13,7 +13,10 @@ import NIOHTTP1
 /// streamed, with transparent refresh and one replay after an upstream 401.
 struct ProxyController: Sendable {
     let providers: ProviderSet
-    let backend: ServerSettings.BackendSettings
+    /// `backend` and `upstreams:`.
+    let upstreams: UpstreamTable
+    /// Whose `X-Forwarded-Host` names the host the access rules judge.
+    let trustedProxies: TrustedProxies
     let resolver: SessionResolver
     let refresher: RefreshCoordinator
     let refreshPolicy: RefreshPolicy
@@ -23,6 +26,7 @@ struct ProxyController: Sendable {
     let access: AccessRules
     let metrics: GatewayMetrics
 
+    private static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
     private static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .head, .options]
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
@@ -47,24 +51,30 @@ struct ProxyController: Sendable {
             refusal = error
         }
         // The one decision of `/v1/api` (the relay asks it too); this route only carries it out.
-        let (basePath, query) = (UpstreamPath.split(backend.url), request.uri.query.map { Substring($0) })
+        let query = request.uri.query.map { Substring($0) }
+        let host = APIDecision.host(
+            own: request.head.authority, forwarded: request.headers[Self.xForwardedHost], trusted: trustedProxies.trusts(context.remoteAddress))
         let facts = APIDecision.Facts(
-            method: request.method.rawValue, path: UpstreamPath.remainder(of: Substring(request.uri.path), droppingSegments: 2), query: query)
-        let (verdict, access) = APIDecision.decide(facts, session: resolved, sessionRefusal: refusal, policy: self.access.current, basePath: basePath.path)
+            method: request.method.rawValue, path: UpstreamPath.remainder(of: Substring(request.uri.path), droppingSegments: 2), query: query,
+            host: host)
+        let (verdict, access) = APIDecision.decide(facts, session: resolved, sessionRefusal: refusal, policy: self.access.current, upstreams: upstreams)
         if let access { access.decision.audit(session: resolved, method: facts.method, path: access.path, via: "api", metrics: metrics, logger: context.logger) }
         switch verdict {
         case .refuse(let error):
             throw error
-        case .forward(let target, let session):
-            let url = basePath.origin + target
+        case .forward(let target, let session, let chosen):
+            context.logFields.upstream(chosen.name)
+            let url = chosen.origin + target
+            let hop = UpstreamClient.Hop(timeout: chosen.timeout, label: chosen.name)
             guard let session else {
                 // A path the rules open to anyone, asked without a session: forwarded with no identity.
                 let body = try await upstream.forwardBody(of: request)
-                return upstream.makeResponse(try await upstream.send(request, context, url: url, body: body, attach: { _ in }), dropCookies: false)
+                return upstream.makeResponse(try await upstream.send(request, context, url: url, body: body, hop: hop, attach: { _ in }), dropCookies: false)
             }
-            // The backend only needs a fresh provider token when it receives one.
-            let refresher = backend.forwardAccessToken ? refreshingProvider(for: session) : nil
-            let response = try await exchange(request, context, session: session, url: url, refresher: refresher, attachment: backendHeaders)
+            // The upstream only needs a fresh provider token when it receives one.
+            let refresher = chosen.backend.forwardAccessToken ? refreshingProvider(for: session) : nil
+            let response = try await exchange(
+                request, context, session: session, url: url, hop: hop, refresher: refresher, attachment: { backendHeaders($0, backend: chosen.backend) })
             return upstream.makeResponse(response, dropCookies: false)
         }
     }
@@ -103,7 +113,7 @@ struct ProxyController: Sendable {
     /// The same for both upstreams: refresh before sending when the credential is about to expire,
     /// send, and after a 401 refresh once and replay (when the body was buffered).
     private func exchange(
-        _ request: Request, _ context: GatehouseRequestContext, session: ActiveSession, url: String,
+        _ request: Request, _ context: GatehouseRequestContext, session: ActiveSession, url: String, hop: UpstreamClient.Hop? = nil,
         refresher: (any RefreshingProvider)?, attachment: (ActiveSession) -> Attachment
     ) async throws -> HTTPClientResponse {
         var session = session
@@ -111,18 +121,19 @@ struct ProxyController: Sendable {
             session = try await self.refresher.refresh(session, provider: refresher, force: false)
         }
         let body = try await upstream.forwardBody(of: request)
-        let response = try await upstream.send(request, context, url: url, body: body, attach: attachment(session))
+        let response = try await upstream.send(request, context, url: url, body: body, hop: hop, attach: attachment(session))
         guard response.status.code == 401, body.isReplayable, let refresher else { return response }
         session = try await self.refresher.refresh(session, provider: refresher, force: false)
-        return try await upstream.send(request, context, url: url, body: body, attach: attachment(session))
+        return try await upstream.send(request, context, url: url, body: body, hop: hop, attach: attachment(session))
     }
 
     private typealias Attachment = UpstreamClient.Attachment
 
-    private func backendHeaders(_ session: ActiveSession) -> Attachment {
-        let (backend, signer, clock) = (self.backend, self.signer, self.clock)
+    /// The identity an upstream receives, as its settings (`backend`, or its entry of `upstreams:`) ask.
+    private func backendHeaders(_ session: ActiveSession, backend: ServerSettings.BackendSettings) -> Attachment {
+        let (signer, clock) = (self.signer, self.clock)
         return { outgoing in
-            let assertion = backend.assertion ? try await signer.assertion(for: session, now: clock.now()) : nil
+            let assertion = backend.assertion ? try await signer.assertion(for: session, audience: backend.audience, now: clock.now()) : nil
             BackendIdentityHeaders.add(for: session, backend: backend, assertion: assertion) { outgoing.headers.append(($0, $1)) }
         }
     }

@@ -52,8 +52,15 @@ struct UpstreamClient: Sendable {
         return .streamed(request.body, length: length)
     }
 
+    /// What one upstream of `/v1/api` asks of the call: its time limit and its label in the metrics.
+    struct Hop: Sendable {
+        var timeout: TimeInterval
+        var label: String
+    }
+
+    /// Sends the request; `hop`: the upstream of `/v1/api` it goes to (`nil`: a provider's API, with `limits`'s timeout).
     func send(
-        _ request: Request, _ context: GatehouseRequestContext, url: String, body: ForwardBody, attach: Attachment
+        _ request: Request, _ context: GatehouseRequestContext, url: String, body: ForwardBody, hop: Hop? = nil, attach: Attachment
     ) async throws -> HTTPClientResponse {
         var outgoing = OutgoingRequest(url: url, headers: forwardedHeaders(of: request, context))
         try await attach(&outgoing)
@@ -70,8 +77,8 @@ struct UpstreamClient: Sendable {
         metrics.proxiedRequests.increment()
         let started = ContinuousClock.now
         do {
-            let response = try await httpClient.execute(upstream, timeout: .milliseconds(Int64(settings.upstreamTimeout * 1000)))
-            metrics.upstream(url.hasPrefix(settings.backend.url) ? "backend" : "provider_api", duration: ContinuousClock.now - started)
+            let response = try await httpClient.execute(upstream, timeout: .milliseconds(Int64((hop?.timeout ?? settings.upstreamTimeout) * 1000)))
+            metrics.upstream(hop?.label ?? (url.hasPrefix(settings.backend.url) ? "backend" : "provider_api"), duration: ContinuousClock.now - started)
             // This path never asks for an upgrade (`Upgrade` is hop-by-hop and dropped): a `101` (or any other
             // interim status as the answer) is the backend's mistake or an attempt at a raw connection.
             guard response.status.code >= 200 else {
@@ -89,9 +96,11 @@ struct UpstreamClient: Sendable {
             throw error
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             metrics.upstreamErrors.increment()
+            if let hop { metrics.upstreamFailed(hop.label) }
             throw GatehouseError.gatewayTimeout("The upstream did not answer in time.")
         } catch {
             metrics.upstreamErrors.increment()
+            if let hop { metrics.upstreamFailed(hop.label) }
             context.logger.warning("upstream request failed", metadata: ["upstream": "\(AsyncHTTPTransport.redacted(url))", "error": "\(error)"])
             throw GatehouseError.badGateway("The upstream could not be reached.")
         }

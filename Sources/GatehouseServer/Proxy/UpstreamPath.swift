@@ -59,18 +59,7 @@ enum UpstreamPath {
     /// of path characters only (no `%`, no segment starting with `.`), and `query` holds query characters
     /// only. `nil` otherwise: take ``target(basePath:path:query:)`` with a ``NormalizedPath``.
     static func plainTarget(basePath: String, path: Substring, query: Substring?) -> String? {
-        let slash = UInt8(ascii: "/")
-        guard path.utf8.first == slash, path.utf8.count > 1 else { return nil }
-        var previous = slash
-        for byte in path.utf8.dropFirst() {
-            if byte == slash {
-                guard previous != slash else { return nil }
-            } else {
-                guard PercentEncoding.isPathCharacter(byte), previous != slash || byte != UInt8(ascii: ".") else { return nil }
-            }
-            previous = byte
-        }
-        if let query, query.utf8.contains(where: { !PercentEncoding.isQueryCharacter($0) }) { return nil }
+        guard isPlain(path: path, query: query) else { return nil }
         var target = basePath
         target.reserveCapacity(basePath.utf8.count + path.utf8.count + (query?.utf8.count ?? 0) + 1)
         target += path
@@ -79,6 +68,23 @@ enum UpstreamPath {
             target += query
         }
         return target
+    }
+
+    /// Whether ``plainTarget(basePath:path:query:)`` can take `path` and `query` as they are.
+    static func isPlain(path: Substring, query: Substring?) -> Bool {
+        let slash = UInt8(ascii: "/")
+        guard path.utf8.first == slash, path.utf8.count > 1 else { return false }
+        var previous = slash
+        for byte in path.utf8.dropFirst() {
+            if byte == slash {
+                guard previous != slash else { return false }
+            } else {
+                guard PercentEncoding.isPathCharacter(byte), previous != slash || byte != UInt8(ascii: ".") else { return false }
+            }
+            previous = byte
+        }
+        if let query, query.utf8.contains(where: { !PercentEncoding.isQueryCharacter($0) }) { return false }
+        return true
     }
 
     /// `https://api.example:8443/base/` → (`https://api.example:8443`, `/base`).

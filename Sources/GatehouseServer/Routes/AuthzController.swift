@@ -47,7 +47,8 @@ struct AuthzController: Sendable {
         let original = try ForwardAuthTarget(
             forwardedMethod: single(Self.forwardedMethod), forwardedURI: single(Self.forwardedURI),
             originalMethod: single(Self.originalMethod), originalURI: single(Self.originalURI),
-            originalURL: single(Self.originalURL), ownMethod: request.method.rawValue, ownTarget: request.uri.description)
+            originalURL: single(Self.originalURL), ownMethod: request.method.rawValue, ownTarget: request.uri.description,
+            forwardedHost: single(Self.forwardedHost))
         let method = original.method
         let path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
 
@@ -61,7 +62,9 @@ struct AuthzController: Sendable {
             refusal = error
         }
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        let decision = access.current.decide(method: method, path: path.segments.map { Substring($0) }, user: user)
+        let policy = access.current
+        let host = policy.namesHosts ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
+        let decision = policy.decide(method: method, path: path.segments.map { Substring($0) }, host: host, user: user)
         decision.audit(session: session, method: method, path: path, via: "authz", metrics: metrics, logger: context.logger)
         if let error = decision.refusal(sessionRefusal: refusal) {
             // A 401 names the sign-in page that returns to the original request, for the proxy to send a

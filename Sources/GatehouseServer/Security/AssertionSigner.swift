@@ -42,13 +42,14 @@ final class AssertionSigner: Sendable {
     var jwks: String { jwksJSON }
 
     /// The assertion for a session, reused while fresh and while the session's credential is unchanged.
-    func assertion(for session: ActiveSession, now: Date) async throws -> String {
-        if let cached = cachedAssertion(for: session, now: now) { return cached }
+    /// `audience`: the upstream's (`upstreams:`); `nil` is `backend`'s.
+    func assertion(for session: ActiveSession, audience: String? = nil, now: Date) async throws -> String {
+        if let cached = cachedAssertion(for: session, audience: audience, now: now) { return cached }
         // Whole seconds: JWT libraries expect integer NumericDates (RFC 7519 allows fractions; many reject them).
         let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let payload = IdentityAssertionPayload(
             iss: IssuerClaim(value: issuer),
-            aud: AudienceClaim(value: audience),
+            aud: AudienceClaim(value: audience ?? self.audience),
             sub: SubjectClaim(value: session.identity.subject),
             email: session.identity.email,
             groups: session.identity.groups.isEmpty ? nil : session.identity.groups,
@@ -63,26 +64,43 @@ final class AssertionSigner: Sendable {
         cache.withLock { cache in
             // Bounded: drop everything stale once the cache grows.
             if cache.count > 10_000 { cache = cache.filter { now.timeIntervalSince($0.value.issuedAt) < lifetime / 2 } }
-            cache[session.id] = (token, now, session.record.credentialVersion)
+            cache[cacheKey(session, audience)] = (token, now, session.record.credentialVersion)
         }
         return token
     }
 
     /// The reusable assertion of a session, if there is one; `nil` means one must be signed (``assertion(for:now:)``).
-    func cachedAssertion(for session: ActiveSession, now: Date) -> String? {
-        cachedAssertionEntry(for: session, now: now)?.token
+    func cachedAssertion(for session: ActiveSession, audience: String? = nil, now: Date) -> String? {
+        cachedAssertionEntry(for: session, audience: audience, now: now)?.token
     }
 
     /// The same, with the moment from which it is no longer reused.
-    func cachedAssertionEntry(for session: ActiveSession, now: Date) -> (token: String, until: Date)? {
-        let cached = cache.withLock { $0[session.id] }
+    func cachedAssertionEntry(for session: ActiveSession, audience: String? = nil, now: Date) -> (token: String, until: Date)? {
+        let key = cacheKey(session, audience)
+        let cached = cache.withLock { $0[key] }
         guard let cached, cached.version == session.record.credentialVersion else { return nil }
         let until = cached.issuedAt.addingTimeInterval(lifetime / 2)
         return now < until ? (cached.token, until) : nil
     }
 
-    /// Forgets a session's assertion (logout).
+    /// Forgets a session's assertions (logout).
     func forget(sessionID: String) {
-        _ = cache.withLock { $0.removeValue(forKey: sessionID) }
+        cache.withLock { cache in
+            cache.removeValue(forKey: sessionID)
+            // Other upstreams' audiences: looked for while the cache is small. In a full one they are only ever
+            // handed out after the session itself is found, which a logout has ended, and go stale within 30 s.
+            if cache.count < 10_000 {
+                for key in cache.keys where key.hasPrefix(sessionID + Self.audienceSeparator) { cache.removeValue(forKey: key) }
+            }
+        }
+    }
+
+    /// Between a session id and another upstream's audience in a cache key (no id or audience holds it).
+    private static let audienceSeparator = "\u{1F}"
+
+    /// The session's id for `backend`'s audience (the common case: no copy), id and audience for another's.
+    private func cacheKey(_ session: ActiveSession, _ audience: String?) -> String {
+        guard let audience, audience != self.audience else { return session.id }
+        return session.id + Self.audienceSeparator + audience
     }
 }

@@ -94,6 +94,13 @@ final class GatewayMetrics: Sendable {
             .record(duration)
     }
 
+    /// A call to an upstream of `/v1/api` that could not be made or timed out:
+    /// `gatehouse_upstream_failures_total{upstream}` (its name; `backend` for the default), besides ``upstreamErrors``.
+    func upstreamFailed(_ upstream: String) {
+        labelled("upstream_failures", "Calls to an upstream of /v1/api that failed to connect or timed out, by upstream.", [("upstream", upstream)])
+            .increment()
+    }
+
     /// A finished login: `gatehouse_login_attempts_total{provider,outcome}` (`succeeded`, `refused`, `failed`).
     func login(provider: String, outcome: String) {
         labelled("login_attempts", "Logins by provider and outcome.", [("provider", provider), ("outcome", outcome)]).increment()

@@ -1,0 +1,38 @@
+import Foundation
+
+/// One upstream as the decision chooses it and the front ends reach it: `backend` (the default) or one of
+/// `upstreams:`. Plain values, worked out once from the settings.
+struct UpstreamRoute: Sendable {
+    /// Its position in ``UpstreamTable/all``: 0 is the default upstream.
+    let index: Int
+    /// The label in the access log and the metrics (`backend` for the default upstream).
+    let name: String
+    /// The prefix's segments (`["billing"]`); empty for the default upstream.
+    let prefix: [String]
+    /// Whether the prefix stays on the forwarded path.
+    let keepPrefix: Bool
+    /// What it receives: identity headers, assertion (with its own audience), access token.
+    let backend: ServerSettings.BackendSettings
+    /// `scheme://authority` of its URL.
+    let origin: String
+    /// The path of its URL, without trailing slash; prefixed to every forwarded path.
+    let basePath: String
+    /// How long it has to start its answer (then 504 `upstream_timeout`).
+    let timeout: TimeInterval
+
+    init(index: Int, name: String, prefix: String, keepPrefix: Bool, backend: ServerSettings.BackendSettings, defaultTimeout: TimeInterval) {
+        self.index = index
+        self.name = name
+        self.prefix = prefix.split(separator: "/").map(String.init)
+        self.keepPrefix = keepPrefix
+        self.backend = backend
+        (origin, basePath) = UpstreamPath.split(backend.url)
+        timeout = backend.timeout ?? defaultTimeout
+    }
+
+    /// Whether it is `backend`.
+    var isDefault: Bool { index == 0 }
+
+    /// How many leading segments of the path the forwarded path loses: the prefix's, unless it is kept.
+    var droppedSegments: Int { keepPrefix ? 0 : prefix.count }
+}
