@@ -1,5 +1,5 @@
 public import Foundation
-public import Glibc
+import Glibc
 
 /// How a log line looks on standard error (`logging.format`): the process's log handlers and the access
 /// log's own writer (``AccessLogWriter``) render lines the same way.
