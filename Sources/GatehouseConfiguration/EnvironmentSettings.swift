@@ -48,6 +48,7 @@ public enum EnvironmentSettings {
         .init("backend.identity_headers"),
         .init("backend.assertion"),
         .init("backend.forward_access_token"),
+        .init("backend.timeout_seconds"),
         .init("allowed_redirect_uris", .list),
         .init("cors.allowed_origins", .list),
         .init("trusted_proxies", .list),
@@ -68,7 +69,7 @@ public enum EnvironmentSettings {
     /// Sections and lists of mappings: written in the file only. A variable named after one is told so.
     public static let fileOnly: [String] = [
         "store", "sessions", "sessions.cookie", "sessions.dpop", "refresh", "keys", "keys.sealing", "keys.signing",
-        "backend", "cors", "access", "access.login", "access.rules", "limits", "logging",
+        "backend", "cors", "access", "access.login", "access.rules", "limits", "logging", "upstreams",
     ]
 
     /// `GATEHOUSE_*` variables that are not settings and are never warned about: read by the tests and scripts

@@ -30,6 +30,14 @@ struct EnvironmentConfigurationTests {
         #expect(configuration.environmentVariables == ["GATEHOUSE_PUBLIC_URL", "GATEHOUSE_BACKEND_AUDIENCE"])
     }
 
+    @Test("backend.timeout_seconds from the environment; upstreams stay in the file")
+    func backendTimeoutAndUpstreams() throws {
+        #expect(try load(["GATEHOUSE_BACKEND_TIMEOUT_SECONDS": "7"]).backend.timeoutSeconds == 7)
+        #expect(throws: (any Error).self) { try load(["GATEHOUSE_BACKEND_TIMEOUT_SECONDS": "0"]) }
+        let warnings = EnvironmentSettings.warnings(environment: ["GATEHOUSE_UPSTREAMS": "x"])
+        #expect(warnings.contains { $0.contains("GATEHOUSE_UPSTREAMS") && $0.contains("file") }, "\(warnings)")
+    }
+
     @Test("a string key takes digits as given: a variable has no quotes to ask for")
     func numericTextForAStringKey() throws {
         #expect(try load(["GATEHOUSE_BACKEND_AUDIENCE": "42"]).backend.audience == "42")
