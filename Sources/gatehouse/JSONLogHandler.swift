@@ -18,7 +18,7 @@ struct JSONLogHandler: LogHandler {
         let fields = merged.map { ($0.key, $0.value.description) }.sorted { $0.0 < $1.0 }
         var line: [UInt8] = []
         LogLineFormat.json.render(
-            time: LogLineFormat.now(), level: event.level.rawValue, label: label, source: event.source,
+            time: LogTime.now(), level: event.level.rawValue, label: label, source: event.source,
             message: event.message.description, fields: fields, into: &line)
         LogOutput.write(line)
     }

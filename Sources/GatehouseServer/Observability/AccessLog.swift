@@ -27,7 +27,7 @@ struct AccessLog: Sendable {
         metrics.request(route: route, method: method, status: status, duration: duration)
         guard let writer else { return }
         writer.append(.init(
-            time: LogLineFormat.now(), method: method, route: route, status: status, duration: duration, provider: provider,
+            time: LogTime.now(), method: method, route: route, status: status, duration: duration, provider: provider,
             sessionID: sessionID, requestID: requestID, upstream: upstream))
     }
 

@@ -1,11 +1,9 @@
-import Foundation
-import Glibc
 
 /// One answered request as the access log keeps it until its line is written: plain values, taken on the
 /// event loop without formatting anything (``AccessLogWriter`` renders it off the loop).
 struct AccessLogRecord: Sendable {
     /// Wall-clock time of the answer.
-    var time: timespec
+    var time: LogTime
     var method: String
     /// The route template (`/v1/api/**`), never the path.
     var route: String

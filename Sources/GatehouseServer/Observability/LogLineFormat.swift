@@ -1,4 +1,3 @@
-public import Foundation
 import Glibc
 
 /// How a log line looks on standard error (`logging.format`): the process's log handlers and the access
@@ -12,7 +11,7 @@ public enum LogLineFormat: Sendable {
     /// One line, with its newline, appended to `output`.
     /// - Parameter fields: the metadata, sorted by name.
     public func render(
-        time: timespec, level: String, label: String, source: String, message: String, fields: [(String, String)], into output: inout [UInt8]
+        time: LogTime, level: String, label: String, source: String, message: String, fields: [(String, String)], into output: inout [UInt8]
     ) {
         switch self {
         case .text:
@@ -44,30 +43,23 @@ public enum LogLineFormat: Sendable {
     }
 
     /// `time` in UTC as RFC 3339 with milliseconds, `2026-11-25T22:00:18.085Z`.
-    public static func utcTimestamp(_ time: timespec) -> String {
-        var seconds = time.tv_sec
+    public static func utcTimestamp(_ time: LogTime) -> String {
+        var seconds = time_t(time.seconds)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         return "\(padded(parts.tm_year + 1900, 4))-\(padded(parts.tm_mon + 1, 2))-\(padded(parts.tm_mday, 2))"
             + "T\(padded(parts.tm_hour, 2)):\(padded(parts.tm_min, 2)):\(padded(parts.tm_sec, 2))"
-            + ".\(padded(Int32(time.tv_nsec / 1_000_000), 3))Z"
+            + ".\(padded(Int32(time.milliseconds), 3))Z"
     }
 
     /// `time` in local time as `StreamLogHandler` writes it, `2026-11-25T22:00:18+0000`.
-    public static func localTimestamp(_ time: timespec) -> String {
-        var seconds = time.tv_sec
+    public static func localTimestamp(_ time: LogTime) -> String {
+        var seconds = time_t(time.seconds)
         var parts = tm()
         localtime_r(&seconds, &parts)
         var buffer = [CChar](repeating: 0, count: 64)
         let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
         return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// Now, from the real-time clock.
-    public static func now() -> timespec {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return now
     }
 
     private static func padded(_ value: Int32, _ width: Int) -> String {
