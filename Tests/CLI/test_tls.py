@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 import shutil
 import signal
 import socket
@@ -212,7 +213,9 @@ class TLSGateway:
         ok = wait_until(healthy, STARTUP_TIMEOUT, 0.1)
         if self.proc.poll() is not None:
             pytest.fail(f"gateway exited with {self.proc.returncode} at start-up:\n{tail(self.stderr)}")
-        assert ok, tail(self.stderr)
+        if not ok:
+            stop_process(self.proc)
+            pytest.fail(f"gateway /healthz not 200 over HTTPS after {STARTUP_TIMEOUT}s:\n{tail(self.stderr)}")
 
     def context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(self.ca))
@@ -685,3 +688,108 @@ def test_the_deploy_example_passes_check(cli, certs, tmp_path):
     config = write_config(root, text)
     done = cli(["check", "--config", str(config)], cwd=root)
     assert done.returncode == 0, done.stderr
+
+
+# --- streams, idle connections, shutdown, WebSocket -------------------------------------------------
+
+def test_a_stalled_stream_does_not_stall_its_connection(app):
+    """Back-pressure is per stream: a download the client stops reading (its stream window closed) waits,
+    while another stream of the same connection is answered; then the download resumes, whole."""
+    gateway, _ = app
+    token = sign_in(gateway)
+    auth = [("authorization", f"Bearer {token}")]
+    conn = RawH2(gateway)
+    # The connection's window is the client's to open: wide, so that only the stream's window holds back.
+    conn.conn.increment_flow_control_window(64 * 1024 * 1024)
+    conn.flush()
+    stalled = conn.headers("GET", "/v1/api/download", auth)
+    received, digest = 0, hashlib.sha256()
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and received < 65535:
+        for event in conn.conn.receive_data(conn.sock.recv(65536)):
+            if isinstance(event, h2.events.DataReceived) and event.stream_id == stalled:
+                received += len(event.data)
+                digest.update(event.data)
+        conn.flush()
+    # Stream window (65535) full, and nothing acknowledged: the download waits there.
+    assert received <= 65535
+    other = conn.headers("GET", "/v1/api/echo/beside", auth)
+    status, body, ended = None, b"", False
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not ended:
+        for event in conn.conn.receive_data(conn.sock.recv(65536)):
+            if isinstance(event, h2.events.ResponseReceived) and event.stream_id == other:
+                status = int(dict(event.headers)[":status"])
+            elif isinstance(event, h2.events.DataReceived):
+                if event.stream_id == other:
+                    body += event.data
+                else:
+                    received += len(event.data)
+                    digest.update(event.data)
+            elif isinstance(event, h2.events.StreamEnded) and event.stream_id == other:
+                ended = True
+        conn.flush()
+    assert ended and status == 200 and json.loads(body)["target"] == "/base/echo/beside"
+    assert received <= 65535
+    # Now read it all.
+    finished = False
+    deadline = time.monotonic() + 30
+    conn.conn.acknowledge_received_data(received, stalled)
+    conn.flush()
+    while time.monotonic() < deadline and not finished:
+        for event in conn.conn.receive_data(conn.sock.recv(65536)):
+            if isinstance(event, h2.events.DataReceived) and event.stream_id == stalled:
+                received += len(event.data)
+                digest.update(event.data)
+                conn.conn.acknowledge_received_data(event.flow_controlled_length, stalled)
+            elif isinstance(event, h2.events.StreamEnded) and event.stream_id == stalled:
+                finished = True
+        conn.flush()
+    assert finished and (received, digest.hexdigest()) == (DOWNLOAD_BYTES, DOWNLOAD_SHA)
+    conn.close()
+
+
+def test_idle_http2_connection_is_closed_and_shutdown_is_graceful(start, certs):
+    chain, key = certs.leaf("localhost")
+    gateway = start(tls_yaml(chain, key, extra=["limits: {client_idle_timeout_seconds: 1}"]))
+    idle = RawH2(gateway)
+    assert idle.get("/healthz")[:2] == ("answer", 200)
+    # No stream for a second: the connection ends (GOAWAY or the socket's end).
+    assert idle.read_until(-1, timeout=5)[0] == "closed"
+    idle.close()
+    # SIGTERM with an open HTTP/2 connection: GOAWAY, and the gateway exits without waiting on it.
+    held = RawH2(gateway)
+    assert held.get("/healthz")[:2] == ("answer", 200)
+    gateway.proc.send_signal(signal.SIGTERM)
+    assert held.read_until(-1, timeout=8)[0] == "closed"
+    gateway.proc.wait(timeout=10)
+    held.close()
+
+
+def test_websocket_over_tls_stays_http11(start, certs, tmp_path):
+    from websockets.sync.client import connect
+
+    from test_websocket import Backend as WebSocketBackend
+
+    chain, key = certs.leaf("localhost")
+    backend, probe = WebSocketBackend(), Backend()
+    root = tmp_path / "ws"
+    write_capture_provider(root, probe.url)
+    gateway = start(tls_yaml(chain, key, extra=["backend:", f"  url: {q(f'http://127.0.0.1:{backend.port}/base')}"]), root=root)
+    token = sign_in(gateway)
+    try:
+        with connect(f"wss://127.0.0.1:{gateway.port}/v1/api/ws/chat", ssl=gateway.context(),
+                     additional_headers={"Authorization": f"Bearer {token}"}) as ws:
+            assert ws.recv(timeout=10) == "hello"
+            ws.send("over tls")
+            assert ws.recv(timeout=10) == "over tls"
+            blob = os.urandom(512 * 1024)
+            ws.send(blob)
+            assert ws.recv(timeout=10) == blob
+        seen = backend.last()
+        assert seen["path"] == "/base/ws/chat"
+        assert seen["headers"]["x-gatehouse-subject"] == "user-1"
+    finally:
+        backend.server.shutdown()
+        probe.close()
+    assert gateway.alive()

@@ -41,8 +41,10 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                 withPipeliningAssistance: true, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
             let watcher = RequestLineWatcher(maxURLBytes: maxURLBytes)
-            try pipeline.addHandler(watcher, position: .first)
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            // In front of the HTTP handlers, and behind TLS (``GatewayTLSChannel``): it counts the plain bytes, and
+            // a WebSocket tunnel joins the pipeline right in front of it (``APIRelayHandler``).
+            try pipeline.addHandler(watcher, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
             try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
             try pipeline.addHandler(ClientIdleTimeoutHandler(timeout: clientIdleTimeout))
             try addRequestHandlers(to: pipeline, channel: channel, remoteAddress: channel.remoteAddress, malformed: MalformedRequestHandler(requestLine: watcher), logger: logger)
