@@ -793,3 +793,27 @@ def test_websocket_over_tls_stays_http11(start, certs, tmp_path):
         backend.server.shutdown()
         probe.close()
     assert gateway.alive()
+
+
+def test_split_cookies_and_head_limits_behind_tls(app):
+    """HTTP/2 may split `cookie` into several fields: they reach the one decision joined. Over HTTPS/1.1 a
+    request line over the URL limit is still 414 (the watcher counts the plain bytes, not the ciphertext)."""
+    gateway, _ = app
+    token = sign_in(gateway)
+    conn = RawH2(gateway)
+    outcome = conn.get("/v1/api/echo/cookies", [("cookie", "theme=dark"), ("cookie", f"__Host-gatehouse_session={token}"), ("x-csrf", "1")])
+    assert outcome[:2] == ("answer", 200), outcome
+    assert json.loads(outcome[2])["subject"] == "user-1"
+    conn.close()
+    context = gateway.context()
+    context.set_alpn_protocols(["http/1.1"])
+    with context.wrap_socket(socket.create_connection(("127.0.0.1", gateway.port), timeout=10), server_hostname="localhost") as tls:
+        tls.sendall(b"GET /v1/api/" + b"a" * 20000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            data = tls.recv(65536)
+            if not data:
+                break
+            answer += data
+    assert answer.startswith(b"HTTP/1.1 414"), answer[:200]
+    assert gateway.alive()
