@@ -651,7 +651,8 @@ def test_hostile_http2_is_answered_without_crash(app):
     many.close()
     assert gateway.alive()
 
-    # A flood of SETTINGS and PING frames, never reading the acknowledgements.
+    # A flood of SETTINGS and PING frames, never reading the acknowledgements: no unbounded memory.
+    rss_before = resident_bytes(gateway.proc.pid)
     flood = RawH2(gateway)
     try:
         for i in range(30000):
@@ -666,6 +667,14 @@ def test_hostile_http2_is_answered_without_crash(app):
     flood.close()
     assert gateway.alive()
     assert gateway.proc.poll() is None
+    assert resident_bytes(gateway.proc.pid) - rss_before < 64 * 1024 * 1024
+
+
+def resident_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
 
 
 def test_the_deploy_example_passes_check(cli, certs, tmp_path):
@@ -757,6 +766,20 @@ def test_idle_http2_connection_is_closed_and_shutdown_is_graceful(start, certs):
     # No stream for a second: the connection ends (GOAWAY or the socket's end).
     assert idle.read_until(-1, timeout=5)[0] == "closed"
     idle.close()
+    # The same for an HTTPS/1.1 connection that sends nothing after its handshake, and for one that never
+    # completes a handshake.
+    context = gateway.context()
+    context.set_alpn_protocols(["http/1.1"])
+    for handshake in (True, False):
+        raw_socket = socket.create_connection(("127.0.0.1", gateway.port), timeout=5)
+        quiet = context.wrap_socket(raw_socket, server_hostname="localhost") if handshake else raw_socket
+        started = time.monotonic()
+        try:
+            assert quiet.recv(1024) == b""
+        except (ssl.SSLError, ConnectionError):
+            pass
+        assert time.monotonic() - started < 4
+        quiet.close()
     # SIGTERM with an open HTTP/2 connection: GOAWAY, and the gateway exits without waiting on it.
     held = RawH2(gateway)
     assert held.get("/healthz")[:2] == ("answer", 200)
