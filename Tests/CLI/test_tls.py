@@ -531,6 +531,8 @@ def test_sighup_rotates_the_pair_and_open_connections_go_on(start, certs, tmp_pa
     shutil.copy(second_key, key)
     gateway.proc.send_signal(signal.SIGHUP)
     assert wait_until(lambda: "TLS certificate reloaded" in gateway.log(), 10), tail(gateway.stderr)
+    # The same SIGHUP still reloads the providers and access rules.
+    assert wait_until(lambda: "providers reloaded" in gateway.log(), 10), tail(gateway.stderr)
     assert subject_of_served(gateway.port, certs.ca) == "second"
     assert held.get("/healthz")[:2] == ("answer", 200)
     with gateway.client() as client:
