@@ -319,6 +319,8 @@ def test_alpn_prefers_h2_and_old_versions_are_refused(start, certs):
     for old in ("-tls1_1", "-tls1"):
         output = s_client(gateway.port, old, "-cipher", "DEFAULT@SECLEVEL=0")
         assert "New, (NONE), Cipher is (NONE)" in output or "no protocols available" in output, output
+    # The refusal is the gateway's own: a TLS 1.1 ClientHello gets a protocol_version alert.
+    assert "alert protocol version" in s_client(gateway.port, "-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0")
     # Plain HTTP on the HTTPS port is no request.
     with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as plain:
         plain.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
