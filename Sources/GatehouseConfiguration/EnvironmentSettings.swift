@@ -64,12 +64,18 @@ public enum EnvironmentSettings {
         .init("logging.level"),
         .init("logging.format"),
         .init("logging.access_log"),
+        .init("tls.certificate_file"),
+        .init("tls.private_key_file"),
+        .init("tls.min_version"),
+        .init("tls.http2"),
+        .init("tls.hsts_seconds"),
+        .init("redirect_http_listen"),
     ]
 
     /// Sections and lists of mappings: written in the file only. A variable named after one is told so.
     public static let fileOnly: [String] = [
         "store", "sessions", "sessions.cookie", "sessions.dpop", "refresh", "keys", "keys.sealing", "keys.signing",
-        "backend", "cors", "access", "access.login", "access.rules", "limits", "logging", "upstreams",
+        "backend", "cors", "access", "access.login", "access.rules", "limits", "logging", "upstreams", "tls",
     ]
 
     /// `GATEHOUSE_*` variables that are not settings and are never warned about: read by the tests and scripts

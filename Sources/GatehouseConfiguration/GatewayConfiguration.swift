@@ -35,6 +35,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var access: AccessPolicy
     public var limits: Limits
     public var logging: Logging
+    /// `tls:` — HTTPS (and HTTP/2) on ``listen``; nil: plain HTTP.
+    public var tls: TLS?
+    /// `redirect_http_listen:` — a plain HTTP listener answering 308 to ``publicURL`` (needs ``tls``).
+    public var redirectHTTPListen: ListenAddress?
     /// The file the settings came from; nil when there is none (defaults and the environment).
     public var file: String?
     /// The `GATEHOUSE_*` variables that set keys (``EnvironmentSettings``), in the order of the file's sections;
@@ -90,18 +94,19 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public mutating func overrideListen(_ address: String) throws {
         guard let parsed = ListenAddress(address) else { throw ListenAddressError(value: address) }
         listen = parsed
-        if !publicURLIsExplicit { publicURL = Self.defaultPublicURL(for: parsed) }
+        if !publicURLIsExplicit { publicURL = Self.defaultPublicURL(for: parsed, secure: tls != nil) }
     }
 
-    /// `http://{listen}` for a plain listen address; a wildcard listen address is reached over loopback.
-    static func defaultPublicURL(for listen: ListenAddress) -> String {
+    /// `http://{listen}` for a plain listen address (`https://` with `secure`); a wildcard listen address is
+    /// reached over loopback.
+    static func defaultPublicURL(for listen: ListenAddress, secure: Bool = false) -> String {
         let host: String
         switch listen.host {
         case "0.0.0.0": host = "127.0.0.1"
         case "::": host = "[::1]"
         default: host = listen.host.contains(":") ? "[\(listen.host)]" : listen.host
         }
-        return "http://\(host):\(listen.port)"
+        return "\(secure ? "https" : "http")://\(host):\(listen.port)"
     }
 
     /// The default configuration file, used when no path is given and it exists.
@@ -254,11 +259,15 @@ public struct GatewayConfiguration: Sendable, Equatable {
         section { configuration.access = try access(map.mapOrEmpty("access")) }
         section { configuration.limits = try Limits(map.mapOrEmpty("limits")) }
         section { configuration.logging = try Logging(map.mapOrEmpty("logging")) }
+        section { try readTLS(map, into: &configuration) }
+        section { try checkPublicURL(map, configuration) }
         section { try map.finish() }
 
         for error in problems.errors { errors.append(error) }
         guard errors.isEmpty else { throw ConfigurationErrors(errors.sortedByLine()) }
-        if !configuration.publicURLIsExplicit { configuration.publicURL = defaultPublicURL(for: configuration.listen) }
+        if !configuration.publicURLIsExplicit {
+            configuration.publicURL = defaultPublicURL(for: configuration.listen, secure: configuration.tls != nil)
+        }
         return configuration
     }
 }

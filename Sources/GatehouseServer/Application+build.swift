@@ -1,4 +1,5 @@
 public import Hummingbird
+import HummingbirdCore
 import Logging
 public import ServiceLifecycle
 import NIOCore
@@ -57,11 +58,24 @@ public func buildApplication(
     gateway: Gateway, host: String, port: Int, services: [any Service] = [],
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
+    buildApplication(gateway: gateway, host: host, port: port, tls: nil, services: services, onServerRunning: onServerRunning)
+}
+
+/// Builds the gateway application listening on `host:port`, speaking HTTPS (and HTTP/2) with `tls`'s current
+/// pair when it is given.
+func buildApplication(
+    gateway: Gateway, host: String, port: Int, tls: TLSContextStore?, services: [any Service] = [],
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
     let relay = APIRelay(gateway: gateway)
+    let clientIdleTimeout = TimeAmount.milliseconds(Int64(gateway.settings.clientIdleTimeout * 1000))
     return Application(
         router: buildRouter(gateway: gateway),
-        server: .gateway(
-            relay: relay, clientIdleTimeout: .milliseconds(Int64(gateway.settings.clientIdleTimeout * 1000)), maxURLBytes: gateway.settings.maxURLBytes),
+        server: tls.map {
+            HTTPServerBuilder.gatewayTLS(
+                relay: relay, clientIdleTimeout: clientIdleTimeout, maxURLBytes: gateway.settings.maxURLBytes,
+                maxHeaderBytes: gateway.settings.maxHeaderBytes, contexts: $0)
+        } ?? .gateway(relay: relay, clientIdleTimeout: clientIdleTimeout, maxURLBytes: gateway.settings.maxURLBytes),
         // A burst of new connections (a thousand clients at once) waits in the kernel's queue rather than being
         // refused or left to retransmit their SYN; the kernel caps it at net.core.somaxconn (as for nginx and Go).
         configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse", backlog: 4096),

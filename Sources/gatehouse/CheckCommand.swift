@@ -37,6 +37,7 @@ struct CheckCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         for line in skipped { printError("warning: \(line)") }
+        if let warning = configuration.tls?.expiryWarning() { printError("warning: \(warning)") }
         if providers == 0, !skipped.isEmpty {
             printError("warning: every provider file was skipped (optional: true, environment not set); the gateway would start, but /readyz answers 503 no_providers until one loads")
         } else if providers == 0 {

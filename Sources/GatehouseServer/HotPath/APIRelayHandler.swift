@@ -547,7 +547,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         do {
             // The client's decoder parses nothing after an upgrade request: bytes read from now on reach the
             // tunnel first, in front of the HTTP handlers (which stay, idle, until the connection closes).
-            try context.pipeline.syncOperations.addHandler(clientEnd, position: .first)
+            // Behind TLS, the tunnel goes after it: right in front of the HTTP handlers' ``RequestLineWatcher``.
+            let plain = try? context.pipeline.syncOperations.handler(type: RequestLineWatcher.self)
+            try context.pipeline.syncOperations.addHandler(clientEnd, position: plain.map { .before($0) } ?? .first)
             // The backend's decoder holds whatever came after the `101` in the same read; removing it hands
             // those bytes on (`leftOverBytesStrategy: .forwardBytes`) to the tunnel, which is already there.
             let upstream = connection.channel.pipeline.syncOperations

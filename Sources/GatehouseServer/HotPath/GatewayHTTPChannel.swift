@@ -24,6 +24,10 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let clientIdleTimeout: TimeAmount
     /// `limits` of the request target: a request line over it is 414 even when the decoder gives up on it.
     let maxURLBytes: Int
+    /// Behind TLS (``GatewayTLSChannel``): requests are `https`.
+    var secure = false
+    /// `tls.hsts_seconds`: above 0, every answer carries `Strict-Transport-Security`.
+    var hstsSeconds = 0
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -37,18 +41,30 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                 withPipeliningAssistance: true, withErrorHandling: false, withOutboundHeaderValidation: false,
                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
             let watcher = RequestLineWatcher(maxURLBytes: maxURLBytes)
-            try pipeline.addHandler(watcher, position: .first)
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            // In front of the HTTP handlers, and behind TLS (``GatewayTLSChannel``): it counts the plain bytes, and
+            // a WebSocket tunnel joins the pipeline right in front of it (``APIRelayHandler``).
+            try pipeline.addHandler(watcher, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
             try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
             try pipeline.addHandler(ClientIdleTimeoutHandler(timeout: clientIdleTimeout))
-            if let relay {
-                try pipeline.addHandler(APIRelayHandler(relay: relay, pool: relay.pools.pool(for: channel.eventLoop), remoteAddress: channel.remoteAddress?.ipAddress))
-            }
-            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            try pipeline.addHandler(MalformedRequestHandler(requestLine: watcher))
-            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+            try addRequestHandlers(to: pipeline, channel: channel, remoteAddress: channel.remoteAddress, malformed: MalformedRequestHandler(requestLine: watcher), logger: logger)
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }
+    }
+
+    /// The handlers that see requests as NIOHTTP1 parts, on an HTTP/1.1 connection and on each HTTP/2 stream
+    /// alike (``GatewayHTTP2StreamChannel``): HSTS, the relay, the HTTP types codec, Hummingbird's state.
+    func addRequestHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel, remoteAddress: SocketAddress?,
+        malformed: MalformedRequestHandler?, logger: Logger
+    ) throws {
+        if hstsSeconds > 0 { try pipeline.addHandler(StrictTransportSecurityHandler(maxAge: hstsSeconds)) }
+        if let relay {
+            try pipeline.addHandler(APIRelayHandler(relay: relay, pool: relay.pools.pool(for: channel.eventLoop), remoteAddress: remoteAddress?.ipAddress))
+        }
+        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
+        if let malformed { try pipeline.addHandler(malformed) }
+        try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
     }
 
     func handle(value asyncChannel: Value, logger: Logger) async {

@@ -1,3 +1,4 @@
+import Foundation
 import Prometheus
 import Synchronization
 
@@ -64,6 +65,16 @@ final class GatewayMetrics: Sendable {
         logouts = counter("logouts", "Sessions ended by the client.")
         activeSessions = registry.makeGauge(
             descriptor: .init(namespace: "gatehouse", metricName: "active_sessions", unitName: "", helpText: "Sessions in the store (counted after each sweep, once a minute)."))
+    }
+
+    /// The TLS leaf's `notAfter` (`gatehouse_tls_certificate_expiry_timestamp_seconds`): only with `tls:`, so
+    /// the series is absent without it.
+    func tlsCertificateExpires(at date: Date) {
+        registry.makeGauge(
+            descriptor: .init(
+                namespace: "gatehouse", metricName: "tls_certificate_expiry_timestamp_seconds", unitName: "",
+                helpText: "When the TLS certificate served on the listener expires (Unix time), as last loaded.")
+        ).set(date.timeIntervalSince1970)
     }
 
     /// Counts a request the access policy refused (`gatehouse_access_denials_total{rule}`).

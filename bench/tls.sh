@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Gatehouse terminating TLS itself (`tls:`) against nginx and Caddy terminating TLS in front of the same
+# nginx backend: authenticated `GET /v1/api/bench` (Gatehouse) or `GET /bench` (the proxies) over
+#   - HTTPS/1.1 keep-alive (wrk),
+#   - HTTP/2 (h2load, from Debian's nghttp2-client: CONNECTIONS connections, STREAMS streams each),
+#   - a new TLS connection per request (wrk with `Connection: close`): handshakes per second.
+# One self-signed P-256 certificate (openssl) for all three; TLS 1.3. See bench/README.md, "TLS".
+#
+# Environment: as bench/run.sh (DURATION, RUNS, THREADS, CONNECTIONS, WARMUP, GATEHOUSE_BIN, KEEP_TMP), and
+#   STREAMS=10        concurrent streams per HTTP/2 connection (h2load -m)
+set -euo pipefail
+
+LOG_TAG=bench-tls
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+source "$script_dir/lib.sh" # wrk defaults, helpers; cds to the repository root
+STOP_WAIT=5
+STREAMS=${STREAMS:-10}
+check_wrk_settings
+require_counts STREAMS
+
+install_load_tools
+install_caddy
+command -v h2load >/dev/null || apt_install nghttp2-client
+command -v openssl >/dev/null || apt_install openssl
+gatehouse_binary # sets BIN
+bin_kind=$(binary_kind "$BIN")
+
+nginx_pid="" caddy_pid="" proxy_pid="" gw_pid=""
+cleanup_pids=(gw_pid caddy_pid proxy_pid nginx_pid)
+cleanup_hook=""
+make_tmp gatehouse-bench-tls
+
+# --- certificate ---------------------------------------------------------------------------------
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" \
+    -days 30 -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>"$tmp/openssl.log" \
+    || die "openssl could not make the certificate: $(cat "$tmp/openssl.log")"
+
+# --- backend -------------------------------------------------------------------------------------
+nginx_port=$(free_port)
+start_backend "$tmp/nginx" "$nginx_port" nginx_pid '        location = /probe {
+            default_type application/json;
+            return 200 '"'"'{"id": "u1"}'"'"';
+        }'
+backend="http://127.0.0.1:$nginx_port"
+
+# --- nginx and Caddy terminating TLS ---------------------------------------------------------------
+proxy_port=$(free_port)
+mkdir -p "$tmp/proxy"
+{
+    nginx_conf_head "$tmp/proxy" 4096 auto
+    cat <<EOF
+    upstream backend {
+        server 127.0.0.1:$nginx_port;
+        keepalive 64;
+    }
+    server {
+        listen 127.0.0.1:$proxy_port ssl http2;
+        ssl_certificate $tmp/cert.pem;
+        ssl_certificate_key $tmp/key.pem;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        location / {
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }
+    }
+}
+EOF
+} >"$tmp/proxy/nginx.conf"
+start_nginx "$tmp/proxy" proxy_pid
+
+caddy_port=$(free_port)
+mkdir -p "$tmp/caddy"
+cat >"$tmp/caddy/Caddyfile" <<EOF
+{
+	admin off
+	auto_https off
+}
+https://127.0.0.1:$caddy_port {
+	tls $tmp/cert.pem $tmp/key.pem
+	reverse_proxy 127.0.0.1:$nginx_port
+}
+EOF
+XDG_DATA_HOME=$tmp/caddy/data XDG_CONFIG_HOME=$tmp/caddy/config HOME=$tmp/caddy \
+    "$CADDY" run --config "$tmp/caddy/Caddyfile" --adapter caddyfile >"$tmp/caddy/caddy.log" 2>&1 &
+caddy_pid=$!
+caddy_version=$("$CADDY" version | awk '{print $1}')
+
+# --- Gatehouse with tls: (memory store, one capture provider whose probe is nginx's /probe) --------
+gw_port=$(free_port)
+mkdir -p "$tmp/gw/Providers"
+cat >"$tmp/gw/Providers/bench.yaml" <<EOF
+id: "bench"
+kind: "capture"
+login_url: "$backend/login"
+allowed_origins: ["$backend"]
+success_url: "$backend/welcome*"
+probe: {url: "$backend/probe"}
+claims: {subject: "id"}
+EOF
+cat >"$tmp/gw/gatehouse.yaml" <<EOF
+listen: "127.0.0.1:$gw_port"
+public_url: "https://127.0.0.1:$gw_port"
+providers_dir: "$tmp/gw/Providers"
+store: {kind: "memory"}
+tls:
+  certificate_file: "$tmp/cert.pem"
+  private_key_file: "$tmp/key.pem"
+backend:
+  url: "$backend"
+  audience: "bench"
+logging:
+  access_log: false          # as nginx (access_log off) and Caddy (no log directive) run here
+EOF
+"$BIN" check --config "$tmp/gw/gatehouse.yaml" >"$tmp/gw/check.out" 2>&1 || die "gatehouse check failed: $(cat "$tmp/gw/check.out")"
+"$BIN" serve --config "$tmp/gw/gatehouse.yaml" >"$tmp/gateway.log" 2>&1 &
+gw_pid=$!
+
+curl_tls=(curl -s --cacert "$tmp/cert.pem")
+wait_https() { # url pid name
+    for _ in $(seq $((HTTP_WAIT * 10))); do
+        require_alive "$2" "$3 exited during start-up (see $tmp)"
+        [[ $("${curl_tls[@]}" -o /dev/null -w '%{http_code}' --max-time 1 "$1" || true) != 000 ]] && return 0
+        sleep 0.1
+    done
+    die "$3 did not answer at $1"
+}
+wait_https "https://127.0.0.1:$proxy_port/bench" "$proxy_pid" "nginx TLS proxy"
+wait_https "https://127.0.0.1:$caddy_port/bench" "$caddy_pid" "Caddy"
+wait_https "https://127.0.0.1:$gw_port/healthz" "$gw_pid" "gateway"
+status=$("${curl_tls[@]}" -o "$tmp/session.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+    -d '{"token": "bench"}' "https://127.0.0.1:$gw_port/v1/auth/bench/token") || true
+[[ $status == 201 ]] || die "sign-in answered $status: $(head -c 1000 "$tmp/session.json")"
+token=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["session_token"])' "$tmp/session.json")
+
+declare -A url=(
+    [nginx-tls]="https://127.0.0.1:$proxy_port/bench"
+    [caddy-tls]="https://127.0.0.1:$caddy_port/bench"
+    [gw-tls]="https://127.0.0.1:$gw_port/v1/api/bench"
+)
+declare -A label=(
+    [nginx-tls]="nginx 1.22 TLS + reverse proxy -> backend"
+    [caddy-tls]="Caddy $caddy_version TLS + reverse_proxy -> backend"
+    [gw-tls]="Gatehouse ($bin_kind) tls: -> backend"
+)
+targets=(nginx-tls caddy-tls gw-tls)
+for t in "${targets[@]}"; do
+    for version in --http1.1 --http2; do
+        sanity_check "$t $version" "${url[$t]}" --cacert "$tmp/cert.pem" "$version" -H "Authorization: Bearer $token"
+    done
+done
+cpu_watch=()
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" "$2"; }
+
+# h2load: requests/s and the mean request time (it reports no percentiles).
+run_h2load() { # out url
+    timeout --kill-after=5 $((DURATION + 30)) h2load -D "$DURATION" -c "$CONNECTIONS" -m "$STREAMS" -t "$THREADS" \
+        -H "Authorization: Bearer $token" "$2" >"$1" 2>&1 || die "h2load failed: $(tail -5 "$1")"
+    grep -q ' 0 failed, 0 errored' "$1" || die "h2load saw failures: $(grep -E 'requests:|status codes:' "$1")"
+    awk '/^finished in/ { gsub(/,/, ""); rps = $4 } /^time for request:/ { mean = $5 } END { printf "h2load rps=%s mean=%s\n", rps, mean }' "$1" >>"$1"
+}
+
+declare -A result
+for t in "${targets[@]}"; do
+    ((WARMUP > 0)) && run_wrk "$t warm-up" "$tmp/$t.warmup" "$WARMUP" "${url[$t]}" -H "Authorization: Bearer $token" >/dev/null
+    for mode in keepalive h2 handshake; do
+        values=()
+        for run in $(seq "$RUNS"); do
+            out=$tmp/$t.$mode.$run
+            case $mode in
+            keepalive) run_wrk "$t" "$out" "$DURATION" "${url[$t]}" -H "Authorization: Bearer $token" ;;
+            handshake) run_wrk "$t" "$out" "$DURATION" "${url[$t]}" -H "Authorization: Bearer $token" -H "Connection: close" ;;
+            h2) run_h2load "$out" "${url[$t]}" ;;
+            esac
+            values+=("$(field rps "$out") $(field p99_ms "$out")$(field mean "$out")")
+        done
+        result[$t.$mode.rps]=$(printf '%s\n' "${values[@]}" | awk '{print $1}' | median)
+        result[$t.$mode.lat]=$(printf '%s\n' "${values[@]}" | awk '{print $2}' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+        log "$t $mode: ${result[$t.$mode.rps]} req/s (median of $RUNS)"
+    done
+done
+
+printf '\nTLS benchmark: %s s x %s runs, %s threads, %s connections (h2: %s streams each), binary %s\n\n' \
+    "$DURATION" "$RUNS" "$THREADS" "$CONNECTIONS" "$STREAMS" "$bin_kind"
+printf '| target | HTTPS/1.1 keep-alive req/s | p99 ms | HTTP/2 req/s | mean ms | handshakes/s (new connection per request) |\n|---|---|---|---|---|---|\n'
+for t in "${targets[@]}"; do
+    printf '| %s | %s | %s | %s | %s | %s |\n' "${label[$t]}" "${result[$t.keepalive.rps]}" "${result[$t.keepalive.lat]}" \
+        "${result[$t.h2.rps]}" "${result[$t.h2.lat]}" "${result[$t.handshake.rps]}"
+done
+awk -v g="${result[gw-tls.keepalive.rps]}" -v c="${result[caddy-tls.keepalive.rps]}" -v gh="${result[gw-tls.handshake.rps]}" \
+    -v ch="${result[caddy-tls.handshake.rps]}" -v g2="${result[gw-tls.h2.rps]}" -v c2="${result[caddy-tls.h2.rps]}" \
+    'BEGIN { printf "\nGatehouse / Caddy: keep-alive %.2fx, HTTP/2 %.2fx, handshakes %.2fx\n", g / c, g2 / c2, gh / ch }'
+problems=$(log_problem_lines "$tmp/gateway.log")
+[[ -z $problems ]] || { log "gateway log problems:"; echo "$problems" >&2; }
