@@ -303,7 +303,7 @@ start_nginx "$tmp/authz" authz_pid
 wait_http "http://127.0.0.1:$authz_port/bench" "$authz_pid" "nginx auth_request" 401
 
 # --- Apache httpd + mod_auth_openidc, resource server (`AuthType oauth20`), -> the backend ------------------
-# The peer of the provider-token rows: one httpd (MPM event, two processes of 32 threads, keep-alive without a
+# The peer of the provider-token rows: one httpd (MPM event, two processes of 64 threads, keep-alive without a
 # request limit, no access log, a child of this script like the nginx instances) with two virtual hosts in
 # front of the same nginx: JWT access tokens verified with the issuer's JWKS (OIDCOAuthVerifyJwksUri, the key
 # set cached in shm), and opaque tokens introspected (OIDCOAuthIntrospectionEndpoint, the answer cached in the
@@ -337,13 +337,17 @@ LoadModule proxy_module $APACHE_MODULES/mod_proxy.so
 LoadModule proxy_http_module $APACHE_MODULES/mod_proxy_http.so
 LoadModule auth_openidc_module $APACHE_MODULES/mod_auth_openidc.so
 $apache_user
-# Two processes of 32 threads, kept for the whole run (no spare-thread reaping, no child recycling).
+# Two processes of 64 threads, kept for the whole run (no spare-thread reaping, no child recycling). 64, not
+# fewer: the event MPM closes idle keep-alive connections of a process that has more connections than its
+# threads can take (wrk's 32 may all land on one process), which wrk reports as read errors.
 StartServers 2
 ServerLimit 2
-ThreadsPerChild 32
-MaxRequestWorkers 64
+ThreadsPerChild 64
+ThreadLimit 64
+MaxRequestWorkers 128
 MinSpareThreads 1
-MaxSpareThreads 64
+MaxSpareThreads 128
+AsyncRequestWorkerFactor 4
 MaxConnectionsPerChild 0
 KeepAlive On
 MaxKeepAliveRequests 0
