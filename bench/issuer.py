@@ -78,6 +78,7 @@ def main():
     if len(sys.argv) != 7:
         sys.exit(__doc__)
     port, tls_port, out_dir, audience, client_id, client_secret = int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:]
+    os.umask(0o077)  # its files (the signing key, the tokens) are for this user only
     url = f"http://127.0.0.1:{port}"
     key = ec.generate_private_key(ec.SECP256R1())
     numbers = key.public_key().public_numbers()

@@ -176,7 +176,7 @@ claims: {subject: "id"}
 EOF
 # The machine clients' provider: its access tokens are accepted on /v1/api (the verdict cached for
 # bearer_tokens.cache_seconds, 300 s by default); http is accepted on loopback.
-printf '%s' "$ISSUER_CLIENT_SECRET" >"$serve_root/issuer-client-secret"
+(umask 077 && printf '%s' "$ISSUER_CLIENT_SECRET" >"$serve_root/issuer-client-secret")
 cat >"$serve_root/Providers/issuer.yaml" <<EOF
 id: "issuer"
 kind: "oidc"
@@ -318,10 +318,13 @@ if wants apache-oidc-jwt || wants apache-oidc-introspect; then
     apache_user=""
     if [[ $(id -u) -eq 0 ]]; then
         # httpd will not serve as root: its children run as www-data (nobody elsewhere), which must be able to
-        # reach the CA bundle in the temp dir (mktemp made it 0700).
+        # reach the CA bundle in its directory (mktemp made the temp dir 0700; 0711 lets it pass, not list; the
+        # throwaway tokens and keys of this run are files of fixed names in it, on a loopback-only bench).
         if id www-data >/dev/null 2>&1; then apache_user="User www-data"$'\n'"Group www-data"; else apache_user="User nobody"$'\n'"Group nogroup"; fi
-        chmod 711 "$tmp" "$tmp/issuer"
+        chmod 711 "$tmp"
     fi
+    cp "$tmp/issuer/issuer-cert.pem" "$apache_dir/issuer-ca.pem"
+    chmod 644 "$apache_dir/issuer-ca.pem"
     cat >"$apache_dir/httpd.conf" <<EOF
 ServerRoot "$apache_dir"
 ServerName 127.0.0.1
@@ -356,7 +359,7 @@ Listen 127.0.0.1:$apache_jwt_port
 Listen 127.0.0.1:$apache_intro_port
 OIDCCacheType shm
 OIDCCryptoPassphrase bench-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-OIDCCABundlePath "$tmp/issuer/issuer-cert.pem"
+OIDCCABundlePath "$apache_dir/issuer-ca.pem"
 <VirtualHost 127.0.0.1:$apache_jwt_port>
     OIDCOAuthVerifyJwksUri https://127.0.0.1:$issuer_tls_port/jwks
     <Location />
