@@ -54,11 +54,12 @@ caddy_pid=""
 gw_pid=""
 sqlite_pid=""
 sqlite0_pid=""
+sqlitelog_pid=""
 storm_pid=""
 authz_pid=""
 apache_pid=""
 issuer_pid=""
-cleanup_pids=(gw_pid sqlite_pid sqlite0_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
+cleanup_pids=(gw_pid sqlite_pid sqlite0_pid sqlitelog_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
 remove_demo_dir() { # each demo keeps its files under $TMPDIR/gatehouse-demo-<pid>
     local pid
     for pid in "$gw_pid" "$storm_pid"; do

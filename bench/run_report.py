@@ -33,9 +33,9 @@ def provider_token_ratios(by_name, caddy, tmp):
         line = f"{what}: Gatehouse {g['rps']:,.0f} req/s"
         if peer in by_name:
             p = by_name[peer]
-            line += (f" / {peer_label} {p['rps']:,.0f} = {g['rps'] / p['rps']:.2f}x (goal >= 2x"
+            line += (f" / {peer_label} {p['rps']:,.0f} = {g['rps'] / p['rps']:.3f}x (goal >= 2x"
                      f", {'met' if g['rps'] >= 2 * p['rps'] else 'NOT met'})")
-        line += (f"; / Caddy {caddy:,.0f} = {g['rps'] / caddy:.2f}x (goal >= 1.4x, "
+        line += (f"; / Caddy {caddy:,.0f} = {g['rps'] / caddy:.3f}x (goal >= 1.4x, "
                  f"{'met' if g['rps'] >= 1.4 * caddy else 'NOT met'})")
         if peer in by_name:
             line += f"; CPU/request {g['cpu_us']:.0f} us vs {by_name[peer]['cpu_us']:.0f} us"
