@@ -12,6 +12,8 @@
 #   KEEP_TMP          1: keep the temp dir after a success too
 #   NGINX             the nginx binary (install_load_tools)
 #   CADDY             the caddy binary (install_caddy)
+#   APACHE            the apache2 binary, APACHE_MODULES its module directory (install_apache_oidc)
+#   PYTHON_CRYPTO     a python3 with the cryptography package (python_with_cryptography)
 #   cpu_watch         "label=pid" words: run_wrk records each pid's CPU ticks over the run
 #   body              the backend's 64-byte JSON body (start_backend)
 
@@ -79,6 +81,30 @@ install_caddy() { # caddy (the Debian package), installed if missing; sets CADDY
         CADDY=$(command -v caddy || echo /usr/bin/caddy)
     fi
     [[ -x $CADDY ]] || die "caddy not found"
+}
+install_apache_oidc() { # Apache httpd and mod_auth_openidc (Debian packages), installed if missing; sets APACHE, APACHE_MODULES
+    APACHE=$(command -v apache2 || true)
+    [[ -z $APACHE && -x /usr/sbin/apache2 ]] && APACHE=/usr/sbin/apache2
+    APACHE_MODULES=/usr/lib/apache2/modules # Debian's module directory
+    if [[ -z $APACHE || ! -f $APACHE_MODULES/mod_auth_openidc.so ]]; then
+        apt_install apache2 libapache2-mod-auth-openidc
+        APACHE=$(command -v apache2 || echo /usr/sbin/apache2)
+    fi
+    [[ -x $APACHE ]] || die "apache2 not found"
+    [[ -f $APACHE_MODULES/mod_auth_openidc.so && -f $APACHE_MODULES/mod_mpm_event.so ]] \
+        || die "no mod_auth_openidc.so / mod_mpm_event.so in $APACHE_MODULES"
+}
+python_with_cryptography() { # sets PYTHON_CRYPTO: a python3 that imports `cryptography` (python3-cryptography if none)
+    local p
+    for p in python3 /usr/bin/python3; do
+        if command -v "$p" >/dev/null && "$p" -c 'import cryptography.x509' 2>/dev/null; then
+            PYTHON_CRYPTO=$(command -v "$p")
+            return 0
+        fi
+    done
+    apt_install python3-cryptography
+    /usr/bin/python3 -c 'import cryptography.x509' 2>/dev/null || die "no python3 with the cryptography package"
+    PYTHON_CRYPTO=/usr/bin/python3
 }
 gatehouse_binary() { # sets BIN: $GATEHOUSE_BIN (absolute), or the shipped release build made here
     if [[ -n ${GATEHOUSE_BIN:-} ]]; then

@@ -2,7 +2,9 @@
 # Gatehouse benchmark: authenticated `GET /v1/api/…` through the gateway and through its peers, in one
 # run: the nginx upstream directly, nginx and Caddy as plain reverse proxies in front of it, Gatehouse
 # on the memory store (`gatehouse demo`) and on the SQLite store (`gatehouse serve`) with its session
-# cache on and off, and with a DPoP-bound session (a fresh ES256 proof per request) against a bearer one.
+# cache on and off, and with a DPoP-bound session (a fresh ES256 proof per request) against a bearer one;
+# machine clients with provider-issued access tokens (a JWT, an introspected opaque token) on the SQLite
+# gateway against Apache httpd + mod_auth_openidc in resource-server mode (`AuthType oauth20`).
 # See bench/README.md.
 #
 # Environment:
@@ -34,6 +36,9 @@ require_counts STORM
 # --- tools -------------------------------------------------------------------------------------
 install_load_tools
 install_caddy
+python_with_cryptography # bench/issuer.py
+wants() { [[ -z ${TARGETS:-} || " $TARGETS " == *" $1 "* ]]; } # target: measured in this run?
+if wants apache-oidc-jwt || wants apache-oidc-introspect; then install_apache_oidc; fi
 
 # --- gatehouse binary ----------------------------------------------------------------------------
 gatehouse_binary # sets BIN
@@ -49,9 +54,12 @@ caddy_pid=""
 gw_pid=""
 sqlite_pid=""
 sqlite0_pid=""
+sqlitelog_pid=""
 storm_pid=""
 authz_pid=""
-cleanup_pids=(gw_pid sqlite_pid sqlite0_pid storm_pid caddy_pid proxy_pid authz_pid nginx_pid)
+apache_pid=""
+issuer_pid=""
+cleanup_pids=(gw_pid sqlite_pid sqlite0_pid sqlitelog_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
 remove_demo_dir() { # each demo keeps its files under $TMPDIR/gatehouse-demo-<pid>
     local pid
     for pid in "$gw_pid" "$storm_pid"; do
@@ -130,6 +138,24 @@ rss_kib "$gw_pid" >"$tmp/idle-rss-memory"
 token=$(python3 "$script_dir/login.py" "$gw") || die "login failed (gateway log: $tmp/gateway.log)"
 [[ -n $token ]] || die "login printed no token"
 
+# --- the identity provider of the machine clients (bench/issuer.py) ---------------------------------
+# Discovery, an ES256 JWKS and RFC 7662 introspection (client_secret_basic) on loopback, over http for the
+# gateways and over https (a self-signed certificate it writes) for mod_auth_openidc, which takes only https
+# URLs. It mints one JWT access token (`typ: at+jwt`, valid for a year) and one opaque token for wrk.
+BEARER_AUDIENCE="https://api.bench.example"
+ISSUER_CLIENT_SECRET=bench-issuer-secret
+issuer_port=$(free_port)
+issuer_tls_port=$(free_port)
+issuer="http://127.0.0.1:$issuer_port"
+mkdir -p "$tmp/issuer"
+"$PYTHON_CRYPTO" "$script_dir/issuer.py" "$issuer_port" "$issuer_tls_port" "$tmp/issuer" "$BEARER_AUDIENCE" gatehouse \
+    "$ISSUER_CLIENT_SECRET" >"$tmp/issuer/issuer.log" 2>&1 &
+issuer_pid=$!
+wait_http "$issuer/jwks" "$issuer_pid" "the issuer (bench/issuer.py)" 200
+provider_jwt=$(cat "$tmp/issuer/jwt.txt")
+provider_opaque=$(cat "$tmp/issuer/opaque.txt")
+issuer_calls() { curl -s "$issuer/calls"; } # how often the gateways (http) and Apache (https) asked the issuer
+
 # --- gateways, SQLite store (`gatehouse serve`), session cache on and off --------------------------
 # One capture provider, `bench`, whose probe is nginx's /probe: POST /v1/auth/bench/token with a token
 # makes the gateway call the probe (Bearer <token>), take the subject from {"id": "u1"} and start a
@@ -148,6 +174,21 @@ allowed_origins: ["$backend"]
 success_url: "$backend/welcome*"
 probe: {url: "$backend/probe"}
 claims: {subject: "id"}
+EOF
+# The machine clients' provider: its access tokens are accepted on /v1/api (the verdict cached for
+# bearer_tokens.cache_seconds, 300 s by default); http is accepted on loopback.
+(umask 077 && printf '%s' "$ISSUER_CLIENT_SECRET" >"$serve_root/issuer-client-secret")
+cat >"$serve_root/Providers/issuer.yaml" <<EOF
+id: "issuer"
+kind: "oidc"
+name: "Benchmark issuer (machine clients)"
+issuer: "$issuer"
+client_id: "gatehouse"
+client_secret_file: "$serve_root/issuer-client-secret"
+bearer_tokens:
+  accept: true
+  audiences: ["$BEARER_AUDIENCE"]
+  required_scopes: ["api"]
 EOF
 serve_sqlite() { # name port cache_seconds pid_variable [access_log]: `gatehouse serve` on SQLite, waits for /readyz
     local name=$1 port=$2 cache=$3 access_log=${5:-false} dir=$serve_root/$1
@@ -262,9 +303,99 @@ EOF
 start_nginx "$tmp/authz" authz_pid
 wait_http "http://127.0.0.1:$authz_port/bench" "$authz_pid" "nginx auth_request" 401
 
+# --- Apache httpd + mod_auth_openidc, resource server (`AuthType oauth20`), -> the backend ------------------
+# The peer of the provider-token rows: one httpd (MPM event, two processes of 64 threads, keep-alive without a
+# request limit, no access log, a child of this script like the nginx instances) with two virtual hosts in
+# front of the same nginx: JWT access tokens verified with the issuer's JWKS (OIDCOAuthVerifyJwksUri, the key
+# set cached in shm), and opaque tokens introspected (OIDCOAuthIntrospectionEndpoint, the answer cached in the
+# shm cache, OIDCCacheType shm, until the answer's exp). Both require aud to hold the audience, as the gateway
+# does. mod_auth_openidc takes only https URLs: the issuer's https port, its certificate as the CA bundle.
+apache_version="" oidc_version=""
+if wants apache-oidc-jwt || wants apache-oidc-introspect; then
+    apache_jwt_port=$(free_port)
+    apache_intro_port=$(free_port)
+    apache_dir=$tmp/apache
+    mkdir -p "$apache_dir"
+    apache_user=""
+    if [[ $(id -u) -eq 0 ]]; then
+        # httpd will not serve as root: its children run as www-data (nobody elsewhere), which must be able to
+        # reach the CA bundle in its directory (mktemp made the temp dir 0700; 0711 lets it pass, not list; the
+        # throwaway tokens and keys of this run are files of fixed names in it, on a loopback-only bench).
+        if id www-data >/dev/null 2>&1; then apache_user="User www-data"$'\n'"Group www-data"; else apache_user="User nobody"$'\n'"Group nogroup"; fi
+        chmod 711 "$tmp"
+    fi
+    cp "$tmp/issuer/issuer-cert.pem" "$apache_dir/issuer-ca.pem"
+    chmod 644 "$apache_dir/issuer-ca.pem"
+    cat >"$apache_dir/httpd.conf" <<EOF
+ServerRoot "$apache_dir"
+ServerName 127.0.0.1
+PidFile "$apache_dir/httpd.pid"
+DefaultRuntimeDir "$apache_dir"
+ErrorLog "$apache_dir/error.log"
+LogLevel warn
+LoadModule mpm_event_module $APACHE_MODULES/mod_mpm_event.so
+LoadModule authn_core_module $APACHE_MODULES/mod_authn_core.so
+LoadModule authz_core_module $APACHE_MODULES/mod_authz_core.so
+LoadModule authz_user_module $APACHE_MODULES/mod_authz_user.so
+LoadModule proxy_module $APACHE_MODULES/mod_proxy.so
+LoadModule proxy_http_module $APACHE_MODULES/mod_proxy_http.so
+LoadModule auth_openidc_module $APACHE_MODULES/mod_auth_openidc.so
+$apache_user
+# Two processes of 64 threads, kept for the whole run (no spare-thread reaping, no child recycling). 64, not
+# fewer: the event MPM closes idle keep-alive connections of a process that has more connections than its
+# threads can take (wrk's 32 may all land on one process), which wrk reports as read errors.
+StartServers 2
+ServerLimit 2
+ThreadsPerChild 64
+ThreadLimit 64
+MaxRequestWorkers 128
+MinSpareThreads 1
+MaxSpareThreads 128
+AsyncRequestWorkerFactor 4
+MaxConnectionsPerChild 0
+KeepAlive On
+MaxKeepAliveRequests 0
+KeepAliveTimeout 60
+Listen 127.0.0.1:$apache_jwt_port
+Listen 127.0.0.1:$apache_intro_port
+OIDCCacheType shm
+OIDCCryptoPassphrase bench-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+OIDCCABundlePath "$apache_dir/issuer-ca.pem"
+<VirtualHost 127.0.0.1:$apache_jwt_port>
+    OIDCOAuthVerifyJwksUri https://127.0.0.1:$issuer_tls_port/jwks
+    <Location />
+        AuthType oauth20
+        Require claim aud:$BEARER_AUDIENCE
+    </Location>
+    ProxyPass / http://127.0.0.1:$nginx_port/
+</VirtualHost>
+<VirtualHost 127.0.0.1:$apache_intro_port>
+    OIDCOAuthIntrospectionEndpoint https://127.0.0.1:$issuer_tls_port/introspect
+    OIDCOAuthIntrospectionEndpointAuth client_secret_basic
+    OIDCOAuthClientID gatehouse
+    OIDCOAuthClientSecret $ISSUER_CLIENT_SECRET
+    <Location />
+        AuthType oauth20
+        Require claim aud:$BEARER_AUDIENCE
+    </Location>
+    ProxyPass / http://127.0.0.1:$nginx_port/
+</VirtualHost>
+EOF
+    "$APACHE" -t -f "$apache_dir/httpd.conf" >"$apache_dir/check.out" 2>&1 || die "apache2 -t failed: $(cat "$apache_dir/check.out")"
+    "$APACHE" -f "$apache_dir/httpd.conf" -DFOREGROUND >"$apache_dir/stdout.log" 2>&1 &
+    apache_pid=$!
+    wait_http "http://127.0.0.1:$apache_jwt_port/bench" "$apache_pid" "Apache (mod_auth_openidc, JWT)" 401
+    wait_http "http://127.0.0.1:$apache_intro_port/bench" "$apache_pid" "Apache (mod_auth_openidc, introspection)" 401
+    apache_version=$("$APACHE" -v | sed -n 's/^Server version: Apache\/\([^ ]*\).*/\1/p')
+    oidc_version=$(dpkg-query -W -f '${Version}' libapache2-mod-auth-openidc 2>/dev/null | sed 's/-[^-]*$//' || true)
+else
+    apache_jwt_port=0 apache_intro_port=0 apache_pid=""
+fi
+
 # --- targets ---------------------------------------------------------------------------------------
 # name, label, CPU key (run_wrk's "cpu" line; nginx's workers are <key>_<n>), pids for the RSS, URL, token
-targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-log gw-sqlite-dpop gw-sqlite-nocache nginx-authz)
+targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-log gw-sqlite-dpop gw-sqlite-nocache nginx-authz
+    gw-bearer-jwt gw-bearer-opaque apache-oidc-jwt apache-oidc-introspect)
 if [[ -n ${TARGETS:-} ]]; then
     chosen=" direct caddy $TARGETS "
     kept=()
@@ -287,6 +418,10 @@ label=(
     [gw-sqlite-dpop]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, DPoP-bound (ES256 proof each)"
     [gw-sqlite-nocache]="Gatehouse, SQLite, session cache 0"
     [nginx-authz]="nginx auth_request -> Gatehouse /v1/authz, -> backend"
+    [gw-bearer-jwt]="Gatehouse, SQLite, provider JWT (at+jwt ES256, verdict cached)"
+    [gw-bearer-opaque]="Gatehouse, SQLite, provider opaque token (introspected, verdict cached)"
+    [apache-oidc-jwt]="Apache ${apache_version} + mod_auth_openidc ${oidc_version}, oauth20 JWT (JWKS) -> backend"
+    [apache-oidc-introspect]="Apache ${apache_version} + mod_auth_openidc ${oidc_version}, oauth20 introspection, shm cache -> backend"
 )
 url=(
     [direct]="$backend/bench"
@@ -298,19 +433,29 @@ url=(
     [gw-sqlite-dpop]="http://127.0.0.1:$sqlite_port/v1/api/bench"
     [gw-sqlite-nocache]="http://127.0.0.1:$sqlite0_port/v1/api/bench"
     [nginx-authz]="http://127.0.0.1:$authz_port/bench"
+    [gw-bearer-jwt]="http://127.0.0.1:$sqlite_port/v1/api/bench"
+    [gw-bearer-opaque]="http://127.0.0.1:$sqlite_port/v1/api/bench"
+    [apache-oidc-jwt]="http://127.0.0.1:$apache_jwt_port/bench"
+    [apache-oidc-introspect]="http://127.0.0.1:$apache_intro_port/bench"
 )
 # Every target gets the same request: the proxies and nginx ignore the Authorization header.
 tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-log]=$sqlitelog_token [gw-sqlite-dpop]=$dpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
+tok+=([gw-bearer-jwt]=$provider_jwt [gw-bearer-opaque]=$provider_opaque [apache-oidc-jwt]=$provider_jwt [apache-oidc-introspect]=$provider_opaque)
 cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-log]=sqlitelog [gw-sqlite-dpop]=sqlite [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
+cpu_key+=([gw-bearer-jwt]=sqlite [gw-bearer-opaque]=sqlite [apache-oidc-jwt]=apache [apache-oidc-introspect]=apache)
 mapfile -t backend_workers < <(nginx_workers "$nginx_pid")
 mapfile -t proxy_workers < <(nginx_workers "$proxy_pid")
 mapfile -t authz_workers < <(nginx_workers "$authz_pid")
+apache_workers=()
+if [[ -n $apache_pid ]]; then mapfile -t apache_workers < <(nginx_workers "$apache_pid"); fi # httpd's children, as nginx's
 ((${#backend_workers[@]} > 0 && ${#proxy_workers[@]} > 0)) || die "no nginx worker processes found"
 rss_pids=(
     [direct]="$nginx_pid ${backend_workers[*]}"
     [nginx-proxy]="$proxy_pid ${proxy_workers[*]}"
     [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-log]=$sqlitelog_pid [gw-sqlite-dpop]=$sqlite_pid [gw-sqlite-nocache]=$sqlite0_pid
     [nginx-authz]="$authz_pid ${authz_workers[*]} $sqlite_pid"
+    [gw-bearer-jwt]=$sqlite_pid [gw-bearer-opaque]=$sqlite_pid
+    [apache-oidc-jwt]="$apache_pid ${apache_workers[*]}" [apache-oidc-introspect]="$apache_pid ${apache_workers[*]}"
 )
 cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid" "sqlitelog=$sqlitelog_pid")
 for i in "${!proxy_workers[@]}"; do cpu_watch+=("proxy_$((i + 1))=${proxy_workers[i]}"); done
@@ -318,6 +463,8 @@ for i in "${!proxy_workers[@]}"; do cpu_watch+=("proxy_$((i + 1))=${proxy_worker
 # gateway, idle during the other targets' runs).
 for i in "${!authz_workers[@]}"; do cpu_watch+=("authz_$((i + 1))=${authz_workers[i]}"); done
 cpu_watch+=("authz_gw=$sqlite_pid")
+# Apache's rows: its children (the threads that serve); the parent only supervises.
+for i in "${!apache_workers[@]}"; do cpu_watch+=("apache_$((i + 1))=${apache_workers[i]}"); done
 
 for t in "${targets[@]}"; do
     if [[ $t == gw-sqlite-dpop ]]; then
@@ -326,6 +473,10 @@ for t in "${targets[@]}"; do
         sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: Bearer ${tok[$t]}"
     fi
 done
+
+# The sanity checks made the one verification per token (JWKS fetch, introspection); what the issuer is
+# asked from here on is the caches' misses.
+issuer_calls >"$tmp/issuer-calls-before.json"
 
 # --- load ----------------------------------------------------------------------------------------
 require_all_alive() {
@@ -337,6 +488,8 @@ require_all_alive() {
     require_alive "$sqlitelog_pid" "the SQLite gateway with the access log died during the $1 run (log: $tmp/gateway-sqlitelog.log)"
     require_alive "$sqlite0_pid" "the SQLite gateway without cache died during the $1 run (log: $tmp/gateway-sqlite0.log)"
     require_alive "$authz_pid" "the nginx auth_request proxy died during the $1 run (see $tmp/authz)"
+    require_alive "$issuer_pid" "the issuer died during the $1 run (log: $tmp/issuer/issuer.log)"
+    if [[ -n $apache_pid ]]; then require_alive "$apache_pid" "Apache died during the $1 run (log: $tmp/apache/error.log)"; fi
 }
 wrk_target() { # name index seconds
     if [[ $1 == gw-sqlite-dpop ]]; then
@@ -370,6 +523,7 @@ for t in "${targets[@]}"; do
     # shellcheck disable=SC2086 # a list of pids
     printf '%s\t%s\t%s\t%s\n' "$t" "${label[$t]}" "${cpu_key[$t]}" "$(rss_kib ${rss_pids[$t]})"
 done >"$tmp/targets.tsv"
+issuer_calls >"$tmp/issuer-calls-after.json"
 
 # --- refresh storm -----------------------------------------------------------------------------------
 # STORM calls at once (one new connection each) on one session whose provider credential is due for a
@@ -399,11 +553,14 @@ gateway_logs=("$tmp"/gateway*.log)
 gw_log_problems=$(log_problem_lines "${gateway_logs[@]}" | grep -c . || true)
 caddy_problem_lines() { grep -E '"level":"(error|fatal|panic)"' "$tmp/caddy/caddy.log" || true; }
 caddy_log_problems=$(caddy_problem_lines | grep -c . || true)
+# httpd's error log: error and worse (mod_auth_openidc warns at start-up that its resource-server mode is deprecated).
+apache_problem_lines() { [[ -f $tmp/apache/error.log ]] && grep -E '^\[[^]]*\] \[[a-z_0-9]+:(error|crit|alert|emerg)\]' "$tmp/apache/error.log" || true; }
+apache_log_problems=$(apache_problem_lines | grep -c . || true)
 command_line="GATEHOUSE_BIN=${GATEHOUSE_BIN:-} DURATION=$DURATION RUNS=$RUNS THREADS=$THREADS CONNECTIONS=$CONNECTIONS WARMUP=$WARMUP${TARGETS:+ TARGETS=\"$TARGETS\"} bash bench/run.sh"
 [[ -z ${GATEHOUSE_BIN:-} ]] && command_line=${command_line#GATEHOUSE_BIN= }
 report_rc=0
 python3 "$script_dir/run_report.py" "$tmp" "$RUNS" "$clk_tck" "$bin_kind" "$DURATION" "$THREADS" "$CONNECTIONS" \
-    "$gw_log_problems" "$caddy_log_problems" "$command_line" || report_rc=$?
+    "$gw_log_problems" "$caddy_log_problems" "$command_line" "$apache_log_problems" || report_rc=$?
 # Idle: once started and answering its first probe, before any sign-in or load.
 idle_line="idle RSS after start-up:"
 for name in memory sqlite sqlite0; do
@@ -431,5 +588,9 @@ fi
 if ((caddy_log_problems > 0)); then
     log "Caddy log, error lines (first 20):"
     caddy_problem_lines | head -20 >&2
+fi
+if ((apache_log_problems > 0)); then
+    log "Apache error log, error lines (first 20):"
+    apache_problem_lines | head -20 >&2
 fi
 exit "$report_rc"

@@ -1,10 +1,13 @@
 """Report of bench/run.sh: reads the temp dir it wrote and prints the per-target table.
 
-Arguments: tmp runs clk_tck bin_kind duration threads connections gateway_log_problems caddy_log_problems command.
-tmp holds targets.tsv (name, label, CPU key, RSS KiB after the runs; in run order) and wrk-<name>-<run>.txt.
+Arguments: tmp runs clk_tck bin_kind duration threads connections gateway_log_problems caddy_log_problems command
+[apache_log_problems].
+tmp holds targets.tsv (name, label, CPU key, RSS KiB after the runs; in run order) and wrk-<name>-<run>.txt, and
+issuer-calls-before.json / issuer-calls-after.json (bench/issuer.py's /calls around the measured runs).
 Exit status 2 when a wrk run saw errors or a log had warnings/errors.
 """
 import datetime
+import json
 import os
 import statistics
 import sys
@@ -18,8 +21,39 @@ def cpu_ticks(r, key):
     return sum(v for k, v in r.items() if k == key or k.startswith(key + "_"))
 
 
+def provider_token_ratios(by_name, caddy, tmp):
+    """Issue #27's goals for machine clients: the gateway with a provider token >= 2x Apache + mod_auth_openidc in
+    resource-server mode with the same token, and >= 1.4x Caddy's plain proxy; and how often the issuer was asked."""
+    pairs = (("provider JWT", "gw-bearer-jwt", "apache-oidc-jwt", "mod_auth_openidc JWT"),
+             ("provider opaque token", "gw-bearer-opaque", "apache-oidc-introspect", "mod_auth_openidc introspection"))
+    for what, gw, peer, peer_label in pairs:
+        if gw not in by_name:
+            continue
+        g = by_name[gw]
+        line = f"{what}: Gatehouse {g['rps']:,.0f} req/s"
+        if peer in by_name:
+            p = by_name[peer]
+            line += (f" / {peer_label} {p['rps']:,.0f} = {g['rps'] / p['rps']:.3f}x (goal >= 2x"
+                     f", {'met' if g['rps'] >= 2 * p['rps'] else 'NOT met'})")
+        line += (f"; / Caddy {caddy:,.0f} = {g['rps'] / caddy:.3f}x (goal >= 1.4x, "
+                 f"{'met' if g['rps'] >= 1.4 * caddy else 'NOT met'})")
+        if peer in by_name:
+            line += f"; CPU/request {g['cpu_us']:.0f} us vs {by_name[peer]['cpu_us']:.0f} us"
+        print(line)
+    before, after = (os.path.join(tmp, f"issuer-calls-{w}.json") for w in ("before", "after"))
+    if os.path.exists(before) and os.path.exists(after):
+        b, a = json.load(open(before)), json.load(open(after))
+
+        def delta(scheme, key):
+            return a[scheme][key] - b[scheme][key]
+        print(f"issuer asked during the load (after the first call per token): gateway JWKS {delta('http', 'jwks')}, "
+              f"introspection {delta('http', 'introspect')}; Apache JWKS {delta('https', 'jwks')}, "
+              f"introspection {delta('https', 'introspect')}")
+
+
 def main():
-    tmp, runs, clk_tck, bin_kind, duration, threads, conns, gw_problems, caddy_problems, command = sys.argv[1:]
+    tmp, runs, clk_tck, bin_kind, duration, threads, conns, gw_problems, caddy_problems, command = sys.argv[1:11]
+    apache_problems = sys.argv[11] if len(sys.argv) > 11 else "0"
     runs, clk_tck, duration = int(runs), int(clk_tck), int(duration)
     targets = []
     for line in open(os.path.join(tmp, "targets.tsv")):
@@ -50,8 +84,8 @@ def main():
     print("=" * 100)
     now = datetime.date.today().strftime("%d %b %Y")
     print(f"Gatehouse and peers, {now}, {bin_kind} gatehouse binary, {os.cpu_count()} cores ({cpu_model()})")
-    print(f"GET of a 64-byte JSON body from nginx, with Authorization: Bearer <session token>; wrk {threads} threads, "
-          f"{conns} connections, {duration} s x {runs} runs per target, alternating, median")
+    print(f"GET of a 64-byte JSON body from nginx, with Authorization: Bearer <session token> (provider rows: <provider "
+          f"access token>); wrk {threads} threads, {conns} connections, {duration} s x {runs} runs per target, alternating, median")
     print()
     header = ["target", "req/s", "x direct", "x Caddy", "p50", "p99", "CPU/request", "cores busy", "RSS after"]
     rows = [[t["label"], f"{t['rps']:,.0f}", f"{t['rps'] / direct:.3f}", f"{t['rps'] / caddy:.2f}",
@@ -82,6 +116,7 @@ def main():
         print(f"DPoP-bound / bearer session (SQLite, cache on): {dpop['rps']:,.0f} / {bearer['rps']:,.0f} req/s = "
               f"{dpop['rps'] / bearer['rps']:.2f}x; gateway CPU/request {dpop['cpu_us']:.0f} us vs {bearer['cpu_us']:.0f} us "
               f"(p50 {fmt_ms(dpop['p50_ms'])} vs {fmt_ms(bearer['p50_ms'])}; wrk signs nothing: the proofs are made before each run)")
+    provider_token_ratios(by_name, caddy, tmp)
     print(f"command: {command}")
 
     problems = wrk_problems([(t["name"], results[t["name"]]) for t in targets]
@@ -90,12 +125,14 @@ def main():
         problems.append(f"gateway logs: {gw_problems} warning/error lines")
     if int(caddy_problems):
         problems.append(f"Caddy log: {caddy_problems} error lines")
+    if int(apache_problems):
+        problems.append(f"Apache error log: {apache_problems} error lines")
     if problems:
         print("PROBLEMS:")
         for p in problems:
             print("  " + p)
         sys.exit(2)
-    print("non-2xx responses: 0, socket errors: 0, gateway and Caddy logs: no warnings/errors")
+    print("non-2xx responses: 0, socket errors: 0, gateway, Caddy and Apache logs: no warnings/errors")
 
 
 if __name__ == "__main__":
