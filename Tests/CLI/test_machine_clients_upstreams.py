@@ -11,17 +11,10 @@ import requests
 
 from conftest import q, write_capture_provider, write_config, write_provider
 from test_access_policy import Site
-from test_bearer_tokens import AUDIENCE, CLIENT_SECRET, Issuer, oidc_provider
+from test_bearer_tokens import AUDIENCE, CLIENT_SECRET, issuer, oidc_provider  # noqa: F401 (issuer: the fixture)
 
 ORIGIN = "https://app.example.test"
 PUBLIC = "https://gate.example.test"
-
-
-@pytest.fixture
-def issuer():
-    server = Issuer()
-    yield server
-    server.close()
 
 
 @pytest.fixture

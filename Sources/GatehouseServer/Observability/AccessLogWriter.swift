@@ -55,20 +55,21 @@ final class AccessLogWriter: Sendable {
 
     /// Writes what is pending now, on the caller's thread (at shutdown).
     func flush() {
-        write(state.withLock { state in
-            defer { state.pending.removeAll(keepingCapacity: true) }
+        write(takePending())
+    }
+
+    /// The records not yet written, taken out of the list.
+    private func takePending() -> [AccessLogRecord] {
+        state.withLock { state in
+            defer { state.pending = [] }
             return state.pending
-        })
+        }
     }
 
     private func run() {
         while true {
             usleep(Self.gatherDelay)
-            let batch = state.withLock { state in
-                defer { state.pending = [] }
-                return state.pending
-            }
-            write(batch)
+            write(takePending())
             if wake.wait(timeout: .now() + Self.idleLifetime) == .timedOut {
                 let idle = state.withLock { state in
                     if state.pending.isEmpty { state.threadRunning = false }
