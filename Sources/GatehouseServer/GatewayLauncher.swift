@@ -191,20 +191,20 @@ public enum GatewayLauncher {
                     SessionSweeper(
                         store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger,
                         counting: (configuredStore as? any SessionListing).map { ($0, metrics) }),
-                    ProviderReloader(
-                        providers: providers, load: load, access: gateway.access,
-                        loadAccess: accessLoader(configuration), logger: logger),
                 ]
+                let providerReloader = ProviderReloader(
+                    providers: providers, load: load, access: gateway.access, loadAccess: accessLoader(configuration), logger: logger)
                 let metricsServices: [any Service] = configuration.metricsListen.map { address in
                     [buildMetricsApplication(metrics: gateway.metrics, host: address.host, port: address.port, logger: logger)]
                 } ?? []
-                let (tls, tlsServices) = try tlsListener(configuration, metrics: gateway.metrics, logger: logger)
+                let (tls, tlsReloader, tlsServices) = try tlsListener(configuration, metrics: gateway.metrics, logger: logger)
+                let hangup = HangupReloader(reloads: [providerReloader.reload] + (tlsReloader.map { [$0.reload] } ?? []))
                 // Say at once which providers cannot take logins (OIDC discovery failing, …), rather than at the
                 // first login; `/readyz` reports them as `degraded` meanwhile.
                 Task { await reportUnready(providers, logger: logger) }
                 let app = buildApplication(
                     gateway: gateway, host: configuration.listenHost, port: configuration.listenPort, tls: tls,
-                    services: services + metricsServices + tlsServices,
+                    services: services + [hangup] + metricsServices + tlsServices,
                     onServerRunning: onServerRunning)
                 // The notice is shut down first (services stop in reverse order), so it is logged before the listener closes.
                 let group = ServiceGroup(configuration: .init(
@@ -222,15 +222,15 @@ public enum GatewayLauncher {
     /// With `tls:`, the listener's TLS contexts, their SIGHUP reload and the `redirect_http_listen` listener.
     static func tlsListener(
         _ configuration: GatewayConfiguration, metrics: GatewayMetrics, logger: Logger
-    ) throws -> (TLSContextStore?, [any Service]) {
-        guard let tls = configuration.tls else { return (nil, []) }
+    ) throws -> (TLSContextStore?, TLSCertificateReloader?, [any Service]) {
+        guard let tls = configuration.tls else { return (nil, nil, []) }
         let contexts = try TLSContextStore(configuration: tls, metrics: metrics)
         if let warning = tls.expiryWarning() { logger.warning("\(warning)") }
-        var services: [any Service] = [TLSCertificateReloader(contexts: contexts, logger: logger)]
+        var services: [any Service] = []
         if let redirect = configuration.redirectHTTPListen {
             services.append(HTTPSRedirect.application(publicURL: configuration.publicURL, host: redirect.host, port: redirect.port, logger: logger))
         }
-        return (contexts, services)
+        return (contexts, TLSCertificateReloader(contexts: contexts, logger: logger), services)
     }
 
     /// Upstream pool and timeouts: connections are reused, redirects are passed to the client, never followed.

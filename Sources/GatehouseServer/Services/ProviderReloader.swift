@@ -1,11 +1,10 @@
 import GatehouseCore
 import Logging
-import ServiceLifecycle
-import UnixSignals
 
-/// Reloads the provider files and the access rules (`access:` of `gatehouse.yaml`) on SIGHUP. Both are read
-/// and validated first; if either does not validate, both old ones stay in force.
-struct ProviderReloader: Service {
+/// Reloads the provider files and the access rules (`access:` of `gatehouse.yaml`) on SIGHUP
+/// (``HangupReloader``). Both are read and validated first; if either does not validate, both old ones stay
+/// in force.
+struct ProviderReloader: Sendable {
     let providers: ProviderSet
     let load: @Sendable () throws -> [any AuthProvider]
     let access: AccessRules
@@ -13,20 +12,15 @@ struct ProviderReloader: Service {
     let loadAccess: (@Sendable () throws -> AccessPolicy)?
     let logger: Logger
 
-    func run() async throws {
-        let signals = await UnixSignalsSequence(trapping: .sighup)
-        await cancelWhenGracefulShutdown {
-            for await _ in signals {
-                do {
-                    let loaded = try load()
-                    let policy = try loadAccess?()
-                    providers.replace(with: loaded)
-                    if let policy { access.replace(with: policy) }
-                    logger.notice("providers reloaded", metadata: ["count": "\(loaded.count)", "access_rules": "\(policy?.rules.count ?? access.current.rules.count)"])
-                } catch {
-                    logger.error("reload refused: keeping the previous providers and access rules", metadata: ["errors": "\(error)"])
-                }
-            }
+    func reload() {
+        do {
+            let loaded = try load()
+            let policy = try loadAccess?()
+            providers.replace(with: loaded)
+            if let policy { access.replace(with: policy) }
+            logger.notice("providers reloaded", metadata: ["count": "\(loaded.count)", "access_rules": "\(policy?.rules.count ?? access.current.rules.count)"])
+        } catch {
+            logger.error("reload refused: keeping the previous providers and access rules", metadata: ["errors": "\(error)"])
         }
     }
 }
