@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "support"))
+sys.path.insert(0, str(HERE.parent / "Support"))
 sys.path.insert(0, str(HERE))
 from gatehouse_testkit import running_demo  # noqa: E402
 

@@ -95,7 +95,7 @@ def test_schemathesis_finds_no_server_error_and_no_answer_outside_the_document(d
     require_module("schemathesis", "pip install -r requirements-test.txt")
     reports = tmp_path / "reports"
     environment = dict(os.environ, GATEHOUSE_URL=gateway, SCHEMATHESIS_HOOKS="schemathesis_hooks",
-                       PYTHONPATH=os.pathsep.join([str(HERE), str(HERE.parent / "support"), os.environ.get("PYTHONPATH", "")]))
+                       PYTHONPATH=os.pathsep.join([str(HERE), str(HERE.parent / "Support"), os.environ.get("PYTHONPATH", "")]))
     run = subprocess.run(
         [sys.executable, "-m", "schemathesis.cli", "--config-file", str(HERE / "schemathesis.toml"), "run", f"{gateway}/openapi.json",
          "--max-examples", str(MAX_EXAMPLES), "--workers", "1", "--report", "ndjson", "--report-dir", str(reports),

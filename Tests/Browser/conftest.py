@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Support"))
 from gatehouse_testkit import missing, require_module, running_demo  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

@@ -32,7 +32,7 @@ from browserid.tests.support import get_keypair
 from browserid_support import AUDIENCE, rsa_keypair
 import sys
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Support"))
 from gatehouse_testkit import require_gateway_binary, stop_process, wait_for_http, free_port as _free_port, tail as _tail, yaml_quote as _q  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

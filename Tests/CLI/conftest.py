@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import requests
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Support"))
 from gatehouse_testkit import free_port, require_gateway_binary, tail, wait_until, yaml_quote as q, stop_process as stop  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

@@ -35,7 +35,7 @@ import pytest
 
 from interop_support import DotDB, free_port
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Support"))
 from gatehouse_testkit import wait_for_http, require_gateway_binary as _require_binary, tail as _tail, stop_process as _stop, yaml_quote as _q  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

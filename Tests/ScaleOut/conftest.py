@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO / "Tests" / "Interop"))
 
 from interop_support import DotDB, free_port  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Support"))
 from gatehouse_testkit import stop_process, wait_for_http, require_gateway_binary, missing as _missing, tail as _tail, yaml_quote as _q  # noqa: E402
 
 STARTUP_TIMEOUT = 60.0
