@@ -10,13 +10,12 @@ from __future__ import annotations
 import base64
 import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
 
 from conftest import q, write_capture_provider, write_config
+from stub_backend import StubBackend
 
 USERS = {
     "alice-token": {"id": "u-alice", "email": "alice@example.com", "groups": ["admins", "ops,eu"]},
@@ -25,47 +24,24 @@ USERS = {
 }
 
 
-class Site:
-    """The legacy site's probe (who a captured token is) and the backend (records every request)."""
+class Site(StubBackend):
+    """The legacy site's probe (who a captured token is, from USERS) and the backend (records every request)."""
 
     def __init__(self):
-        self.seen: list[dict] = []
-        self.headers: list[dict] = []
-        self.lock = threading.Lock()
-        site = self
+        super().__init__(answer=lambda seen: (200, {"path": seen.path}),
+                         probe=lambda authorization: USERS.get(authorization.removeprefix("Bearer ")))
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def handle_one(self):
-                if self.path.startswith("/probe"):
-                    token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-                    user = USERS.get(token)
-                    body = json.dumps(user or {}).encode()
-                    self.send_response(200 if user else 401)
-                else:
-                    with site.lock:
-                        site.seen.append({"path": self.path, "subject": self.headers.get("X-Gatehouse-Subject")})
-                        site.headers.append(dict(self.headers.items()))
-                    body = json.dumps({"path": self.path}).encode()
-                    self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            do_GET = do_POST = do_DELETE = handle_one
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def paths(self) -> list[str]:
+    @property
+    def seen(self) -> list[dict]:
+        """Path and `X-Gatehouse-Subject` of every request."""
         with self.lock:
-            return [s["path"] for s in self.seen]
+            return [{"path": s.path, "subject": s.header("X-Gatehouse-Subject")} for s in self.requests]
+
+    @property
+    def headers(self) -> list[dict[str, str]]:
+        """The header fields of every request, as sent."""
+        with self.lock:
+            return [s.fields for s in self.requests]
 
 
 @pytest.fixture

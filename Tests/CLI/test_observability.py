@@ -7,46 +7,28 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
 
 from conftest import q, write_capture_provider, write_config
+from stub_backend import StubBackend
 
 TOKEN_SECRET = "captured-token-value-1234"
 
 
-class Backend:
+class Backend(StubBackend):
     """The capture provider's probe and a backend that notes each request's headers."""
 
     def __init__(self):
-        self.seen: list[dict[str, str]] = []
-        backend = self
+        super().__init__(answer=lambda seen: (200, {"ok": True}), probe={"id": "u-1", "email": "u1@example.test"})
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self):
-                if self.path.startswith("/probe"):
-                    body = json.dumps({"id": "u-1", "email": "u1@example.test"}).encode()
-                else:
-                    backend.seen.append({k.lower(): v for k, v in self.headers.items()})
-                    body = b'{"ok": true}'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    @property
+    def seen(self) -> list[dict[str, str]]:
+        """The header fields of every request, by lowercase name."""
+        with self.lock:
+            return [{name.lower(): value for name, value in s.fields.items()} for s in self.requests]
 
 
 def start(serve, tmp_path, backend: Backend, extra: str = ""):

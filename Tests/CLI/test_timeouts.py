@@ -4,58 +4,28 @@ a relayed request that takes longer is not cut; and a keep-alive connection to t
 `limits.upstream_keepalive_seconds` is closed. Real sockets against `gatehouse serve`."""
 from __future__ import annotations
 
-import json
 import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
 
 from conftest import q, write_capture_provider, write_config
+from stub_backend import Seen, StubBackend
 
 IDLE = 2  # seconds, both timeouts
 
 
-class Backend:
-    """The probe of the capture provider and a backend that can be slow, noting when its connections end."""
-
-    def __init__(self):
-        self.closed: list[float] = []
-        backend = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self):
-                if self.path.startswith("/probe"):
-                    body = json.dumps({"id": "u-1", "email": "u1@example.test"}).encode()
-                else:
-                    if self.path.endswith("/slow"):
-                        time.sleep(IDLE + 1.5)
-                    body = b'{"ok": true}'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def finish(self):
-                super().finish()
-                backend.closed.append(time.monotonic())
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+def answer(seen: Seen) -> tuple[int, dict]:
+    """The backend: `…/slow` takes longer than the idle timeouts."""
+    if seen.path.endswith("/slow"):
+        time.sleep(IDLE + 1.5)
+    return 200, {"ok": True}
 
 
 @pytest.fixture
 def setup(serve, tmp_path):
-    backend = Backend()
+    backend = StubBackend(answer=answer, probe={"id": "u-1", "email": "u1@example.test"})
     config = write_config(tmp_path, "\n".join([
         'store: {kind: "memory"}',
         f"backend: {{url: {q(backend.base)}}}",

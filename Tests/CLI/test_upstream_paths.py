@@ -12,69 +12,21 @@ from __future__ import annotations
 import json
 import random
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
 
 from conftest import q, write_capture_provider, write_config
+from stub_backend import StubBackend
 
 SEED = 20261123
 CASES_PER_ROUTE = 2500
 
 
-class Echo:
-    """An HTTP server that records every request target it receives and answers it as JSON."""
-
-    def __init__(self):
-        self.targets: list[str] = []
-        self.headers: list[dict[str, list[str]]] = []
-        self.lock = threading.Lock()
-        echo = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def handle_one(self):
-                with echo.lock:
-                    echo.targets.append(self.path)
-                    seen: dict[str, list[str]] = {}
-                    for name, value in self.headers.items():
-                        seen.setdefault(name.lower(), []).append(value)
-                    echo.headers.append(seen)
-                if self.path.startswith("/probe"):
-                    body = json.dumps({"id": "user-1", "email": "user1@example.test"}).encode()
-                else:
-                    body = json.dumps({"target": self.path}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            do_GET = do_POST = handle_one
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def count(self) -> int:
-        with self.lock:
-            return len(self.targets)
-
-    def last(self) -> str:
-        with self.lock:
-            return self.targets[-1]
-
-
 @pytest.fixture
 def setup(serve, tmp_path):
-    echo = Echo()
-    base = f"http://127.0.0.1:{echo.port}"
+    echo = StubBackend(answer=lambda seen: (200, {"target": seen.path}))
+    base = echo.base
     config = write_config(tmp_path, "\n".join([
         'store: {kind: "memory"}',
         'public_url: "https://gate.example.test"',
@@ -87,7 +39,7 @@ def setup(serve, tmp_path):
     created = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "captured"}, timeout=5)
     assert created.status_code == 201, created.text
     yield gw, echo, created.json()["session_token"]
-    echo.server.shutdown()
+    echo.close()
 
 
 def send_raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -274,7 +226,7 @@ def check(gw, echo, token, prefix: str, base: str, rng: random.Random) -> dict[s
         except Refused as reason:
             expected = reason
         if status == 400:
-            assert after == before, f"{prefix}{generated}: 400, but the upstream was contacted ({echo.last()})"
+            assert after == before, f"{prefix}{generated}: 400, but the upstream was contacted ({echo.last().path})"
             problem = json.loads(body)
             assert problem["code"] == "invalid_path", (generated, problem)
             assert isinstance(expected, Refused), f"{prefix}{generated}: refused, the reference forwards {expected!r}"
@@ -282,7 +234,7 @@ def check(gw, echo, token, prefix: str, base: str, rng: random.Random) -> dict[s
             continue
         assert status == 200, f"{prefix}{generated}: {status} {body[:300]!r}"
         assert after == before + 1
-        target = echo.last()
+        target = echo.last().path
         assert target == base or target.startswith(base + "/") or target.startswith(base + "?"), f"{prefix}{generated} reached {target}"
         assert not isinstance(expected, Refused), f"{prefix}{generated}: forwarded as {target}, the reference refuses ({expected})"
         forwarded_path = target.split("?", 1)[0]
@@ -328,7 +280,7 @@ def test_known_escapes(setup, raw, forwarded):
         assert echo.count() == before
     else:
         assert status == 200, (raw, status, body)
-        assert echo.last() == forwarded
+        assert echo.last().path == forwarded
 
 
 def test_raw_non_ascii_bytes_in_the_target_never_reach_another_path(setup):
@@ -337,6 +289,6 @@ def test_raw_non_ascii_bytes_in_the_target_never_reach_another_path(setup):
         before = echo.count()
         status, _ = raw_request(gw.port, raw, token)
         if status == 200:
-            assert echo.last().startswith("/base/"), (raw, echo.last())
+            assert echo.last().path.startswith("/base/"), (raw, echo.last().path)
         else:
             assert status == 400 and echo.count() == before, (raw, status)

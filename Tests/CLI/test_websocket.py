@@ -7,13 +7,11 @@ by the session cookie from a foreign origin, never becomes a tunnel; neither doe
 """
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
 import time
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
@@ -22,6 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import serve as ws_serve
 
 from conftest import q, write_capture_provider, write_config
+from stub_backend import StubBackend
 
 PUBLIC = "https://gate.example.test"
 COOKIE = "__Host-gatehouse_session"
@@ -70,32 +69,9 @@ class Backend:
             return len(self.handshakes)
 
 
-class Probe:
-    """The legacy site the `capture` provider asks who a captured token belongs to."""
-
-    def __init__(self):
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self):
-                body = json.dumps({"id": "user-1", "email": "user1@example.test"}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 @pytest.fixture
 def setup(serve, tmp_path):
-    backend, probe = Backend(), Probe()
+    backend, probe = Backend(), StubBackend()
     site = f"http://127.0.0.1:{probe.port}"
     config = write_config(tmp_path, "\n".join([
         'store: {kind: "memory"}',

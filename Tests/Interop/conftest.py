@@ -2,7 +2,7 @@
 
 Processes (all on 127.0.0.1, free ports, killed at teardown):
   * dot_server   - Tests/Interop/dot_server/run.py (DOT on Django, SQLite in a temp dir)
-  * echo_backend - http.server thread answering any request with JSON of method/path/headers/body
+  * echo_backend - Tests/Support/stub_backend.py answering any request with JSON of method/path/headers/body
   * gateway      - `$GATEHOUSE_BIN serve --config <tmp>/gateway/gatehouse.yaml`
                    (default <repo>/.build/debug/gatehouse); the tests that need it are
                    skipped only when that binary does not exist. Provider `dot` (kind oauth2).
@@ -26,9 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -37,6 +35,7 @@ from interop_support import DotDB, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Support"))
 from gatehouse_testkit import wait_for_http, require_gateway_binary as _require_binary, tail as _tail, stop_process as _stop, yaml_quote as _q  # noqa: E402
+from stub_backend import StubBackend  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -132,44 +131,10 @@ def dot_server(interop_tmp, gateway_port, oidc_gateway_port):
         _stop(proc)
 
 
-class _EchoHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def _echo(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(n) if n else b""
-        headers: dict[str, list[str]] = {}
-        for k, v in self.headers.items():
-            headers.setdefault(k.lower(), []).append(v)
-        payload = json.dumps(
-            {"method": self.command, "path": self.path, "headers": headers, "body": body.decode("utf-8", "replace")}
-        ).encode()
-        self.server.requests_seen.append(json.loads(payload))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _echo
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="session")
 def echo_backend():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _EchoHandler)
-    srv.daemon_threads = True
-    srv.requests_seen = []
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}"
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with StubBackend(probe=None) as backend:
+        yield backend.base
 
 
 class Gateway:
@@ -323,39 +288,18 @@ DPOP_ASSERTION_PROVIDER_ID = "persona"
 DPOP_ASSERTION_AUDIENCE = "https://rp.example.test"
 
 
-class _CaptureProbeHandler(BaseHTTPRequestHandler):
+def _capture_user(authorization: str) -> dict | None:
     """The capture provider's probe: `Authorization: Bearer cap-<name>` is user <name>; anything else 401."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self):
-        auth = self.headers.get("Authorization") or ""
-        if self.path.split("?")[0] == "/me" and auth.startswith("Bearer cap-") and len(auth) > len("Bearer cap-"):
-            name = auth[len("Bearer cap-"):]
-            status, payload = 200, {"id": name, "email": f"{name}@capture.example", "name": name}
-        else:
-            status, payload = 401, {"error": "invalid_token"}
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+    name = authorization.removeprefix("Bearer cap-")
+    if not authorization.startswith("Bearer cap-") or not name:
+        return None
+    return {"id": name, "email": f"{name}@capture.example", "name": name}
 
 
 @pytest.fixture(scope="session")
 def capture_probe():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _CaptureProbeHandler)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}"
-    finally:
-        srv.shutdown()
-        srv.server_close()
+    with StubBackend(answer=lambda seen: (401, {"error": "invalid_token"}), probe=_capture_user, probe_path="/me") as probe:
+        yield probe.base
 
 
 def _dpop_yaml(dpop: dict) -> str:
