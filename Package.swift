@@ -41,7 +41,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
-        // The adapter protocol, session model, errors, configuration nodes. No server, no I/O.
+        // The adapter protocol, session model and store protocol, errors, access rules, configuration nodes.
+        // No server and no network; its only I/O is `ConfigMap.readFile` (files a configuration names).
         .target(
             name: "GatehouseCore",
             dependencies: [
@@ -61,7 +62,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Session stores: memory and SQLite.
+        // Session stores: memory, SQLite, PostgreSQL, and the session cache in front of them.
         .target(
             name: "GatehouseStore",
             dependencies: [

@@ -1,6 +1,8 @@
 public import Foundation
 
-/// Where sessions, login transactions and handoff codes live. Implementations: memory, SQLite.
+/// Where sessions, login transactions and handoff codes live. Implementations (in GatehouseStore): memory,
+/// SQLite and PostgreSQL; `ForwardingSessionStore` subclasses wrap one (the session cache, the migration gate,
+/// the server's metrics).
 ///
 /// A store knows nothing of providers or HTTP. Everything that must hold across gateway instances
 /// (single-use codes, the refresh lease, logout) goes through it.

@@ -12,9 +12,9 @@ import NIOCore
 ///   transaction and redirects to the provider's first page, served under `/v1/pages/{login}/{origin}/…`.
 /// - `GET|POST /v1/pages/{login}/{origin index}/{path…}` fetches from that allowed origin only, with the
 ///   login's cookie jar (sealed in the store with the login, never handed to the browser), rewrites `Location`, links and forms,
-///   injects the Notify shim (`acs`), and looks for the token (`capture`).
-/// - `POST /v1/pages/{login}/capture` receives what a page script captured (kinds that adopt
-///   `PageScriptCapturing`: the script is the provider's, injected into every HTML page).
+///   injects the provider's page script (kinds that adopt `PageScriptCapturing`, such as `acs`), and looks for
+///   the token itself where the kind says where it is (`capture`).
+/// - `POST /v1/pages/{login}/capture` receives what a page script captured.
 /// Either capture ends the login like a redirect login: handoff code or cookie session.
 struct LoginPageController: Sendable {
     let providers: ProviderSet

@@ -2,8 +2,8 @@ import Foundation
 import GatehouseCore
 
 /// Keeps a proxied login page under the gateway: links, forms and `Location` pointing at an allowed
-/// origin, and root-relative ones, go to `/v1/pages/{login}/{origin index}/…`; the Notify shim goes
-/// in before the page's first script.
+/// origin, and root-relative ones, go to `/v1/pages/{login}/{origin index}/…`; a provider's page script
+/// (``PageScriptCapturing``) goes in before the page's first script.
 struct LoginPageRewriter {
     /// `/v1/pages/{login id}`.
     let prefix: String
