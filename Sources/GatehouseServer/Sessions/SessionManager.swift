@@ -63,11 +63,7 @@ struct SessionManager: Sendable {
 
     /// The session of `token` when everything needed is in memory (the store's cached copy, already opened)
     /// and nothing needs writing; `nil` sends the caller to ``authenticate(token:)``, which decides everything else.
-    func cachedSession(token: String) -> ActiveSession? {
-        cachedSession(token: token, now: clock.now())?.session
-    }
-
-    /// The same, with the moment until which the answer stays right unless the store's cache evicts something
+    /// With it, the moment until which the answer stays right unless the store's cache evicts something
     /// (``cacheEpoch``): the session's end, its idle limit and its next recorded activity, whichever is first.
     func cachedSession(token: String, now: Date) -> (session: ActiveSession, until: Date)? {
         guard let lookup, !token.isEmpty, let record = lookup.cachedSession(tokenHash: RandomToken.hash(token)) else { return nil }
