@@ -13,7 +13,6 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
         .executable(name: "gatehouse-bench", targets: ["GatehouseBench"]),
-        .library(name: "GatehouseServer", targets: ["GatehouseServer"]),
         // For the fuzz targets in Fuzz/ (a package of its own: libFuzzer brings its own `main`).
         .library(name: "GatehouseCore", targets: ["GatehouseCore"]),
         .library(name: "GatehouseProviders", targets: ["GatehouseProviders"]),
@@ -29,7 +28,6 @@ let package = Package(
         .package(url: "https://github.com/attaswift/BigInt.git", from: "6.0.1"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -95,7 +93,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -128,10 +125,7 @@ let package = Package(
             dependencies: [
                 "GatehouseCore", "GatehouseServer", "GatehouseConfiguration", "GatehouseDemo", "GatehouseProviders",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -161,8 +155,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatehouseProvidersTests",
-            dependencies: ["GatehouseCore", "GatehouseProviders", "GatehouseDemo",
-                           .product(name: "Hummingbird", package: "hummingbird")],
+            dependencies: ["GatehouseCore", "GatehouseProviders", "GatehouseDemo"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -185,7 +178,6 @@ let package = Package(
                 "GatehouseCore", "GatehouseServer", "GatehouseStore", "GatehouseConfiguration", "GatehouseDemo",
                 "GatehouseProviders",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
