@@ -105,6 +105,8 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOTLS", package: "swift-nio"),
             ],
+            // Compiled into the binary (one static executable for the package and the image), not a bundle.
+            resources: [.embedInCode("OpenAPI/openapi.json")],
             swiftSettings: swiftSettings
         ),
         // Loopback stand-ins for `gatehouse demo` and the end-to-end tests.
