@@ -22,7 +22,7 @@ extension GatewayConfiguration {
         }
         errors.run(file: file, ()) {
             for entry in try map.locatedStrings("return_to_origins") ?? [] {
-                guard let origin = AccessPolicy.origin(of: entry.value), origin == entry.value.lowercased() else {
+                guard WebOrigin.isOrigin(entry.value) else {
                     throw ConfigError(
                         at: entry.node, "'\(map.qualified("return_to_origins"))' entry '\(entry.value)' must be an origin like https://app.example.com")
                 }

@@ -1,4 +1,3 @@
-import Foundation
 import GatehouseCore
 
 extension GatewayConfiguration {
@@ -15,21 +14,13 @@ extension GatewayConfiguration {
         init(_ map: ConfigMap) throws {
             self.init()
             for entry in try map.locatedStrings("allowed_origins") ?? [] {
-                guard Self.isOrigin(entry.value) else {
+                guard WebOrigin.isOrigin(entry.value) else {
                     throw ConfigError(
                         at: entry.node, "'\(map.qualified("allowed_origins"))' entry '\(entry.value)' must be an origin like https://app.example.com")
                 }
                 allowedOrigins.append(entry.value)
             }
             try map.finish()
-        }
-
-        private static func isOrigin(_ text: String) -> Bool {
-            guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-                scheme == "http" || scheme == "https", components.encodedHost?.isEmpty == false  // no IDNA (ICU) for ASCII
-            else { return false }
-            return components.path.isEmpty && components.query == nil && components.fragment == nil
-                && components.user == nil && components.password == nil
         }
     }
 }

@@ -108,4 +108,19 @@ struct AccessPolicyTests {
         #expect(!p.permitsLogin(provider: "oidc", identity: Self.mallory))
         #expect(p.permitsLogin(provider: "spid", identity: Self.mallory))
     }
+
+    @Test("return_to: only the listed origins, compared as browsers spell them; user info and backslashes refused")
+    func returnToOrigins() {
+        let policy = AccessPolicy(returnToOrigins: ["https://App.Example.test:443", "http://[::1]:8080"])
+        for target in ["https://app.example.test/after?x=1", "HTTPS://APP.example.test:443/", "http://[::1]:8080/x"] {
+            #expect(policy.allowsReturn(to: target), "\(target)")
+        }
+        for target in [
+            "https://app.example.test@evil.example/", "https://evil.example/", "https://app.example.test:8443/", "http://app.example.test/",
+            "https://app.example.test\\@evil.example/", "https://app.example.test/\u{0A}x", "//app.example.test/", "/relative",
+        ] {
+            #expect(!policy.allowsReturn(to: target), "\(target)")
+        }
+        #expect(!AccessPolicy().allowsReturn(to: "https://app.example.test/"))
+    }
 }

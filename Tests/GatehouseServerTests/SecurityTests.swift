@@ -256,11 +256,14 @@ struct SecurityTimingTests {
     @Test("CORS headers go only to allowed origins, also on problems; preflights are answered")
     func cors() async throws {
         try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, configure: { $0.corsAllowedOrigins = ["https://app.example"] }) { gw in
+            try await GatewayInstance.with(standIns, configure: { $0.corsAllowedOrigins = ["https://app.example", "https://Other.Example:443"] }) { gw in
                 let allowed = try await gw.http.send(.GET, gw.url("/v1/session"), headers: [("Origin", "https://app.example")])
                 #expect(allowed.status == 401)
                 #expect(allowed.headers.first(name: "access-control-allow-origin") == "https://app.example")
                 #expect(allowed.headers.first(name: "access-control-allow-credentials") == "true")
+                // Configured in another spelling of the same origin: matched as the browser sends it.
+                let respelled = try await gw.http.send(.GET, gw.url("/v1/session"), headers: [("Origin", "https://other.example")])
+                #expect(respelled.headers.first(name: "access-control-allow-origin") == "https://other.example")
                 let other = try await gw.http.send(.GET, gw.url("/v1/session"), headers: [("Origin", "https://evil.example")])
                 #expect(other.headers.first(name: "access-control-allow-origin") == nil)
                 let preflight = try await gw.http.send(

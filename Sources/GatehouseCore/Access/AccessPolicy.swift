@@ -31,17 +31,9 @@ public struct AccessPolicy: Sendable, Equatable {
     /// characters or backslashes, and its origin exactly one of ``returnToOrigins``.
     public func allowsReturn(to target: String) -> Bool {
         guard !returnToOrigins.isEmpty, !target.contains("\\"), !target.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7f }),
-            let origin = Self.origin(of: target)
+            let origin = WebOrigin.of(target)
         else { return false }
-        return returnToOrigins.contains { Self.origin(of: $0) == origin }
-    }
-
-    /// `scheme://host[:port]`, lowercased, of an absolute http(s) URL without user info; `nil` otherwise.
-    public static func origin(of url: String) -> String? {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = WebOrigin.asciiHost(components), !host.isEmpty, components.user == nil, components.password == nil
-        else { return nil }
-        return "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
+        return returnToOrigins.contains { WebOrigin.of($0) == origin }
     }
 
     /// No rules and the default fallback: every request needs a session and nothing more (the behaviour

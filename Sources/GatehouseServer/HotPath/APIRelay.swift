@@ -67,15 +67,7 @@ struct APIRelay: Sendable {
         self.access = gateway.access
         forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
         forwardedHost = settings.publicAuthority
-        upgradeOrigins = Set([Self.origin(of: settings.publicURL)] + settings.corsAllowedOrigins.map(Self.origin(of:)))
-    }
-
-    /// `scheme://authority` of a URL, lowercased: how a browser's `Origin` spells it.
-    private static func origin(of url: String) -> String {
-        let lowered = ASCII.lowercased(url)
-        guard let scheme = lowered.range(of: "://") else { return lowered }
-        let rest = lowered[scheme.upperBound...]
-        return String(lowered[..<scheme.upperBound]) + rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        upgradeOrigins = Set(([settings.publicURL] + settings.corsAllowedOrigins).compactMap(WebOrigin.of))
     }
 
     /// What the access log reports of a relayed request.

@@ -10,8 +10,10 @@ struct CORSPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
     private let allowMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
     private let allowHeaders = "Authorization, Content-Type, X-CSRF"
 
+    /// - Parameter allowedOrigins: as configured; kept as ``WebOrigin`` spells them (lowercase, no default
+    ///   port), which is how browsers send `Origin`.
     init(allowedOrigins: [String]) {
-        self.allowedOrigins = Set(allowedOrigins)
+        self.allowedOrigins = Set(allowedOrigins.compactMap(WebOrigin.of))
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
