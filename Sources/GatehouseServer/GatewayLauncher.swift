@@ -14,46 +14,7 @@ import UnixSignals
 public enum GatewayLauncher {
     /// The server settings of a configuration.
     public static func settings(from configuration: GatewayConfiguration) -> ServerSettings {
-        var settings = ServerSettings(publicURL: configuration.publicURL)
-        settings.idleTimeout = TimeInterval(configuration.sessions.idleTimeoutSeconds)
-        settings.absoluteLifetime = TimeInterval(configuration.sessions.absoluteLifetimeSeconds)
-        settings.cookie.name = configuration.sessions.cookie.name
-        settings.cookie.secure = configuration.sessions.cookie.secure
-        settings.cookie.sameSite = configuration.sessions.cookie.sameSite.rawValue
-        settings.dpop = configuration.sessions.dpop
-        settings.refreshSkew = TimeInterval(configuration.refresh.skewSeconds)
-        settings.replayLimitBytes = configuration.refresh.replayLimitBytes
-        settings.backend.url = configuration.backend.url
-        settings.backend.audience = configuration.backend.audience
-        settings.backend.identityHeaders = configuration.backend.identityHeaders
-        settings.backend.assertion = configuration.backend.assertion
-        settings.backend.forwardAccessToken = configuration.backend.forwardAccessToken
-        settings.backend.timeout = configuration.backend.timeoutSeconds.map(TimeInterval.init)
-        settings.upstreams = configuration.upstreams.map { upstream in
-            var backend = ServerSettings.BackendSettings()
-            backend.url = upstream.backend.url
-            backend.audience = upstream.backend.audience
-            backend.identityHeaders = upstream.backend.identityHeaders
-            backend.assertion = upstream.backend.assertion
-            backend.forwardAccessToken = upstream.backend.forwardAccessToken
-            backend.timeout = upstream.backend.timeoutSeconds.map(TimeInterval.init)
-            return ServerSettings.UpstreamSettings(name: upstream.name, prefix: upstream.prefix, keepPrefix: upstream.keepPrefix, backend: backend)
-        }
-        settings.allowedRedirectURIs = configuration.allowedRedirectURIs
-        settings.corsAllowedOrigins = configuration.cors.allowedOrigins
-        settings.access = configuration.access
-        settings.maxBodyBytes = configuration.limits.maxBodyBytes
-        settings.maxHeaderBytes = configuration.limits.maxHeaderBytes
-        settings.upstreamTimeout = TimeInterval(configuration.limits.upstreamTimeoutSeconds)
-        settings.pageLogins = configuration.limits.pageLogins
-        settings.pageLoginsPerClient = configuration.limits.pageLoginsPerClient
-        settings.clientIdleTimeout = TimeInterval(configuration.limits.clientIdleTimeoutSeconds)
-        settings.trustedProxies = configuration.trustedProxies
-        settings.metricsOnOwnListener = configuration.metricsListen != nil
-        settings.upstreamKeepalive = TimeInterval(configuration.limits.upstreamKeepaliveSeconds)
-        settings.accessLog = configuration.logging.accessLog
-        settings.logFormat = configuration.logging.format == .json ? .json : .text
-        return settings
+        ServerSettings(configuration: configuration)
     }
 
     /// The configured session store (not yet migrated).

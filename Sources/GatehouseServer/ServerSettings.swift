@@ -1,81 +1,158 @@
 public import Foundation
+public import GatehouseConfiguration
 public import GatehouseCore
 
-/// Everything the server needs from `gatehouse.yaml`, already validated. The CLI maps the parsed
-/// configuration onto this; tests build it directly.
+/// What the server reads of `gatehouse.yaml`: a view of the validated ``GatewayConfiguration``, under the names
+/// the server's code uses (durations as `TimeInterval`). `gatehouse serve` builds it from the loaded file,
+/// tests from ``init(publicURL:)`` (every other key at its default) and then set what they need.
 public struct ServerSettings: Sendable {
-    /// Issuer of the assertion JWT and base of the callback URLs, without trailing slash.
-    public var publicURL: String
-    public var idleTimeout: TimeInterval = 3600
-    public var absoluteLifetime: TimeInterval = 86_400
-    public var cookie = CookieSettings()
-    /// `sessions.dpop:`: binding sessions to a client key.
-    public var dpop = DPoPPolicy()
-    public var refreshSkew: TimeInterval = 30
-    /// Request bodies up to this size are buffered so a request can be replayed after a refresh.
-    public var replayLimitBytes = 1_048_576
-    public var backend = BackendSettings()
-    /// `upstreams:`: named upstreams chosen by path prefix, besides ``backend``.
-    public var upstreams: [UpstreamSettings] = []
-    /// Client redirect URIs allowed for every provider.
-    public var allowedRedirectURIs: [String] = []
-    public var corsAllowedOrigins: [String] = []
-    /// `access:`: who may sign in and reach which backend path.
-    public var access = AccessPolicy()
-    public var maxBodyBytes = 10_485_760
-    public var maxHeaderBytes = 16_384
+    /// The configuration this is a view of; the properties below read (and set) it.
+    public var configuration: GatewayConfiguration
+
+    // Not keys of `gatehouse.yaml`: fixed for the server, settable for tests.
+
     /// Longest request target (path and query); longer ones get 414, as nginx's default 8 KiB buffer.
     public var maxURLBytes = 8_192
-    public var upstreamTimeout: TimeInterval = 30
     /// Lifetime of a handoff code (single use).
     public var handoffLifetime: TimeInterval = 60
     /// Lifetime of a login transaction (gateway `state`).
     public var loginTransactionLifetime: TimeInterval = 600
-    /// Page logins in progress that this instance started (all clients; the state itself is in the store).
-    public var pageLogins = 10_000
-    /// Page logins in progress from one client address that this instance started.
-    public var pageLoginsPerClient = 20
-    /// `/metrics` is on its own listener (`metrics_listen`), not on the public one.
-    public var metricsOnOwnListener = false
-    /// Peers whose `X-Forwarded-*` headers are kept and appended to (``ForwardedFields``).
-    public var trustedProxies: TrustedProxies = .none
-    /// A client connection without a complete request head for this long is closed (idle or too slow).
-    public var clientIdleTimeout: TimeInterval = 60
-    /// An unused keep-alive connection to the backend is closed after this long.
-    public var upstreamKeepalive: TimeInterval = 60
-    /// `logging.access_log`: one line per request.
-    public var accessLog = true
-    /// `logging.format`: how the access log's lines look (the process's other lines are its log handler's).
-    public var logFormat: LogLineFormat = .text
 
-    public init(publicURL: String) {
-        self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+    public init(configuration: GatewayConfiguration) {
+        self.configuration = configuration
+        publicURL = configuration.publicURL  // drops a trailing slash
     }
 
-    /// `host[:port]` of ``publicURL``: what the backend hears as `X-Forwarded-Host`.
+    /// The defaults of every key but `public_url`.
+    public init(publicURL: String) {
+        self.init(configuration: GatewayConfiguration(publicURL: publicURL))
+    }
+
+    /// Issuer of the assertion JWT and base of the callback URLs, without trailing slash.
+    public var publicURL: String {
+        get { configuration.publicURL }
+        set { configuration.publicURL = newValue.hasSuffix("/") ? String(newValue.dropLast()) : newValue }
+    }
+
+    /// `host[:port]` of ``publicURL``: what the backend hears as `X-Forwarded-Host` (the relay and the upstream
+    /// client keep their copy).
     public var publicAuthority: String {
         var rest = Substring(publicURL)
         if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
         return String(rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" })
     }
 
-    /// The session cookie.
-    public struct CookieSettings: Sendable {
-        public var name = "__Host-gatehouse_session"
-        public var secure = true
-        public var sameSite = "Lax"
-        public init() {}
+    /// `sessions.idle_timeout_seconds`.
+    public var idleTimeout: TimeInterval {
+        get { TimeInterval(configuration.sessions.idleTimeoutSeconds) }
+        set { configuration.sessions.idleTimeoutSeconds = Self.seconds(newValue) }
+    }
+    /// `sessions.absolute_lifetime_seconds`.
+    public var absoluteLifetime: TimeInterval {
+        get { TimeInterval(configuration.sessions.absoluteLifetimeSeconds) }
+        set { configuration.sessions.absoluteLifetimeSeconds = Self.seconds(newValue) }
+    }
+    /// `sessions.cookie`: the session cookie.
+    public var cookie: CookieSettings {
+        get { CookieSettings(configuration.sessions.cookie) }
+        set { configuration.sessions.cookie = newValue.configuration }
+    }
+    /// `sessions.dpop:`: binding sessions to a client key.
+    public var dpop: DPoPPolicy {
+        get { configuration.sessions.dpop }
+        set { configuration.sessions.dpop = newValue }
+    }
+    /// `refresh.skew_seconds`.
+    public var refreshSkew: TimeInterval {
+        get { TimeInterval(configuration.refresh.skewSeconds) }
+        set { configuration.refresh.skewSeconds = Self.seconds(newValue) }
+    }
+    /// Request bodies up to this size are buffered so a request can be replayed after a refresh.
+    public var replayLimitBytes: Int {
+        get { configuration.refresh.replayLimitBytes }
+        set { configuration.refresh.replayLimitBytes = newValue }
+    }
+    /// `backend:`: the backend behind `/v1/api/…`.
+    public var backend: BackendSettings {
+        get { BackendSettings(configuration.backend) }
+        set { configuration.backend = newValue.configuration }
+    }
+    /// `upstreams:`: named upstreams chosen by path prefix, besides ``backend`` (a new array on every read:
+    /// read once, by ``UpstreamTable``).
+    public var upstreams: [UpstreamSettings] {
+        get { configuration.upstreams.map(UpstreamSettings.init) }
+        set { configuration.upstreams = newValue.map(\.configuration) }
+    }
+    /// Client redirect URIs allowed for every provider.
+    public var allowedRedirectURIs: [String] {
+        get { configuration.allowedRedirectURIs }
+        set { configuration.allowedRedirectURIs = newValue }
+    }
+    /// `cors.allowed_origins`.
+    public var corsAllowedOrigins: [String] {
+        get { configuration.cors.allowedOrigins }
+        set { configuration.cors.allowedOrigins = newValue }
+    }
+    /// `access:`: who may sign in and reach which backend path.
+    public var access: AccessPolicy {
+        get { configuration.access }
+        set { configuration.access = newValue }
+    }
+    /// `limits.max_body_bytes`.
+    public var maxBodyBytes: Int {
+        get { configuration.limits.maxBodyBytes }
+        set { configuration.limits.maxBodyBytes = newValue }
+    }
+    /// `limits.max_header_bytes`.
+    public var maxHeaderBytes: Int {
+        get { configuration.limits.maxHeaderBytes }
+        set { configuration.limits.maxHeaderBytes = newValue }
+    }
+    /// `limits.upstream_timeout_seconds`.
+    public var upstreamTimeout: TimeInterval {
+        get { TimeInterval(configuration.limits.upstreamTimeoutSeconds) }
+        set { configuration.limits.upstreamTimeoutSeconds = Self.seconds(newValue) }
+    }
+    /// Page logins in progress that this instance started (all clients; the state itself is in the store).
+    public var pageLogins: Int {
+        get { configuration.limits.pageLogins }
+        set { configuration.limits.pageLogins = newValue }
+    }
+    /// Page logins in progress from one client address that this instance started.
+    public var pageLoginsPerClient: Int {
+        get { configuration.limits.pageLoginsPerClient }
+        set { configuration.limits.pageLoginsPerClient = newValue }
+    }
+    /// `/metrics` is on its own listener (`metrics_listen`), not on the public one.
+    public var metricsOnOwnListener: Bool { configuration.metricsListen != nil }
+    /// Peers whose `X-Forwarded-*` headers are kept and appended to (``ForwardedFields``).
+    public var trustedProxies: TrustedProxies {
+        get { configuration.trustedProxies }
+        set { configuration.trustedProxies = newValue }
+    }
+    /// A client connection without a complete request head for this long is closed (idle or too slow).
+    public var clientIdleTimeout: TimeInterval {
+        get { TimeInterval(configuration.limits.clientIdleTimeoutSeconds) }
+        set { configuration.limits.clientIdleTimeoutSeconds = Self.seconds(newValue) }
+    }
+    /// An unused keep-alive connection to the backend is closed after this long.
+    public var upstreamKeepalive: TimeInterval {
+        get { TimeInterval(configuration.limits.upstreamKeepaliveSeconds) }
+        set { configuration.limits.upstreamKeepaliveSeconds = Self.seconds(newValue) }
+    }
+    /// `logging.access_log`: one line per request.
+    public var accessLog: Bool {
+        get { configuration.logging.accessLog }
+        set { configuration.logging.accessLog = newValue }
+    }
+    /// `logging.format`: how the access log's lines look (the process's other lines are its log handler's).
+    public var logFormat: LogLineFormat {
+        get { configuration.logging.format == .json ? .json : .text }
+        set { configuration.logging.format = newValue == .json ? .json : .text }
     }
 
-    /// The backend behind `/v1/api/…`.
-    public struct BackendSettings: Sendable {
-        public var url = "http://127.0.0.1:9000"
-        public var audience = "backend"
-        public var identityHeaders = true
-        public var assertion = true
-        public var forwardAccessToken = false
-        /// How long it may take to start its answer; `nil`: ``ServerSettings/upstreamTimeout``.
-        public var timeout: TimeInterval?
-        public init() {}
+    /// Whole seconds, as `gatehouse.yaml` has them (a fraction rounds up: a timeout is never shortened).
+    static func seconds(_ interval: TimeInterval) -> Int {
+        Int(interval.rounded(.up))
     }
 }
