@@ -152,6 +152,24 @@ for t in "${targets[@]}"; do
 done
 cpu_watch=()
 
+# Like with like: the version, cipher suite and session resumption each server gives the clients (wrk's
+# OpenSSL resumes a TLS 1.3 session from the server's ticket on every new connection of the handshake runs).
+tls_facts() { # port: "TLSv1.3 TLS_AES_128_GCM_SHA256, tickets: 1, resumed: yes"
+    local request=$'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n' first second
+    first=$( { printf '%s' "$request"; sleep 0.5; } | timeout 10 openssl s_client -connect "127.0.0.1:$1" -servername localhost \
+        -alpn http/1.1 -sess_out "$tmp/session.$1" 2>&1 || true)
+    second=$( { printf '%s' "$request"; sleep 0.5; } | timeout 10 openssl s_client -connect "127.0.0.1:$1" -servername localhost \
+        -alpn http/1.1 -sess_in "$tmp/session.$1" 2>&1 || true)
+    printf '%s, tickets: %s, resumed: %s' "$(sed -n 's/^New, \(TLSv[0-9.]*\), Cipher is \(.*\)/\1 \2/p' <<<"$first" | head -1)" \
+        "$(grep -c 'TLS session ticket:' <<<"$first")" "$(grep -q '^Reused,' <<<"$second" && echo yes || echo no)"
+}
+declare -A facts=(
+    [nginx-tls]=$(tls_facts "$proxy_port")
+    [caddy-tls]=$(tls_facts "$caddy_port")
+    [gw-tls]=$(tls_facts "$gw_port")
+)
+for t in "${targets[@]}"; do log "$t: ${facts[$t]}"; done
+
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" "$2"; }
 
@@ -190,6 +208,8 @@ for t in "${targets[@]}"; do
     printf '| %s | %s | %s | %s | %s | %s |\n' "${label[$t]}" "${result[$t.keepalive.rps]}" "${result[$t.keepalive.lat]}" \
         "${result[$t.h2.rps]}" "${result[$t.h2.lat]}" "${result[$t.handshake.rps]}"
 done
+printf '\nTLS as each server gives it to openssl s_client (wrk resumes the same way):\n'
+for t in "${targets[@]}"; do printf -- '- %s: %s\n' "${label[$t]}" "${facts[$t]}"; done
 awk -v g="${result[gw-tls.keepalive.rps]}" -v c="${result[caddy-tls.keepalive.rps]}" -v gh="${result[gw-tls.handshake.rps]}" \
     -v ch="${result[caddy-tls.handshake.rps]}" -v g2="${result[gw-tls.h2.rps]}" -v c2="${result[caddy-tls.h2.rps]}" \
     'BEGIN { printf "\nGatehouse / Caddy: keep-alive %.2fx, HTTP/2 %.2fx, handshakes %.2fx\n", g / c, g2 / c2, gh / ch }'

@@ -13,7 +13,9 @@
 #      $GATEHOUSE_BIN serves it (a postgres store against a throwaway PostgreSQL on loopback, or as
 #      SQLite without PostgreSQL's binaries) and deploy/healthcheck.sh probes /healthz and /readyz
 #      the way the deployment does; its idle RSS is printed, and bounded for the image's
-#      configuration by CHECK_DEPLOY_MAX_IDLE_RSS_MIB when set (.ci/run: 40).
+#      configuration by CHECK_DEPLOY_MAX_IDLE_RSS_MIB when set (.ci/run: 40);
+#   6. deploy/gatehouse.tls.yaml served with a throwaway certificate: deploy/healthcheck.sh finds
+#      `tls:` in the configuration and probes over HTTPS, and fails over plain HTTP.
 # .ci/run sets GATEHOUSE_BIN to the binary of scripts/build-release.sh (what the image's builder
 # stage runs), so the release binary is the one started and probed; the default is the debug
 # binary. The image itself is not built: no container engine runs on this machine.
@@ -340,8 +342,10 @@ def gatehouse(*args, env=None, check=True):
         fail(f"gatehouse {' '.join(args)}: {result.stdout}{result.stderr}".strip())
     return result
 
-def probe(port, path):
-    result = subprocess.run(["bash", HEALTHCHECK, f"127.0.0.1:{port}", path], capture_output=True, text=True)
+def probe(port, path, env=None):
+    """deploy/healthcheck.sh towards the gateway; env: its environment (GATEHOUSE_HEALTH_CONFIG for a `tls:` one)."""
+    result = subprocess.run(["bash", HEALTHCHECK, f"127.0.0.1:{port}", path], capture_output=True, text=True,
+                            env={**os.environ, **(env or {})})
     return result.returncode == 0, result.stderr.strip()
 
 def tree(root):
@@ -357,8 +361,9 @@ def resident_kib(pid):
 # it means a link or start-up change.
 MAX_IDLE_RSS_KIB = int(os.environ.get("CHECK_DEPLOY_MAX_IDLE_RSS_MIB", "0")) * 1024 or None
 
-def serve(label, config, env, probes, reload_signal=False, untouched=None, max_rss_kib=None):
-    """Starts `gatehouse serve`, waits for /healthz, runs the probes; SIGHUP if asked; stops it."""
+def serve(label, config, env, probes, reload_signal=False, untouched=None, max_rss_kib=None, probe_env=None):
+    """Starts `gatehouse serve`, waits for /healthz, runs the probes (probe_env: the health check's
+    environment); SIGHUP if asked; stops it."""
     port = free_port()
     before = tree(untouched) if untouched else None
     log_path = os.path.join(WORK, f"{label}.log")
@@ -368,13 +373,13 @@ def serve(label, config, env, probes, reload_signal=False, untouched=None, max_r
                                    env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         while time.monotonic() - began < 30:
-            if process.poll() is not None or probe(port, "/healthz")[0]:
+            if process.poll() is not None or probe(port, "/healthz", probe_env)[0]:
                 break
             time.sleep(0.2)
         if process.poll() is not None:
             fail(f"{label}: gatehouse serve exited with {process.returncode}:\n{open(log_path).read()}")
             return
-        results = [(path, *probe(port, path)) for path in probes]
+        results = [(path, *probe(port, path, probe_env)) for path in probes]
         failed = len(failures)
         time.sleep(1)  # the session sweeper's and cache follower's first rounds
         rss = resident_kib(process.pid)
@@ -383,7 +388,7 @@ def serve(label, config, env, probes, reload_signal=False, untouched=None, max_r
         if reload_signal:
             process.send_signal(signal.SIGHUP)
             time.sleep(0.5)
-            results.append(("SIGHUP then /readyz", *probe(port, "/readyz")))
+            results.append(("SIGHUP then /readyz", *probe(port, "/readyz", probe_env)))
         for path, passed, message in results:
             if not passed:
                 fail(f"{label}: {path}: {message}\n{open(log_path).read()}")
@@ -522,6 +527,56 @@ else:
         served = os.path.join(WORK, "kubernetes-sqlite.yaml")
         write(served, as_sqlite(config_text, os.path.join(WORK, "kubernetes.sqlite3")))
         serve("kubernetes (ConfigMap gatehouse-config, as SQLite)", served, env, probes, untouched=root)
+
+# 5. TLS terminated by the gateway (deploy/gatehouse.tls.yaml, systemd's paths): the health check reads
+# the configuration, sees `tls:` and probes over HTTPS with public_url's host as the server name.
+root = os.path.join(WORK, "tls")
+tls_text = in_root(root, open("deploy/gatehouse.tls.yaml").read())
+tls_config = yaml.safe_load(tls_text)
+server_name = re.match(r"https://([^:/]+)", tls_config["public_url"]).group(1)
+redirect_port = free_port()
+tls_text = re.sub(r'^redirect_http_listen: "[^"]*"', f'redirect_http_listen: "127.0.0.1:{redirect_port}"', tls_text, flags=re.M)
+config = os.path.join(root, "etc/gatehouse/gatehouse.yaml")
+write(config, tls_text)
+shutil.copytree("Providers", os.path.join(os.path.dirname(config), "Providers"))
+certificate, key = tls_config["tls"]["certificate_file"], tls_config["tls"]["private_key_file"]
+os.makedirs(os.path.dirname(certificate), exist_ok=True)
+made = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                       "-keyout", key, "-out", certificate, "-days", "30", "-subj", f"/CN={server_name}",
+                       "-addext", f"subjectAltName=DNS:{server_name}"], capture_output=True, text=True)
+if made.returncode != 0:
+    fail(f"TLS: openssl could not make a certificate: {made.stderr}")
+else:
+    gatehouse("keys", "generate", "--id", "k1", "--directory", os.path.join(WORK, "tls-keys"))
+    for kind, name in (("sealing", "sealing-k1.key"), ("signing", "signing-k1.pem")):
+        destination = next(k["file"] for k in tls_config["keys"][kind] if k["id"] == "k1")
+        os.makedirs(os.path.dirname(destination), exist_ok=True)
+        shutil.copy(os.path.join(WORK, "tls-keys", name), destination)
+    env = {**base_env, **PROVIDER_ENV}
+    gatehouse("check", "--config", config, env=env)
+    # The container's form: the image's HEALTHCHECK arguments, the scheme found in the configuration.
+    serve("TLS (gatehouse.tls.yaml, HTTPS health check)", config, env, ["/healthz", "/readyz"], reload_signal=True,
+          probe_env={"GATEHOUSE_HEALTH_CONFIG": config})
+    # The probe must fail where it should: plain HTTP towards the TLS listener, and a wrong path.
+    port = free_port()
+    with open(os.path.join(WORK, "tls-negative.log"), "w") as log:
+        process = subprocess.Popen([BIN, "serve", "--config", config, "--listen", f"127.0.0.1:{port}"],
+                                   env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        began = time.monotonic()
+        while time.monotonic() - began < 30 and process.poll() is None:
+            if probe(port, "/healthz", {"GATEHOUSE_HEALTH_CONFIG": config})[0]:
+                break
+            time.sleep(0.2)
+        plain, _ = probe(port, "/healthz", {"GATEHOUSE_HEALTH_CONFIG": "/nonexistent"})
+        missing, _ = probe(port, "/no-such-path", {"GATEHOUSE_HEALTH_CONFIG": config})
+        if plain or missing:
+            fail(f"TLS: the health check passed where it must fail (plain HTTP: {plain}, 404 path: {missing})")
+        else:
+            ok("TLS: the health check fails over plain HTTP towards the TLS listener and on a 404 path")
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
 
 if failures:
     print(f"\n{len(failures)} deploy check(s) failed")

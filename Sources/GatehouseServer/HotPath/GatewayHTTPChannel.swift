@@ -30,26 +30,30 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     var hstsSeconds = 0
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
-            // Hummingbird's defaults: 80 KiB of head at most.
-            var limits = NIOHTTPDecoderLimitConfiguration()
-            limits.maxHeaderFieldSize = 80 * 1024
-            limits.maxHeaderListSize = 80 * 1024
-            limits.maxHeaderFieldCount = 1000
-            let pipeline = channel.pipeline.syncOperations
-            try pipeline.configureHTTPServerPipeline(
-                withPipeliningAssistance: true, withErrorHandling: false, withOutboundHeaderValidation: false,
-                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
-            let watcher = RequestLineWatcher(maxURLBytes: maxURLBytes)
-            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            // In front of the HTTP handlers, and behind TLS (``GatewayTLSChannel``): it counts the plain bytes, and
-            // a WebSocket tunnel joins the pipeline right in front of it (``APIRelayHandler``).
-            try pipeline.addHandler(watcher, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
-            try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
-            try pipeline.addHandler(ClientIdleTimeoutHandler(timeout: clientIdleTimeout))
-            try addRequestHandlers(to: pipeline, channel: channel, remoteAddress: channel.remoteAddress, malformed: MalformedRequestHandler(requestLine: watcher), logger: logger)
-            return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
-        }
+        channel.eventLoop.makeCompletedFuture { try configure(channel: channel, logger: logger) }
+    }
+
+    /// ``setup(channel:logger:)`` done now, on the channel's event loop: also what a TLS connection that chose
+    /// HTTP/1.1 runs the moment its handshake completes (``TLSProtocolSwitch``).
+    func configure(channel: any Channel, logger: Logger) throws -> Value {
+        // Hummingbird's defaults: 80 KiB of head at most.
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 80 * 1024
+        limits.maxHeaderListSize = 80 * 1024
+        limits.maxHeaderFieldCount = 1000
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.configureHTTPServerPipeline(
+            withPipeliningAssistance: true, withErrorHandling: false, withOutboundHeaderValidation: false,
+            withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+        let watcher = RequestLineWatcher(maxURLBytes: maxURLBytes)
+        let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+        // In front of the HTTP handlers, and behind TLS (``GatewayTLSChannel``): it counts the plain bytes, and
+        // a WebSocket tunnel joins the pipeline right in front of it (``APIRelayHandler``).
+        try pipeline.addHandler(watcher, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
+        try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
+        try pipeline.addHandler(ClientIdleTimeoutHandler(timeout: clientIdleTimeout))
+        try addRequestHandlers(to: pipeline, channel: channel, remoteAddress: channel.remoteAddress, malformed: MalformedRequestHandler(requestLine: watcher), logger: logger)
+        return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
     }
 
     /// The handlers that see requests as NIOHTTP1 parts, on an HTTP/1.1 connection and on each HTTP/2 stream

@@ -25,8 +25,18 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
     /// The HTTP/1.1 connection (secure), whose request handlers the HTTP/2 streams share.
     let http1: GatewayHTTPChannel
     let contexts: TLSContextStore
-    /// HTTP/2 `SETTINGS_MAX_HEADER_LIST_SIZE`: the head limit of HTTP/1.1 (`limits.max_header_bytes`, at least 16 KiB).
+    /// HTTP/2 `SETTINGS_MAX_HEADER_LIST_SIZE`, which NIOHTTP2 enforces as a connection error: see
+    /// ``http2HeaderListBound(maxHeaderBytes:)``.
     let maxHeaderListSize: Int
+
+    /// The header list NIOHTTP2 decodes before the stream's head reaches the handlers. Above
+    /// `limits.max_header_bytes`, so that a list over the limit reaches the relay and the router, whose one
+    /// judgment (``RequestHeadLimits``) answers that stream alone 431 with the same problem document as HTTP/1.1,
+    /// and the connection's other streams go on. Still bounded, as HTTP/1.1's decoder is (80 KiB): a list past
+    /// it, an HPACK bomb that expands a small block into a large list among them, ends the connection before it
+    /// is held in memory. HTTP/2 counts 32 bytes per field where the limit counts 4 (RFC 7541 §4.1): the bound
+    /// is well above the limit, 80 KiB or twice the limit.
+    static func http2HeaderListBound(maxHeaderBytes: Int) -> Int { max(80 * 1024, 2 * maxHeaderBytes) }
 
     var responder: HTTPChannelHandler.Responder { http1.responder }
 
@@ -34,37 +44,33 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(NIOSSLServerHandler(context: contexts.current))
-            // A client that never completes its handshake is not kept: the idle limit of a connection applies.
-            let handshakeTimeout = channel.eventLoop.scheduleTask(in: http1.clientIdleTimeout) { channel.close(promise: nil) }
-            let (http1, streams, maxHeaderListSize) = (http1, GatewayHTTP2StreamChannel(http1: http1), maxHeaderListSize)
-            let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
-                handshakeTimeout.cancel()
+            let (http1, maxHeaderListSize) = (http1, maxHeaderListSize)
+            let protocolSwitch = TLSProtocolSwitch(on: channel.eventLoop, handshakeTimeout: http1.clientIdleTimeout) { result, channel in
                 switch result {
                 case .negotiated("h2"):
-                    return channel.eventLoop.makeCompletedFuture {
-                        let keeper = HTTP2ConnectionKeeper(idleTimeout: http1.clientIdleTimeout)
-                        var configuration = NIOHTTP2Handler.Configuration()
-                        configuration.connection.initialSettings = [
-                            HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-                            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
-                        ]
-                        let multiplexer = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
-                            mode: .server, streamDelegate: keeper.streamDelegate(on: channel.eventLoop), configuration: configuration
-                        ) { stream in
-                            streams.setup(channel: stream, logger: logger)
-                        }
-                        try channel.pipeline.syncOperations.addHandler(keeper)
-                        return .http2(multiplexer)
+                    let keeper = HTTP2ConnectionKeeper(idleTimeout: http1.clientIdleTimeout)
+                    var configuration = NIOHTTP2Handler.Configuration()
+                    configuration.connection.initialSettings = [
+                        HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+                        HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
+                    ]
+                    let streams = GatewayHTTP2StreamChannel(http1: http1)
+                    let multiplexer = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
+                        mode: .server, streamDelegate: keeper.streamDelegate(on: channel.eventLoop), configuration: configuration
+                    ) { stream in
+                        streams.setup(channel: stream, logger: logger)
                     }
+                    try channel.pipeline.syncOperations.addHandler(keeper)
+                    return .http2(multiplexer)
                 case .negotiated("http/1.1"), .fallback:
-                    return http1.setup(channel: channel, logger: logger).map { .http1($0) }
+                    return .http1(try http1.configure(channel: channel, logger: logger))
                 case .negotiated:
                     // Only `h2` and `http/1.1` are offered: anything else is a broken client.
-                    return channel.close().flatMap { channel.eventLoop.makeFailedFuture(NIOHTTP2Errors.invalidALPNToken()) }
+                    throw NIOHTTP2Errors.invalidALPNToken()
                 }
             }
-            try pipeline.addHandler(negotiation)
-            return Value(negotiated: negotiation.protocolNegotiationResult, channel: channel)
+            try pipeline.addHandler(protocolSwitch)
+            return Value(negotiated: protocolSwitch.negotiated, channel: channel)
         }
     }
 
@@ -98,7 +104,7 @@ extension HTTPServerBuilder {
                 http1: GatewayHTTPChannel(
                     responder: responder, relay: relay, clientIdleTimeout: clientIdleTimeout, maxURLBytes: maxURLBytes, secure: true,
                     hstsSeconds: contexts.configuration.hstsSeconds),
-                contexts: contexts, maxHeaderListSize: max(16384, maxHeaderBytes))
+                contexts: contexts, maxHeaderListSize: GatewayTLSChannel.http2HeaderListBound(maxHeaderBytes: maxHeaderBytes))
         }
     }
 }
