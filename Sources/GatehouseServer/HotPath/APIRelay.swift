@@ -111,15 +111,26 @@ struct APIRelay: Sendable {
     }
 
     /// What one connection remembers of the session its last request presented: a keep-alive client sends
-    /// the same `Authorization` each time, and while the store's cache has evicted nothing since (its
-    /// ``CachedSessionLookup/evictionEpoch``) and no deadline has passed, the session and assertion found
-    /// then are still the ones the look-ups would find — without hashing the token or taking a lock again.
+    /// the same `Authorization` each time, and while the answer it rests on still holds (``Source``) and no
+    /// deadline has passed, the session and assertion found then are still the ones the look-ups would find —
+    /// without hashing the token or taking a lock again.
     struct Memo {
+        /// What the session came from, and what must not have changed since for it to hold.
+        enum Source: Equatable {
+            /// A Gatehouse session from the store's cache, which has evicted nothing since
+            /// (``CachedSessionLookup/evictionEpoch``).
+            case session(epoch: UInt64)
+            /// A provider-issued token's cached verdict, made under the providers of this
+            /// ``ProviderSet/generation`` (a reload voids it).
+            case providerToken(generation: UInt64)
+        }
+
         /// The `Authorization` value, byte for byte.
         let authorization: String
-        let epoch: UInt64
-        /// The first of: the session's end, idle limit and next recorded activity, the assertion's reuse
-        /// limit, and one second after it was made (a bound of its own on anything else unforeseen).
+        let source: Source
+        /// The first of: the session's end, idle limit and next recorded activity (a provider token: its
+        /// verdict's end), the assertion's reuse limit, and one second after it was made (a bound of its own
+        /// on anything else unforeseen).
         let until: Date
         let session: ActiveSession
         let assertion: String?
@@ -135,11 +146,12 @@ struct APIRelay: Sendable {
         case .failure(let decision): return decision.value
         case .success(let claimed): (upgrade, authorization) = claimed
         }
-        guard let chosen = reachable(head) else { return .pass }
-        let audience = chosen.backend.assertion ? chosen.backend.audience : nil
+        guard let routed = routed(head, remoteAddress: remoteAddress) else { return .pass }
+        let backend = routed.route.upstream.backend
+        let audience = backend.assertion ? backend.audience : nil
         let now = clock.now()
         if let kept = remembered(memo, authorization: authorization, audience: audience, now: now) {
-            return forward(head, upgrade: upgrade, session: kept.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: kept.assertion)
+            return forward(head, routed, upgrade: upgrade, session: kept.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: kept.assertion)
         }
         let presented: (token: String, presentation: SessionResolver.Presentation)?
         do {
@@ -147,34 +159,44 @@ struct APIRelay: Sendable {
         } catch {
             // An unusable credential (a scheme that is not ours, a cookie without X-CSRF) is no session: the
             // rules may still open the path to anyone, as for no credential at all.
-            return forward(head, upgrade: upgrade, session: nil, sessionRefusal: error, remoteAddress: remoteAddress, assertion: nil)
+            return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: error, remoteAddress: remoteAddress, assertion: nil)
         }
         guard let (token, presentation) = presented else {
-            return forward(head, upgrade: upgrade, session: nil, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: nil)
+            return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: nil)
         }
         if presentation == .dpop {
-            return decideWithProof(head, token: token, upgrade: upgrade, remoteAddress: remoteAddress, audience: audience, now: now)
+            return decideWithProof(head, routed, token: token, upgrade: upgrade, remoteAddress: remoteAddress, audience: audience, now: now)
         }
         // A JWT is never a session token (those have no dots): no session look-up for a provider's JWT.
         let providerJWT = presentation == .bearer && ProviderTokenAuthenticator.isJWT(token)
-        guard let found = providerJWT ? nil : fromMemory(token: token, authorization: authorization ?? "", audience: audience, now: now) else {
-            // A provider-issued bearer token whose verdict is cached is decided here too; any other miss leaves the loop.
-            switch resolver.cachedProviderToken(token: token, presentation: presentation, now: now) {
-            case .success(let session)?:
-                return forward(head, upgrade: upgrade, session: session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: nil)
-            case .failure(let refusal)?:
-                return forward(head, upgrade: upgrade, session: nil, sessionRefusal: refusal, remoteAddress: remoteAddress, assertion: nil)
-            case nil: return .resolveAsync
-            }
+        // Hashed once: the session cache and the provider tokens' verdicts are both by the token's hash.
+        let tokenHash = RandomToken.hash(token)
+        if !providerJWT, let found = fromMemory(tokenHash: tokenHash, authorization: authorization ?? "", audience: audience, now: now) {
+            let decision = forward(head, routed, upgrade: upgrade, session: found.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: found.assertion)
+            if presentation == .bearer, authorization != nil { Self.keep(found, after: decision, in: &memo) }
+            return decision
         }
-        let decision = forward(head, upgrade: upgrade, session: found.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: found.assertion)
-        if presentation == .bearer, authorization != nil {
-            switch decision {
-            case .forward, .upgrade: memo = found
-            case .pass, .resolveAsync, .refuse, .spend: break
+        // A provider-issued bearer token whose verdict is cached is decided here too; any other miss leaves the loop.
+        guard presentation == .bearer, let cached = resolver.cachedProviderVerdict(tokenHash: tokenHash, now: now) else { return .resolveAsync }
+        switch cached.verdict {
+        case .success(let session):
+            let found = authorization.flatMap {
+                providerMemo(session, authorization: $0, until: cached.until, generation: cached.generation, audience: audience, now: now)
             }
+            let decision = forward(head, routed, upgrade: upgrade, session: session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: found?.assertion)
+            if let found { Self.keep(found, after: decision, in: &memo) }
+            return decision
+        case .failure(let refusal):
+            return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: refusal, remoteAddress: remoteAddress, assertion: nil)
         }
-        return decision
+    }
+
+    /// Keeps `found` as the connection's memo when the request it decided goes upstream.
+    private static func keep(_ found: Memo, after decision: Decision, in memo: inout Memo?) {
+        switch decision {
+        case .forward, .upgrade: memo = found
+        case .pass, .resolveAsync, .refuse, .spend: break
+        }
     }
 
     /// A decision wrapped as an error, so that ``taken(_:remoteAddress:)`` can end a request early.
@@ -198,7 +220,7 @@ struct APIRelay: Sendable {
     /// checked here (its key's verifier kept from an earlier proof); only its `jti` record then leaves the loop
     /// (``Decision/spend(_:then:)``). Anything this cannot settle without waiting goes to ``decideAsync(_:remoteAddress:)``.
     private func decideWithProof(
-        _ head: HTTPRequestHead, token: String, upgrade: Bool, remoteAddress: String?, audience: String?, now: Date
+        _ head: HTTPRequestHead, _ routed: Routed, token: String, upgrade: Bool, remoteAddress: String?, audience: String?, now: Date
     ) -> Decision {
         guard let session = resolver.cachedSessionForProof(token: token, now: now) else { return .resolveAsync }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
@@ -207,7 +229,7 @@ struct APIRelay: Sendable {
             checked = try resolver.checkWithoutWaiting(
                 session, token: token, presentation: .dpop, proofs: head.headers["dpop"], target: resolver.proofTarget(method: head.method.rawValue, path: path))
         } catch {
-            return forward(head, upgrade: upgrade, session: nil, sessionRefusal: error, remoteAddress: remoteAddress, assertion: nil)
+            return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: error, remoteAddress: remoteAddress, assertion: nil)
         }
         guard case .some(let proof) = checked else { return .resolveAsync }
         var assertion: String?
@@ -215,7 +237,7 @@ struct APIRelay: Sendable {
             guard let cached = signer.cachedAssertion(for: session, audience: audience, now: now) else { return .resolveAsync }
             assertion = cached
         }
-        let decision = forward(head, upgrade: upgrade, session: session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: assertion)
+        let decision = forward(head, routed, upgrade: upgrade, session: session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: assertion)
         switch decision {
         case .forward, .upgrade:
             guard let proof else { return decision }
@@ -234,28 +256,58 @@ struct APIRelay: Sendable {
         }
     }
 
+    /// The same on `eventLoop`: the record is handed to the store's writer and its answer completes the
+    /// future on the request's loop — no task per request.
+    func spend(
+        _ proof: DPoPProof, then decision: Decision, _ head: HTTPRequestHead, remoteAddress: String?, on eventLoop: any EventLoop
+    ) -> EventLoopFuture<Decision> {
+        let promise = eventLoop.makePromise(of: Decision.self)
+        resolver.spend(proof) { recorded in
+            switch recorded {
+            case .success: promise.succeed(decision)
+            case .failure(let error): promise.succeed(refuse(error, head, session: nil, remoteAddress: remoteAddress))
+            }
+        }
+        return promise.futureResult
+    }
+
     /// The connection's memo, when it still holds for this `Authorization` value.
     private func remembered(_ memo: Memo?, authorization: String?, audience: String?, now: Date) -> Memo? {
-        guard let memo, let authorization, memo.authorization == authorization, memo.audience == audience, now < memo.until,
-            memo.epoch == resolver.cacheEpoch
-        else { return nil }
+        guard let memo, let authorization, memo.authorization == authorization, memo.audience == audience, now < memo.until else { return nil }
+        switch memo.source {
+        case .session(let epoch): guard epoch == resolver.cacheEpoch else { return nil }
+        case .providerToken(let generation): guard generation == resolver.providerGeneration else { return nil }
+        }
         return memo
     }
 
-    /// The session of `token` and its assertion (when the backend gets one) from memory alone, as a memo to
-    /// keep; `nil` when the store must be read or an assertion signed first.
-    private func fromMemory(token: String, authorization: String, audience: String?, now: Date) -> Memo? {
+    /// The session of a token (by its hash) and its assertion (when the backend gets one) from memory alone,
+    /// as a memo to keep; `nil` when the store must be read or an assertion signed first.
+    private func fromMemory(tokenHash: String, authorization: String, audience: String?, now: Date) -> Memo? {
         // Read before the look-up: an eviction after it makes the memo stale at once.
         // A session bound to a key is only ever taken with its proof (``decideAsync(_:remoteAddress:)``).
-        guard let epoch = resolver.cacheEpoch, let (session, sessionUntil) = resolver.cachedSession(token: token, now: now) else { return nil }
+        guard let epoch = resolver.cacheEpoch, let (session, sessionUntil) = resolver.cachedSession(tokenHash: tokenHash, now: now) else { return nil }
+        return memo(session, source: .session(epoch: epoch), authorization: authorization, until: sessionUntil, audience: audience, now: now)
+    }
+
+    /// A provider token's session (its cached verdict, until `until`) and assertion as a memo to keep; `nil`
+    /// when an assertion must be signed first.
+    private func providerMemo(
+        _ session: ActiveSession, authorization: String, until: Date, generation: UInt64, audience: String?, now: Date
+    ) -> Memo? {
+        memo(session, source: .providerToken(generation: generation), authorization: authorization, until: until, audience: audience, now: now)
+    }
+
+    /// A memo of `session`, valid until `until` at most; `nil` when its assertion is not at hand.
+    private func memo(_ session: ActiveSession, source: Memo.Source, authorization: String, until: Date, audience: String?, now: Date) -> Memo? {
         var assertion: String?
-        var until = min(sessionUntil, now.addingTimeInterval(1))
+        var until = min(until, now.addingTimeInterval(1))
         if let audience {
             guard let (signed, signedUntil) = signer.cachedAssertionEntry(for: session, audience: audience, now: now) else { return nil }
             assertion = signed
             until = min(until, signedUntil)
         }
-        return Memo(authorization: authorization, epoch: epoch, until: until, session: session, assertion: assertion, audience: audience)
+        return Memo(authorization: authorization, source: source, until: until, session: session, assertion: assertion, audience: audience)
     }
 
     /// The decision after reading the store, checking a DPoP proof or signing an assertion; never `.resolveAsync`.
@@ -265,7 +317,8 @@ struct APIRelay: Sendable {
         case .failure(let decision): return decision.value
         case .success(let claimed): (upgrade, authorization) = claimed
         }
-        guard let chosen = reachable(head) else { return .pass }
+        guard let routed = routed(head, remoteAddress: remoteAddress) else { return .pass }
+        let chosen = routed.route.upstream
         var session: ActiveSession?
         var refusal: (any Error)?
         var proof: DPoPProof?
@@ -296,7 +349,7 @@ struct APIRelay: Sendable {
                 return refuse(error, head, session: session, remoteAddress: remoteAddress)
             }
         }
-        let decision = forward(head, upgrade: upgrade, session: session, sessionRefusal: refusal, remoteAddress: remoteAddress, assertion: assertion)
+        let decision = forward(head, routed, upgrade: upgrade, session: session, sessionRefusal: refusal, remoteAddress: remoteAddress, assertion: assertion)
         switch decision {
         case .forward, .upgrade:
             // Spent last, when the request goes upstream for sure.
@@ -396,17 +449,21 @@ struct APIRelay: Sendable {
                 if let (token, presentation) = try credential(of: head, authorization: authorization, method: "GET") {
                     // From memory (a session, or a provider token's cached verdict), or the router reads the store,
                     // verifies the provider token or checks the proof.
-                    if let found = presentation == .dpop ? nil : fromMemory(token: token, authorization: authorization ?? "", audience: audience, now: now) {
+                    let tokenHash = RandomToken.hash(token)
+                    if let found = presentation == .dpop ? nil : fromMemory(tokenHash: tokenHash, authorization: authorization ?? "", audience: audience, now: now) {
                         (session, assertion) = (found.session, found.assertion)
                         if presentation == .bearer, authorization != nil { memo = found }
                     } else {
-                        switch resolver.cachedProviderToken(token: token, presentation: presentation, now: now) {
-                        case .success(let found)?:
-                            let signed = settings.backend.assertion ? signer.cachedAssertion(for: found, audience: audience, now: now) : nil
-                            if settings.backend.assertion, signed == nil { return nil }
-                            (session, assertion) = (found, signed)
-                        case .failure(let refusal)?: sessionRefusal = refusal
-                        case nil: return nil
+                        guard presentation == .bearer, let cached = resolver.cachedProviderVerdict(tokenHash: tokenHash, now: now) else { return nil }
+                        switch cached.verdict {
+                        case .success(let found):
+                            let kept = authorization.flatMap {
+                                providerMemo(found, authorization: $0, until: cached.until, generation: cached.generation, audience: audience, now: now)
+                            }
+                            guard let kept else { return nil }
+                            (session, assertion) = (found, kept.assertion)
+                            memo = kept
+                        case .failure(let refusal): sessionRefusal = refusal
                         }
                     }
                 }
@@ -527,14 +584,12 @@ struct APIRelay: Sendable {
     /// The one decision (``APIDecision``) for a request whose credential has been looked at, carried out:
     /// the upstream head, or the refusal.
     private func forward(
-        _ head: HTTPRequestHead, upgrade: Bool, session: ActiveSession?, sessionRefusal: (any Error)?, remoteAddress: String?, assertion: String?
+        _ head: HTTPRequestHead, _ routed: Routed, upgrade: Bool, session: ActiveSession?, sessionRefusal: (any Error)?, remoteAddress: String?, assertion: String?
     ) -> Decision {
         var assertion = assertion
-        // Read once: SIGHUP may replace it, and the facts and the decision must see the same rules.
-        let policy = access.current
-        let facts = facts(of: head, remoteAddress: remoteAddress, policy: policy)
-        // The upstream the decision below chooses (the same function): what it receives is known before.
-        let chosen = APIDecision.upstream(for: facts, upstreams: upstreams)
+        let facts = routed.facts
+        // The upstream the decision below forwards to (its route): what it receives is known before.
+        let chosen = routed.route.upstream
         if let session {
             // A refreshable credential that the backend receives may need a refresh before or a replay after
             // the call: the router's path does both.
@@ -551,7 +606,7 @@ struct APIRelay: Sendable {
                 !chosen.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken)
             else { return .pass }
         }
-        let (verdict, judged) = APIDecision.decide(facts, session: session, sessionRefusal: sessionRefusal, policy: policy, upstreams: upstreams)
+        let (verdict, judged) = APIDecision.decide(facts, route: routed.route, session: session, sessionRefusal: sessionRefusal, policy: routed.policy)
         let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
         if let judged {
             judged.decision.audit(session: session, method: facts.method, path: judged.path, via: "api", requestID: requestID, metrics: metrics, logger: logger)
@@ -560,7 +615,7 @@ struct APIRelay: Sendable {
         case .refuse(let error):
             return refuse(error, head, session: session, remoteAddress: remoteAddress, requestID: requestID)
         case .forward(let target, let session, let upstream):
-            guard upstream.index == chosen.index, let reached = targets[upstream.index] else { return .pass }
+            guard let reached = targets[upstream.index] else { return .pass }
             if let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > settings.maxBodyBytes {
                 return refuse(
                     GatehouseError.payloadTooLarge("The request body exceeds \(settings.maxBodyBytes) bytes."), head, session: session,
@@ -643,15 +698,22 @@ struct APIRelay: Sendable {
         return facts
     }
 
-    /// The upstream a `/v1/api/…` head goes to when the relay reaches it; `nil` when the router's client must
-    /// carry it (an `https` upstream).
-    private func reachable(_ head: HTTPRequestHead) -> UpstreamRoute? {
-        guard !upstreams.isSingle else { return upstreams.fallback }
-        let question = head.uri.utf8.firstIndex(of: UInt8(ascii: "?"))
-        let rawPath = question.map { Substring(head.uri[..<$0]) } ?? Substring(head.uri)
-        let chosen = APIDecision.upstream(
-            for: APIDecision.Facts(method: head.method.rawValue, path: UpstreamPath.remainder(of: rawPath, droppingSegments: 2)), upstreams: upstreams)
-        return targets[chosen.index] == nil ? nil : chosen
+    /// What the decision reads of a head before its credential, each once: the access rules (SIGHUP may
+    /// replace them; the facts and the decision must see the same), the facts, the route.
+    private struct Routed {
+        let policy: AccessPolicy
+        let facts: APIDecision.Facts
+        let route: APIDecision.Route
+    }
+
+    /// The head's route, when the relay reaches its upstream; `nil` when the router's client must carry it
+    /// (an `https` upstream).
+    private func routed(_ head: HTTPRequestHead, remoteAddress: String?) -> Routed? {
+        let policy = access.current
+        let facts = facts(of: head, remoteAddress: remoteAddress, policy: policy)
+        let route = APIDecision.route(facts, upstreams: upstreams)
+        guard targets[route.upstream.index] != nil else { return nil }
+        return Routed(policy: policy, facts: facts, route: route)
     }
 
     /// The request's id (``RequestIdentifier``): a trusted proxy's `X-Request-Id`, else a new one.
