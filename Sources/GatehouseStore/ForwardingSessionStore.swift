@@ -60,4 +60,12 @@ extension ForwardingSessionStore {
     public func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
         try await forwardee.recordOnce(key, until: until, now: now)
     }
+
+    public func recordOnce(_ key: String, until: Date, now: Date, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+        do {
+            try forwardee.recordOnce(key, until: until, now: now, completion: completion)
+        } catch {
+            completion(.failure(error))
+        }
+    }
 }

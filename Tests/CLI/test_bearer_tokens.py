@@ -569,6 +569,28 @@ def test_a_reload_that_stops_accepting_voids_the_cached_verdicts(setup, issuer, 
         assert answer.status_code == 401 and answer.json()["code"] == "invalid_session", (front, answer.text)
 
 
+def test_a_kept_alive_connection_remembers_a_provider_token_no_longer_than_its_verdict(setup, issuer, tmp_path):
+    """The relay's per-connection memo takes provider tokens too: it ends with the token's exp and with a reload."""
+    gw, _, _ = setup
+    # No clock skew, so that the token's exp ends its verdict (and a reload seen done: refused, then taken).
+    for accept, status in [("false", 401), ("true", 200)]:
+        write_provider(tmp_path, "idp", oidc_provider(issuer).replace("claims:", "clock_skew_seconds: 0\nclaims:")
+                       .replace("  accept: true", f"  accept: {accept}"))
+        gw.signal(signal.SIGHUP)
+        assert wait_until(lambda: call(gw, "/v1/api/x", issuer.token()).status_code == status, 10), accept
+    expiring = issuer.token(exp=int(time.time()) + 3)
+    with requests.Session() as kept:  # one keep-alive connection, the same Authorization each time
+        def again(token):
+            return kept.get(gw.url + "/v1/api/x", headers={"Authorization": f"Bearer {token}"}, timeout=10).status_code
+        assert [again(expiring) for _ in range(3)] == [200, 200, 200]
+        assert wait_until(lambda: again(expiring) == 401, 10), "the connection's memo outlived the token's exp"
+        token = issuer.token()
+        assert [again(token) for _ in range(3)] == [200, 200, 200]
+        write_provider(tmp_path, "idp", oidc_provider(issuer).replace("  accept: true", "  accept: false"))
+        gw.signal(signal.SIGHUP)
+        assert wait_until(lambda: again(token) == 401, 10), "the connection's memo outlived the reload"
+
+
 # --- configuration ------------------------------------------------------------------------------
 
 def test_check_reports_bearer_token_mistakes_at_file_and_line(cli, tmp_path, issuer):

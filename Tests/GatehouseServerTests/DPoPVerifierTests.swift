@@ -135,6 +135,26 @@ struct DPoPVerifierTests {
         }
     }
 
+    @Test("a header seen before skips its decoding, never the checks: another key's signature, a replay, wrong claims are refused")
+    func knownHeader() async throws {
+        let key = P256.Signing.PrivateKey()
+        let v = verifier()
+        let first = try await v.verify([Self.proof(key: key)], target: Self.target, accessToken: Self.token, status: 401)
+        // The same header bytes again (the key's verifier and the header are now kept), on both paths.
+        let second = try #require(try v.verifyWithoutWaiting([Self.proof(key: key)], target: Self.target, accessToken: Self.token, status: 401))
+        #expect(second.thumbprint == first.thumbprint && second.jti != first.jti)
+        let forged = Self.proof(key: key, signer: .init())
+        let misdirected = Self.proof(key: key, url: Self.publicURL + "/v1/api/y")
+        for proof in [forged, misdirected] {
+            #expect(throws: GatehouseError.self) { try v.verifyWithoutWaiting([proof], target: Self.target, accessToken: Self.token, status: 401) }
+            await #expect(throws: GatehouseError.self) { try await v.verify([proof], target: Self.target, accessToken: Self.token, status: 401) }
+        }
+        // The handed-over spend refuses a replay as the awaited one does.
+        try await v.spend(second, status: 401)
+        let replayed: Result<Void, any Error> = await withCheckedContinuation { done in v.spend(second, status: 401) { done.resume(returning: $0) } }
+        #expect(throws: GatehouseError.invalidDPoPProof("The DPoP proof was already used (jti).")) { try replayed.get() }
+    }
+
     @Test("htu is compared after normalization, without the query")
     func htuNormalization() async throws {
         let key = P256.Signing.PrivateKey()

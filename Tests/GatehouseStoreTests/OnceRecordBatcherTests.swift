@@ -53,4 +53,38 @@ import Testing
         failing.withLock { $0 = false }
         #expect(try await batcher.record("b", until: now, now: now))
     }
+
+    /// A write that answers through a completion from a thread of its own (as SQLite's writer queue does).
+    @Test func handedOverRecordsAreAnsweredWithoutATaskEachAndEachKeyWinsOnce() async throws {
+        let seen = Mutex<Set<String>>([])
+        let batches = Mutex<[Int]>([])
+        let queue = DispatchQueue(label: "writer")
+        let batcher = OnceRecordBatcher(maxBatch: 16) { entries, done in
+            queue.asyncAfter(deadline: .now() + .milliseconds(2)) {
+                batches.withLock { $0.append(entries.count) }
+                done(.success(seen.withLock { seen in entries.map { seen.insert($0.key).inserted } }))
+            }
+        }
+        let now = Date()
+        let answers = Mutex<[String: [Bool]]>([:])
+        await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+            let left = Mutex(100)
+            for index in 0..<100 {
+                let key = "k\(index % 25)"
+                batcher.record(key, until: now, now: now) { result in
+                    answers.withLock { $0[key, default: []].append((try? result.get()) ?? false) }
+                    if left.withLock({ left in
+                        left -= 1
+                        return left == 0
+                    }) { finished.resume() }
+                }
+            }
+        }
+        let results = answers.withLock { $0 }
+        #expect(results.count == 25)
+        #expect(results.values.allSatisfy { $0.count == 4 && $0.filter { $0 }.count == 1 }, "\(results)")
+        let sizes = batches.withLock { $0 }
+        #expect(sizes.reduce(0, +) == 100 && sizes.allSatisfy { $0 <= 16 })
+        #expect(sizes.count < 100, "records handed over during a write share the next one")
+    }
 }

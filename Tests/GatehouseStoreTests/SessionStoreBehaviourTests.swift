@@ -36,6 +36,36 @@ import Testing
         }
     }
 
+    /// The handed-over form (an event loop's, no task per record) is the same record: a value recorded one
+    /// way is a replay the other way, and concurrent first uses still have one winner.
+    @Test(arguments: StoreFactory.allCases)
+    func aOneTimeValueHandedOverIsRecordedOnceWhicheverWayItComesAgain(_ factory: StoreFactory) async throws {
+        try await factory.withStore { store throws in
+            let now = Fixtures.t0
+            @Sendable func handed(_ key: String) async throws -> Bool {
+                try await withCheckedThrowingContinuation { continuation in
+                    store.recordOnce(key, until: now.addingTimeInterval(60), now: now) { continuation.resume(with: $0) }
+                }
+            }
+            #expect(try await handed("dpop k h1"))
+            #expect(try await handed("dpop k h1") == false)
+            #expect(try await store.recordOnce("dpop k h1", until: now.addingTimeInterval(60), now: now) == false)
+            #expect(try await store.recordOnce("dpop k h2", until: now.addingTimeInterval(60), now: now))
+            #expect(try await handed("dpop k h2") == false)
+            let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        index % 2 == 0
+                            ? try await handed("dpop k handed-race")
+                            : try await store.recordOnce("dpop k handed-race", until: now.addingTimeInterval(60), now: now)
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(wins == 1)
+        }
+    }
+
     // MARK: Sessions
 
     @Test(arguments: StoreFactory.allCases)

@@ -51,4 +51,19 @@ public protocol SessionStore: Sendable {
     /// false when it is already recorded and not yet expired — a replay, on any instance sharing the store.
     /// Expired values are swept by ``deleteExpired(now:idleCutoff:)``.
     func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool
+    /// ``recordOnce(_:until:now:)`` answered through `completion` (exactly once, on any thread): for a caller on
+    /// an event loop, which then needs no task of its own. By default a task awaits the `async` form.
+    func recordOnce(_ key: String, until: Date, now: Date, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void)
+}
+
+extension SessionStore {
+    public func recordOnce(_ key: String, until: Date, now: Date, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+        Task {
+            do {
+                completion(.success(try await recordOnce(key, until: until, now: now)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
 }

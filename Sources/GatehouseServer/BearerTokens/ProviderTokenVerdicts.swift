@@ -27,13 +27,18 @@ final class ProviderTokenVerdicts: Sendable {
     /// The verdict on the token whose hash is `tokenHash`, while it holds and the providers are those it was
     /// made under (`generation`).
     func verdict(tokenHash: String, now: Date, generation: UInt64) -> Result<ActiveSession, GatehouseError>? {
+        entry(tokenHash: tokenHash, now: now, generation: generation)?.verdict
+    }
+
+    /// The same, with the moment it stops holding.
+    func entry(tokenHash: String, now: Date, generation: UInt64) -> (verdict: Result<ActiveSession, GatehouseError>, until: Date)? {
         entries.withLock { entries in
             guard let entry = entries[tokenHash] else { return nil }
             guard now < entry.until, entry.generation == generation else {
                 entries.removeValue(forKey: tokenHash)
                 return nil
             }
-            return entry.verdict
+            return (entry.verdict, entry.until)
         }
     }
 

@@ -27,6 +27,7 @@ struct DPoPVerifier: Sendable {
     let clock: TimeSource
     let nonces: DPoPNonces
     private let keys = DPoPKeyCache()
+    private let headers = DPoPHeaderCache()
 
     init(policy: DPoPPolicy, publicURL: String, store: any SessionStore, clock: TimeSource, sealingKeys: [CredentialSealer.Key]) {
         self.policy = policy
@@ -151,12 +152,27 @@ struct DPoPVerifier: Sendable {
             throw refuse(proofs.isEmpty ? "A DPoP proof is required (the DPoP header)." : "Exactly one DPoP header is allowed.")
         }
         let parts = proof.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        let decoder = JSONDecoder()
-        guard proof.utf8.count <= 8192, parts.count == 3, let headerData = Base64URL.decode(parts[0]),
-            let header = try? decoder.decode(DPoPProofParts.Header.self, from: headerData), let claimsData = Base64URL.decode(parts[1]),
-            let claims = try? decoder.decode(DPoPProofParts.Claims.self, from: claimsData)
+        guard proof.utf8.count <= 8192, parts.count == 3, let claimsData = Base64URL.decode(parts[1]),
+            let claims = try? JSONDecoder().decode(DPoPProofParts.Claims.self, from: claimsData)
         else { throw refuse("The DPoP proof is not a JWS with a JSON header and claims.") }
+        let headerText = String(Substring(parts[0]))
+        let header: DPoPHeaderCache.Checked
+        if let known = headers.checked(headerText) {
+            header = known
+        } else {
+            header = try checkedHeader(parts[0], status: status)
+            headers.keep(headerText, header)
+        }
+        return Parsed(
+            proof: proof, claims: claims, alg: header.alg, jwk: header.jwk, thumbprint: header.thumbprint,
+            signingInput: Data(proof.utf8[..<parts[1].endIndex]), signature: parts[2])
+    }
 
+    /// A proof's JOSE header decoded and checked: `typ`, no `crit`, an accepted `alg`, a public key of its family.
+    private func checkedHeader(_ encoded: Substring.UTF8View.SubSequence, status: Int) throws -> DPoPHeaderCache.Checked {
+        func refuse(_ detail: String) -> GatehouseError { .invalidDPoPProof(detail, status: status) }
+        guard let headerData = Base64URL.decode(encoded), let header = try? JSONDecoder().decode(DPoPProofParts.Header.self, from: headerData)
+        else { throw refuse("The DPoP proof is not a JWS with a JSON header and claims.") }
         guard header.typ?.lowercased() == "dpop+jwt" else { throw refuse("The DPoP proof's typ must be dpop+jwt.") }
         guard header.crit == nil else { throw refuse("The DPoP proof names critical header extensions (crit), which the gateway does not support.") }
         guard let alg = header.alg, DPoPPolicy.algorithms.contains(alg) else {
@@ -165,9 +181,7 @@ struct DPoPVerifier: Sendable {
         guard let key = header.jwk, !key.hasPrivateMembers, case let jwk = key.members, let thumbprint = JWKThumbprint.of(jwk),
             Self.keyFits(jwk, alg: alg)
         else { throw refuse("The DPoP proof's jwk must be a public \(alg) key.") }
-        return Parsed(
-            proof: proof, claims: claims, alg: alg, jwk: jwk, thumbprint: thumbprint, signingInput: Data(proof.utf8[..<parts[1].endIndex]),
-            signature: parts[2])
+        return DPoPHeaderCache.Checked(alg: alg, jwk: jwk, thumbprint: thumbprint)
     }
 
     /// The claims of a proof whose signature verified.
@@ -178,8 +192,11 @@ struct DPoPVerifier: Sendable {
             throw refuse("The DPoP proof needs a jti (at most 256 bytes).")
         }
         guard claims.htm == target.method else { throw refuse("The DPoP proof's htm is not this request's method.") }
-        guard let htu = claims.htu, let presented = DPoPTargetURI.normalized(htu),
-            presented == DPoPTargetURI.normalized(target.url)
+        // The same text (what a client usually sends) needs one normalization: that it is a URL at all.
+        guard let htu = claims.htu,
+            htu == target.url
+                ? DPoPTargetURI.normalized(htu) != nil
+                : DPoPTargetURI.normalized(htu).map({ $0 == DPoPTargetURI.normalized(target.url) }) ?? false
         else { throw refuse("The DPoP proof's htu is not this request's URL.") }
         let now = clock.now()
         guard let iat = claims.iat else { throw refuse("The DPoP proof needs an iat.") }
@@ -202,11 +219,31 @@ struct DPoPVerifier: Sendable {
 
     /// Records the proof's `jti` for its key; a second use, here or on another instance, is refused.
     func spend(_ proof: DPoPProof, status: Int) async throws {
-        // Kept until the proof's iat can no longer pass the age check.
-        let until = proof.issuedAt.addingTimeInterval(TimeInterval(policy.maxAgeSeconds + 2 * DPoPPolicy.clockSkewSeconds))
-        guard try await store.recordOnce("dpop \(proof.thumbprint) \(proof.jti)", until: until, now: clock.now()) else {
-            throw GatehouseError.invalidDPoPProof("The DPoP proof was already used (jti).", status: status)
+        guard try await store.recordOnce(Self.onceKey(proof), until: spentUntil(proof), now: clock.now()) else {
+            throw Self.replayed(status: status)
         }
+    }
+
+    /// The same, answered through `completion` (on the thread that finished the store's write): for the
+    /// event loop, which hands the record over without a task of its own.
+    func spend(_ proof: DPoPProof, status: Int, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        store.recordOnce(Self.onceKey(proof), until: spentUntil(proof), now: clock.now()) { recorded in
+            completion(recorded.flatMap { new in new ? .success(()) : .failure(Self.replayed(status: status)) })
+        }
+    }
+
+    /// What the store records of a proof: its key's thumbprint and its `jti`.
+    private static func onceKey(_ proof: DPoPProof) -> String {
+        "dpop \(proof.thumbprint) \(proof.jti)"
+    }
+
+    /// Kept until the proof's iat can no longer pass the age check.
+    private func spentUntil(_ proof: DPoPProof) -> Date {
+        proof.issuedAt.addingTimeInterval(TimeInterval(policy.maxAgeSeconds + 2 * DPoPPolicy.clockSkewSeconds))
+    }
+
+    private static func replayed(status: Int) -> GatehouseError {
+        .invalidDPoPProof("The DPoP proof was already used (jti).", status: status)
     }
 
     /// A fresh nonce for a client, when nonces are required.

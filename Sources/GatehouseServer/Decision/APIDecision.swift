@@ -38,31 +38,31 @@ struct APIDecision: Sendable {
         case refuse(any Error)
     }
 
-    /// The verdict, and the access policy's decision when the rules were consulted (for the audit line:
-    /// ``AccessDecision/audit(session:method:path:via:metrics:logger:)``, with the path judged).
-    /// - Parameters:
-    ///   - session: the session the credential gave; `nil` when none was presented or it was refused.
-    ///   - sessionRefusal: why the presented credential gave no session (`nil`: none was presented).
-    ///   - upstreams: `backend` and `upstreams:`.
-    static func decide(
-        _ facts: Facts, session: ActiveSession?, sessionRefusal: (any Error)?, policy: AccessPolicy, upstreams: UpstreamTable
-    ) -> (verdict: Verdict, access: (decision: AccessDecision, path: NormalizedPath)?) {
-        // Unless some rule lets anyone in, a request without a session ends here, before its path is read.
-        if session == nil, !policy.hasAnonymousRules {
-            return (.refuse(sessionRefusal ?? GatehouseError.invalidSession()), nil)
+    /// Where a request's path takes it (steps 2, 3 and 5 above, from the path alone): chosen once, before the
+    /// credential is looked at — a front end must know the upstream first (what it receives, whether the
+    /// front end reaches it) — and handed to ``decide(_:route:session:sessionRefusal:policy:)``.
+    enum Route: Sendable {
+        /// To `upstream` at `target`; `path` is `nil` when nothing needed it normalized yet (a plain path to
+        /// the only upstream: ``decide(_:route:session:sessionRefusal:policy:)`` splits it when it judges).
+        case to(UpstreamRoute, target: String, path: NormalizedPath?)
+        /// A path that does not normalize: refused (400), no upstream gets it.
+        case invalid(any Error, fallback: UpstreamRoute)
+
+        /// The upstream the request goes to when it goes (`backend` for a path that does not normalize).
+        var upstream: UpstreamRoute {
+            switch self {
+            case .to(let upstream, _, _): upstream
+            case .invalid(_, let fallback): fallback
+            }
         }
+    }
+
+    /// The route of `facts`: its normalized path, upstream and request target there.
+    static func route(_ facts: Facts, upstreams: UpstreamTable) -> Route {
         // Plain characters only, no empty or dot segments: the raw segments are the decoded ones, and the
         // target is the raw path (the common case, without splitting or re-encoding).
-        // Without rules (and the default fallback) every session reaches everything: nothing to judge.
-        let judged = !policy.isOpenToSessions
-        if upstreams.isSingle {
-            let upstream = upstreams.fallback
-            if let plain = UpstreamPath.plainTarget(basePath: upstream.basePath, path: facts.path, query: facts.query) {
-                guard judged else { return (.forward(target: plain, session: session, upstream: upstream), nil) }
-                let segments = facts.path.split(separator: "/")
-                let path = NormalizedPath(segments: segments.map(String.init), trailingSlash: facts.path.hasSuffix("/"))
-                return judge(facts, path: path, segments: segments, target: plain, upstream: upstream, session: session, sessionRefusal: sessionRefusal, policy: policy)
-            }
+        if upstreams.isSingle, let plain = UpstreamPath.plainTarget(basePath: upstreams.fallback.basePath, path: facts.path, query: facts.query) {
+            return .to(upstreams.fallback, target: plain, path: nil)
         }
         let plain = UpstreamPath.isPlain(path: facts.path, query: facts.query)
         let path: NormalizedPath
@@ -72,25 +72,51 @@ struct APIDecision: Sendable {
             do {
                 path = try NormalizedPath(raw: facts.path)
             } catch {
-                return (.refuse(error.problem), nil)
+                return .invalid(error.problem, fallback: upstreams.fallback)
             }
         }
         let upstream = upstreams.route(path.segments)
-        let target = Self.target(path, raw: plain ? facts.path : nil, query: facts.query, upstream: upstream)
-        guard judged else { return (.forward(target: target, session: session, upstream: upstream), nil) }
-        return judge(
-            facts, path: path, segments: path.segments.map { Substring($0) }, target: target, upstream: upstream, session: session,
-            sessionRefusal: sessionRefusal, policy: policy)
+        return .to(upstream, target: Self.target(path, raw: plain ? facts.path : nil, query: facts.query, upstream: upstream), path: path)
+    }
+
+    /// The verdict, and the access policy's decision when the rules were consulted (for the audit line:
+    /// ``AccessDecision/audit(session:method:path:via:metrics:logger:)``, with the path judged).
+    /// - Parameters:
+    ///   - session: the session the credential gave; `nil` when none was presented or it was refused.
+    ///   - sessionRefusal: why the presented credential gave no session (`nil`: none was presented).
+    ///   - upstreams: `backend` and `upstreams:`.
+    static func decide(
+        _ facts: Facts, session: ActiveSession?, sessionRefusal: (any Error)?, policy: AccessPolicy, upstreams: UpstreamTable
+    ) -> (verdict: Verdict, access: (decision: AccessDecision, path: NormalizedPath)?) {
+        decide(facts, route: route(facts, upstreams: upstreams), session: session, sessionRefusal: sessionRefusal, policy: policy)
+    }
+
+    /// The same with the route already chosen (``route(_:upstreams:)`` of the same facts).
+    static func decide(
+        _ facts: Facts, route: Route, session: ActiveSession?, sessionRefusal: (any Error)?, policy: AccessPolicy
+    ) -> (verdict: Verdict, access: (decision: AccessDecision, path: NormalizedPath)?) {
+        // Unless some rule lets anyone in, a request without a session ends here, before its path is read.
+        if session == nil, !policy.hasAnonymousRules {
+            return (.refuse(sessionRefusal ?? GatehouseError.invalidSession()), nil)
+        }
+        switch route {
+        case .invalid(let error, _):
+            return (.refuse(error), nil)
+        case .to(let upstream, let target, let path):
+            // Without rules (and the default fallback) every session reaches everything: nothing to judge.
+            guard !policy.isOpenToSessions else { return (.forward(target: target, session: session, upstream: upstream), nil) }
+            let segments = path.map { $0.segments.map { Substring($0) } } ?? facts.path.split(separator: "/")
+            let judgedPath = path ?? NormalizedPath(segments: segments.map(String.init), trailingSlash: facts.path.hasSuffix("/"))
+            return judge(
+                facts, path: judgedPath, segments: segments, target: target, upstream: upstream, session: session,
+                sessionRefusal: sessionRefusal, policy: policy)
+        }
     }
 
     /// The upstream ``decide(_:session:sessionRefusal:policy:upstreams:)`` forwards `facts` to, when it forwards
-    /// them: for a front end that must know it first (what the upstream receives, whether it can reach it).
+    /// them (``route(_:upstreams:)``'s).
     static func upstream(for facts: Facts, upstreams: UpstreamTable) -> UpstreamRoute {
-        guard !upstreams.isSingle else { return upstreams.fallback }
-        if UpstreamPath.isPlain(path: facts.path, query: nil) { return upstreams.route(facts.path.split(separator: "/")) }
-        // A path that does not normalize is refused: no upstream gets it.
-        guard let path = try? NormalizedPath(raw: facts.path) else { return upstreams.fallback }
-        return upstreams.route(path.segments)
+        route(facts, upstreams: upstreams).upstream
     }
 
     /// The host the rules judge on `/v1/api`: a trusted proxy's `X-Forwarded-Host` (its first value; `trusted`:

@@ -158,7 +158,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 // Only the proof's record leaves the loop; the parts read meanwhile are kept.
                 state = .resolving([part])
                 let (relay, remoteAddress) = (relay, remoteAddress)
-                context.eventLoop.makeFutureWithTask { await relay.spend(proof, then: decision, head, remoteAddress: remoteAddress) }
+                relay.spend(proof, then: decision, head, remoteAddress: remoteAddress, on: context.eventLoop)
                     .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
             case .resolveAsync:
                 state = .resolving([part])

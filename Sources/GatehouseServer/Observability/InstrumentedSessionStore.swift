@@ -92,4 +92,13 @@ final class InstrumentedSessionStore: ForwardingSessionStore {
     func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
         try await measured("record_once") { try await base.recordOnce(key, until: until, now: now) }
     }
+
+    func recordOnce(_ key: String, until: Date, now: Date, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+        let started = ContinuousClock.now
+        base.recordOnce(key, until: until, now: now) { [metrics] result in
+            let failed = if case .failure = result { true } else { false }
+            metrics.storeOperation("record_once", duration: ContinuousClock.now - started, failed: failed)
+            completion(result)
+        }
+    }
 }

@@ -66,7 +66,13 @@ struct SessionManager: Sendable {
     /// With it, the moment until which the answer stays right unless the store's cache evicts something
     /// (``cacheEpoch``): the session's end, its idle limit and its next recorded activity, whichever is first.
     func cachedSession(token: String, now: Date) -> (session: ActiveSession, until: Date)? {
-        guard let lookup, !token.isEmpty, let record = lookup.cachedSession(tokenHash: RandomToken.hash(token)) else { return nil }
+        guard !token.isEmpty else { return nil }
+        return cachedSession(tokenHash: RandomToken.hash(token), now: now)
+    }
+
+    /// The same by the token's hash (``RandomToken/hash(_:)``), for a caller that needs the hash for more.
+    func cachedSession(tokenHash: String, now: Date) -> (session: ActiveSession, until: Date)? {
+        guard let lookup, let record = lookup.cachedSession(tokenHash: tokenHash) else { return nil }
         let until = min(record.expiresAt, record.lastSeenAt.addingTimeInterval(settings.idleTimeout), touchDeadline(record))
         guard now < until, let (identity, credential) = cache.lookup(record) else { return nil }
         return (ActiveSession(record: record, identity: identity, credential: credential), until)

@@ -68,7 +68,14 @@ struct SessionResolver: Sendable {
     /// evicts something (``cacheEpoch``); `nil` when the store must be read. A session bound to a key is never
     /// answered from memory: its proof is checked with ``check(_:token:presentation:proofs:target:)``.
     func cachedSession(token: String, now: Date) -> (session: ActiveSession, until: Date)? {
-        guard let found = sessions.cachedSession(token: token, now: now), found.session.record.dpopThumbprint == nil else { return nil }
+        guard !token.isEmpty else { return nil }
+        return cachedSession(tokenHash: RandomToken.hash(token), now: now)
+    }
+
+    /// The same by the token's hash (``RandomToken/hash(_:)``): hashed once for this and a provider token's
+    /// verdict (``cachedProviderVerdict(tokenHash:now:)``).
+    func cachedSession(tokenHash: String, now: Date) -> (session: ActiveSession, until: Date)? {
+        guard let found = sessions.cachedSession(tokenHash: tokenHash, now: now), found.session.record.dpopThumbprint == nil else { return nil }
         return found
     }
 
@@ -110,11 +117,14 @@ struct SessionResolver: Sendable {
         }
     }
 
-    /// A provider-issued bearer token's cached verdict, from memory alone (`nil`: not cached, or not `Bearer`).
-    func cachedProviderToken(token: String, presentation: Presentation, now: Date) -> Result<ActiveSession, GatehouseError>? {
-        guard presentation == .bearer else { return nil }
-        return providerTokens.cachedSession(token: token, now: now)
+    /// A provider-issued token's cached verdict by the token's hash (it must have come as `Bearer`), until when
+    /// it holds and under which providers' generation (``providerGeneration``); `nil`: not cached.
+    func cachedProviderVerdict(tokenHash: String, now: Date) -> (verdict: Result<ActiveSession, GatehouseError>, until: Date, generation: UInt64)? {
+        providerTokens.cachedVerdict(tokenHash: tokenHash, now: now)
     }
+
+    /// The providers' generation now: a provider token's verdict holds only under the one it was made under.
+    var providerGeneration: UInt64 { providerTokens.generation }
 
     /// Whether the session may be used as it was presented (a bound one only as `Authorization: DPoP` with
     /// a proof of `target` by its key); the proof to ``spend(_:)`` once the request is sure to go on.
@@ -125,6 +135,11 @@ struct SessionResolver: Sendable {
     /// Records a checked proof's `jti`; a replay (here or on another instance) is refused with 401.
     func spend(_ proof: DPoPProof) async throws {
         try await dpop.spend(proof, status: 401)
+    }
+
+    /// The same, answered through `completion` (on the thread that finished the store's write, not a task).
+    func spend(_ proof: DPoPProof, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        dpop.spend(proof, status: 401, completion: completion)
     }
 
     /// The request a proof sent to one of the gateway's own routes must name.

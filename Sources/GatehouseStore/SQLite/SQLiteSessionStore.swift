@@ -47,7 +47,7 @@ public final class SQLiteSessionStore: SessionStore {
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let pool = try DatabasePool(path: path, configuration: configuration)
         self.pool = pool
-        onceRecords = OnceRecordBatcher { entries in try await Self.writeOnceValues(pool, entries) }
+        onceRecords = OnceRecordBatcher { entries, done in Self.writeOnceValues(pool, entries, done: done) }
     }
 
     /// Runs `body` on the writer connection outside a transaction (for per-connection state such as
@@ -279,9 +279,15 @@ public final class SQLiteSessionStore: SessionStore {
         try await onceRecords.record(key, until: until, now: now)
     }
 
+    public func recordOnce(_ key: String, until: Date, now: Date, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+        onceRecords.record(key, until: until, now: now, completion: completion)
+    }
+
     /// ``recordOnce(_:until:now:)``'s writes: the records that arrive while one is written share the next
-    /// write (``OnceRecordBatcher``).
-    private static func writeOnceValues(_ pool: DatabasePool, _ entries: [OnceRecordBatcher.Entry]) async throws -> [Bool] {
+    /// write (``OnceRecordBatcher``). Handed to the writer's queue, answered from it: no task on the way.
+    private static func writeOnceValues(
+        _ pool: DatabasePool, _ entries: [OnceRecordBatcher.Entry], done: @escaping @Sendable (Result<[Bool], any Error>) -> Void
+    ) {
         // A new key is inserted; an expired entry with the same key (the sweeper's to remove) is taken over
         // and does not count as a replay; a live one changes nothing.
         let sql = """
@@ -297,7 +303,11 @@ public final class SQLiteSessionStore: SessionStore {
         }
         // One statement is atomic by itself (BEGIN and COMMIT would double its work); several share one
         // transaction, so one commit writes the log once for all of them.
-        return entries.count == 1 ? try await pool.writeWithoutTransaction(insert) : try await pool.write(insert)
+        if entries.count == 1 {
+            pool.asyncWriteWithoutTransaction { db in done(Result { try insert(db) }) }
+        } else {
+            pool.asyncWrite(insert) { _, result in done(result) }
+        }
     }
 
     // MARK: Helpers

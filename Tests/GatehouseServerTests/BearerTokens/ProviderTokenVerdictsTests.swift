@@ -26,6 +26,17 @@ import Testing
         #expect(verdicts.verdict(tokenHash: "h1", now: now.addingTimeInterval(60), generation: 0) == nil)
     }
 
+    @Test("a verdict's entry names when it stops holding (what bounds a connection's memo of the token)")
+    func entryUntil() throws {
+        let verdicts = ProviderTokenVerdicts()
+        verdicts.keep(.success(session("h1")), tokenHash: "h1", until: now.addingTimeInterval(60), now: now, generation: 3)
+        let entry = try #require(verdicts.entry(tokenHash: "h1", now: now, generation: 3))
+        #expect(entry.until == now.addingTimeInterval(60))
+        verdicts.keep(.failure(.invalidBearerToken("no")), tokenHash: "h2", until: now.addingTimeInterval(60), now: now, generation: 3)
+        #expect(verdicts.entry(tokenHash: "h2", now: now, generation: 3)?.until == now.addingTimeInterval(ProviderTokenVerdicts.refusalLifetime))
+        #expect(verdicts.entry(tokenHash: "h1", now: now, generation: 4) == nil, "a reload voids it")
+    }
+
     @Test("a refusal is kept at most 10 s, whatever it is given")
     func refusal() {
         let verdicts = ProviderTokenVerdicts()

@@ -1,0 +1,36 @@
+import Synchronization
+
+/// The checked JOSE headers of recent proofs, by their base64url text: a client signs every proof with the
+/// same key, so every proof of a bound session carries the same header bytes, and decoding them, checking
+/// the key and hashing its thumbprint would give the same answer each time. Only a header that passed
+/// every header check is kept — a result of its bytes alone; the signature, claims and `jti` of each proof
+/// are still checked.
+final class DPoPHeaderCache: Sendable {
+    /// What the checks read of a header that passed them.
+    struct Checked: Sendable {
+        let alg: String
+        let jwk: [String: String]
+        let thumbprint: String
+    }
+
+    private let headers = Mutex<[String: Checked]>([:])
+    /// Bounded: a client can mint keys at will. Dropping everything when full keeps the cost per entry flat.
+    private let capacity: Int
+
+    init(capacity: Int = 4096) {
+        self.capacity = capacity
+    }
+
+    /// The header's checked contents, when these exact bytes passed the checks before.
+    func checked(_ header: String) -> Checked? {
+        headers.withLock { $0[header] }
+    }
+
+    /// Keeps a header that passed the checks.
+    func keep(_ header: String, _ checked: Checked) {
+        headers.withLock { cache in
+            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
+            cache[header] = checked
+        }
+    }
+}

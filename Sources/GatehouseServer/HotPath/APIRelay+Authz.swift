@@ -1,0 +1,127 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// `/v1/authz` answered by the relay from memory (``APIRelay/authorize(_:remoteAddress:memo:)``).
+extension APIRelay {
+    /// What the relay answers to a forward-auth question itself.
+    enum AuthzAnswer {
+        /// 200 with the identity fields.
+        case allowed(HTTPResponseHead, Entry)
+        /// A problem, with fields of its own (the sign-in page of a 401).
+        case refused(GatehouseError, fields: [(String, String)], Entry)
+    }
+
+    /// `/v1/authz` answered from memory — the session in the store's cache or this connection's ``Memo`` (or
+    /// none), the access rules, a cached assertion — as ``AuthzController`` answers it, refusals included;
+    /// `nil` for the router when the store must be read, a DPoP proof checked, an assertion signed or a
+    /// forwarded access token refreshed, or the request has a body.
+    func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> AuthzAnswer? {
+        guard head.version == .http1_1, Self.isRouted(head.method), ForwardAuthTarget.isAuthz(head.uri), !settings.backend.forwardAccessToken
+        else { return nil }
+        var hosts = 0
+        var authorization: String?
+        var size = 0
+        var fields: [String: String] = [:]
+        var repeated: String?
+        for (name, value) in head.headers {
+            size += name.utf8.count + value.utf8.count + 4
+            switch name.utf8.count {
+            case 4 where ASCII.equalsIgnoringCase(name, "host"): hosts += 1
+            case 13 where ASCII.equalsIgnoringCase(name, "authorization"):
+                authorization = authorization.map { $0 + ", " + value } ?? value
+            case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
+                guard value == "0" else { return nil }
+            case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"): return nil
+            case 6 where ASCII.equalsIgnoringCase(name, "expect"): return nil
+            case 7 where ASCII.equalsIgnoringCase(name, "upgrade"): return nil
+            case 14, 15, 16, 17, 18:
+                let lowered = ASCII.lowercased(name)
+                guard ForwardAuthTarget.singleFields.contains(lowered) else { continue }
+                if fields.updateValue(value, forKey: lowered) != nil { repeated = repeated ?? name }
+            default: break
+            }
+        }
+        let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
+        func refused(_ error: any Error, session: ActiveSession? = nil, fields: [(String, String)] = []) -> AuthzAnswer {
+            let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
+            return .refused(ErrorMapping.problem(for: error, logger: logger), fields: fields, entry)
+        }
+        // In the router's order: the head's limits, the forward-auth fields, the original path, the session.
+        if let refusal = RequestHeadLimits.refusal(hosts: hosts, targetBytes: head.uri.utf8.count, fieldBytes: size, settings: settings) {
+            return refused(refusal)
+        }
+        if let repeated { return refused(GatehouseError.invalidRequest("\(repeated) may be sent only once.")) }
+        let original: ForwardAuthTarget
+        let path: NormalizedPath
+        do {
+            original = try ForwardAuthTarget(
+                forwardedMethod: fields["x-forwarded-method"], forwardedURI: fields["x-forwarded-uri"],
+                originalMethod: fields["x-original-method"], originalURI: fields["x-original-uri"], originalURL: fields["x-original-url"],
+                ownMethod: head.method.rawValue, ownTarget: head.uri, forwardedHost: fields["x-forwarded-host"])
+            path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
+        } catch {
+            return refused(error)
+        }
+
+        var session: ActiveSession?
+        var assertion: String?
+        var sessionRefusal: (any Error)?
+        let now = clock.now()
+        let audience = settings.backend.assertion ? settings.backend.audience : nil
+        if let kept = remembered(memo, authorization: authorization, audience: audience, now: now) {
+            (session, assertion) = (kept.session, kept.assertion)
+        } else {
+            do {
+                // GET: no X-CSRF is asked of a cookie here (see ``AuthzController``).
+                if let (token, presentation) = try credential(of: head, authorization: authorization, method: "GET") {
+                    // From memory (a session, or a provider token's cached verdict), or the router reads the store,
+                    // verifies the provider token or checks the proof.
+                    let tokenHash = RandomToken.hash(token)
+                    if let found = presentation == .dpop ? nil : fromMemory(tokenHash: tokenHash, authorization: authorization ?? "", audience: audience, now: now) {
+                        (session, assertion) = (found.session, found.assertion)
+                        if presentation == .bearer, authorization != nil { memo = found }
+                    } else {
+                        guard presentation == .bearer, let cached = resolver.cachedProviderVerdict(tokenHash: tokenHash, now: now) else { return nil }
+                        switch cached.verdict {
+                        case .success(let found):
+                            let kept = authorization.flatMap {
+                                providerMemo(found, authorization: $0, until: cached.until, generation: cached.generation, audience: audience, now: now)
+                            }
+                            guard let kept else { return nil }
+                            (session, assertion) = (found, kept.assertion)
+                            memo = kept
+                        case .failure(let refusal): sessionRefusal = refusal
+                        }
+                    }
+                }
+            } catch {
+                sessionRefusal = error
+            }
+        }
+        let user = session.map { (provider: $0.provider, identity: $0.identity) }
+        let policy = access.current
+        let host = policy.namesHosts ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
+        let decision = policy.decide(method: original.method, path: path.segments.map { Substring($0) }, host: host, user: user)
+        decision.audit(session: session, method: original.method, path: path, via: "authz", requestID: requestID, metrics: metrics, logger: logger)
+        if let refusal = decision.refusal(sessionRefusal: sessionRefusal) {
+            let signIn = decision == .needsSession ? [(ForwardAuthAnswer.signInField, ForwardAuthAnswer.signInURL(publicURL: settings.publicURL, returningTo: original.target))] : []
+            return refused(refusal, session: session, fields: signIn)
+        }
+        if let session {
+            guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
+                session.identity.email.map(Self.isSafeFieldValue) ?? true, session.identity.groups.allSatisfy(Self.isSafeFieldValue)
+            else { return nil }
+        }
+        var headers = HTTPHeaders()
+        ForwardAuthAnswer.fields(session: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
+        let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
+        headers.add(name: "Content-Length", value: "0")
+        headers.add(name: "X-Request-Id", value: entry.requestID)
+        if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
+        return .allowed(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry)
+    }
+}

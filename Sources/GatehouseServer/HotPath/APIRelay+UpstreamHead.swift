@@ -1,0 +1,156 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// The one decision carried out: the route, the facts, the upstream head and its fields.
+extension APIRelay {
+    /// The one decision (``APIDecision``) for a request whose credential has been looked at, carried out:
+    /// the upstream head, or the refusal.
+    func forward(
+        _ head: HTTPRequestHead, _ routed: Routed, upgrade: Bool, session: ActiveSession?, sessionRefusal: (any Error)?, remoteAddress: String?, assertion: String?
+    ) -> Decision {
+        var assertion = assertion
+        let facts = routed.facts
+        // The upstream the decision below forwards to (its route): what it receives is known before.
+        let chosen = routed.route.upstream
+        if let session {
+            // A refreshable credential that the backend receives may need a refresh before or a replay after
+            // the call: the router's path does both.
+            if chosen.backend.forwardAccessToken, session.credential.isRefreshable { return .pass }
+            if chosen.backend.assertion, assertion == nil {
+                guard let cached = signer.cachedAssertion(for: session, audience: chosen.backend.audience, now: clock.now()) else { return .resolveAsync }
+                assertion = cached
+            }
+            // Identity values come from providers: one with a line break would add fields of its own upstream
+            // (the router's field type replaces such bytes).
+            guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
+                session.identity.email.map(Self.isSafeFieldValue) ?? true,
+                session.identity.groups.allSatisfy(Self.isSafeFieldValue),
+                !chosen.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken)
+            else { return .pass }
+        }
+        let (verdict, judged) = APIDecision.decide(facts, route: routed.route, session: session, sessionRefusal: sessionRefusal, policy: routed.policy)
+        let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
+        if let judged {
+            judged.decision.audit(session: session, method: facts.method, path: judged.path, via: "api", requestID: requestID, metrics: metrics, logger: logger)
+        }
+        switch verdict {
+        case .refuse(let error):
+            return refuse(error, head, session: session, remoteAddress: remoteAddress, requestID: requestID)
+        case .forward(let target, let session, let upstream):
+            guard let reached = targets[upstream.index] else { return .pass }
+            if let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > settings.maxBodyBytes {
+                return refuse(
+                    GatehouseError.payloadTooLarge("The request body exceeds \(settings.maxBodyBytes) bytes."), head, session: session,
+                    remoteAddress: remoteAddress, requestID: requestID)
+            }
+            let entry = Entry(
+                requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id, upstream: upstream.index)
+            var headers = headers(
+                of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion, upstream: upstream, target: reached)
+            headers.add(name: "X-Request-Id", value: entry.requestID)
+            let upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers)
+            return upgrade ? .upgrade(upstream, entry) : .forward(upstream, entry)
+        }
+    }
+
+    private func headers(
+        of head: HTTPRequestHead, upgrade: Bool, session: ActiveSession?, remoteAddress: String?, assertion: String?, upstream: UpstreamRoute,
+        target: RelayTarget
+    ) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(head.headers.count + 8)
+        headers.add(name: "Host", value: target.authority)
+        let listed = HopByHopHeaders.listed(in: head.headers["connection"])
+        for (name, value) in head.headers {
+            switch ForwardedHeaderRule.disposition(of: name, listed: listed) {
+            case .drop: continue
+            case .keep: headers.add(name: name, value: value)
+            case .filterCookie:
+                if let kept = resolver.cookies.forwarded(value) {
+                    headers.add(name: "Cookie", value: kept)
+                }
+            }
+        }
+        // The relay frames the body as the client did (the decoder has undone any chunking).
+        if let length = head.headers.first(name: "content-length") {
+            headers.add(name: "Content-Length", value: length)
+        } else if head.headers.contains(name: "transfer-encoding") {
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        } else if head.method == .POST || head.method == .PUT || head.method == .PATCH {
+            headers.add(name: "Content-Length", value: "0")
+        }
+        if upgrade {
+            // Hop-by-hop fields, dropped above; an upgrade is asked of the next hop again.
+            headers.add(name: "Connection", value: "Upgrade")
+            headers.add(name: "Upgrade", value: "websocket")
+        }
+        if settings.trustedProxies.isEmpty {
+            if let remoteAddress { headers.add(name: "X-Forwarded-For", value: remoteAddress) }
+            headers.add(name: "X-Forwarded-Proto", value: forwardedProto)
+            headers.add(name: "X-Forwarded-Host", value: forwardedHost)
+        } else {
+            let forwarded = ForwardedFields(
+                peer: remoteAddress, trusted: settings.trustedProxies.trusts(remoteAddress),
+                incomingFor: ForwardedFields.joined(head.headers[canonicalForm: "x-forwarded-for"]),
+                incomingProto: head.headers.first(name: "x-forwarded-proto"), incomingHost: head.headers.first(name: "x-forwarded-host"),
+                publicProto: forwardedProto, publicHost: forwardedHost)
+            if let value = forwarded.forwardedFor { headers.add(name: "X-Forwarded-For", value: value) }
+            headers.add(name: "X-Forwarded-Proto", value: forwarded.proto)
+            headers.add(name: "X-Forwarded-Host", value: forwarded.host)
+        }
+        if let session {
+            BackendIdentityHeaders.add(for: session, backend: upstream.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
+        }
+        return headers
+    }
+
+    /// The decision's facts of a `/v1/api/…` head: method, path and query below `/v1/api`, and the host.
+    private func facts(of head: HTTPRequestHead, remoteAddress: String?, policy: AccessPolicy) -> APIDecision.Facts {
+        let question = head.uri.utf8.firstIndex(of: UInt8(ascii: "?"))
+        let rawPath = question.map { Substring(head.uri[..<$0]) } ?? Substring(head.uri)
+        var facts = APIDecision.Facts(
+            method: head.method.rawValue, path: UpstreamPath.remainder(of: rawPath, droppingSegments: 2),
+            query: question.map { head.uri[head.uri.index(after: $0)...] })
+        // Read only when some rule names hosts: the relay's common case reads no more fields.
+        if policy.namesHosts {
+            facts.host = APIDecision.host(
+                own: head.headers.first(name: "host"), forwarded: head.headers.first(name: "x-forwarded-host"),
+                trusted: !settings.trustedProxies.isEmpty && settings.trustedProxies.trusts(remoteAddress))
+        }
+        return facts
+    }
+
+    /// What the decision reads of a head before its credential, each once: the access rules (SIGHUP may
+    /// replace them; the facts and the decision must see the same), the facts, the route.
+    struct Routed {
+        let policy: AccessPolicy
+        let facts: APIDecision.Facts
+        let route: APIDecision.Route
+    }
+
+    /// The head's route, when the relay reaches its upstream; `nil` when the router's client must carry it
+    /// (an `https` upstream).
+    func routed(_ head: HTTPRequestHead, remoteAddress: String?) -> Routed? {
+        let policy = access.current
+        let facts = facts(of: head, remoteAddress: remoteAddress, policy: policy)
+        let route = APIDecision.route(facts, upstreams: upstreams)
+        guard targets[route.upstream.index] != nil else { return nil }
+        return Routed(policy: policy, facts: facts, route: route)
+    }
+
+    /// The request's id (``RequestIdentifier``): a trusted proxy's `X-Request-Id`, else a new one.
+    func requestID(of headers: HTTPHeaders, remoteAddress: String?) -> String {
+        guard !settings.trustedProxies.isEmpty else { return RequestIdentifier.make() }
+        return RequestIdentifier.of(
+            incoming: headers.first(name: "x-request-id"), fromTrustedProxy: settings.trustedProxies.trusts(remoteAddress))
+    }
+
+    /// A field value without CR, LF, NUL or other control characters but tab (RFC 9110 §5.5).
+    static func isSafeFieldValue(_ value: String) -> Bool {
+        !value.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
+    }
+}
