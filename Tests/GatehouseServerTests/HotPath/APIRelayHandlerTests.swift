@@ -25,7 +25,7 @@ struct APIRelayHandlerTests {
 
     private static func body(_ text: String) -> HTTPServerRequestPart { .body(ByteBuffer(string: text)) }
 
-    @Test("requests the relay does not take go on to the router untouched, and no backend connection is made")
+    @Test("requests the relay does not take go on to the router untouched; one it refuses is answered here; no backend connection")
     func passesThrough() async throws {
         try await withRelay { relay, _ in
             try relay.send(relay.head(.GET, "/healthz"), .end(nil))
@@ -33,13 +33,17 @@ struct APIRelayHandlerTests {
             #expect(routed.count == 2)
             guard case .head(let head) = routed.first else { throw Unexpected.part }
             #expect(head.uri == "/healthz")
-            // No credential: the router's 401, not the relay's.
             try relay.client.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .noContent)))
             try relay.client.writeOutbound(HTTPServerResponsePart.end(nil))
-            _ = try relay.received()
+            #expect(try relay.answers().map(\.status) == [204])
+            // No credential: the relay's own 401, the connection kept.
             try relay.send(relay.head(.GET, "/v1/api/echo", anonymous: true), .end(nil))
-            #expect(try relay.routed().count == 2)
+            let refused = try relay.answers()
+            #expect(refused.map(\.status) == [401])
+            #expect(refused.first?.body.contains("\"code\":\"invalid_session\"") == true)
+            #expect(try relay.routed().isEmpty)
             #expect(relay.upstreams.connections.isEmpty)
+            #expect(relay.client.isActive)
         }
     }
 
@@ -60,10 +64,11 @@ struct APIRelayHandlerTests {
             #expect(relay.upstreams.released == 1)
             #expect(try relay.routed().isEmpty)
 
-            // An unreachable backend: 502, and the connection stays usable.
-            relay.upstreams.refuseConnects = true
+            // An unreachable backend (once the request is read): 502, and the client's connection stays usable.
+            relay.upstreams.holdConnects = true
             relay.upstreams.channel(0).close(promise: nil)
             try relay.send(relay.head(.GET, "/v1/api/echo"), .end(nil))
+            relay.upstreams.completeConnect(failing: true)
             let refused = try relay.answers()
             #expect(refused.map(\.status) == [502])
             #expect(refused.first?.body.contains("\"code\":\"bad_gateway\"") == true)

@@ -19,8 +19,6 @@ final class EmbeddedUpstreams: UpstreamConnectionSource {
     private var idle: [UpstreamConnection] = []
     /// While set, connections are ready only when ``completeConnect()`` says so.
     var holdConnects = false
-    /// While set, new connections fail.
-    var refuseConnects = false
     private var held: [(EventLoopPromise<UpstreamConnection>, UpstreamConnection)] = []
 
     init(loop: EmbeddedEventLoop) {
@@ -38,7 +36,6 @@ final class EmbeddedUpstreams: UpstreamConnectionSource {
     }
 
     func connect() -> EventLoopFuture<UpstreamConnection>.Isolated {
-        guard !refuseConnects else { return loop.makeFailedFuture(Refused()).assumeIsolated() }
         let channel = EmbeddedChannel(loop: loop)
         let handler = UpstreamConnectionHandler()
         do {
