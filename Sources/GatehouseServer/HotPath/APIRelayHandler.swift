@@ -283,10 +283,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     func upstreamReadComplete() {
         guard let context else { return }
-        let (flush, stopReading) = machine.upstreamReadComplete(clientWritable: context.channel.isWritable)
-        guard flush else { return }
+        guard machine.upstreamReadComplete() else { return }
         context.flush()
-        stopReading?.setReading(false)
+        machine.clientFlushed(clientWritable: context.channel.isWritable)?.setReading(false)
     }
 
     func upstreamWritabilityChanged(_ isWritable: Bool) {

@@ -328,11 +328,16 @@ struct APIRelayStateMachine<Connection> {
             record: exchange.record, closeClient: !exchange.clientKeepAlive)
     }
 
-    /// A read of the backend completed: whether to flush the client, and the connection to stop reading
-    /// (the client cannot take more).
-    func upstreamReadComplete(clientWritable: Bool) -> (flush: Bool, stopReading: Connection?) {
-        guard case .relaying(let exchange) = state else { return (false, nil) }
-        return (true, clientWritable ? nil : exchange.connection)
+    /// A read of the backend completed: whether to flush the client.
+    func upstreamReadComplete() -> Bool {
+        if case .relaying = state { true } else { false }
+    }
+
+    /// The client was flushed after a read of the backend: the connection to stop reading when the client
+    /// still cannot take more (asked after the flush, which may have made room and resumed the reading).
+    func clientFlushed(clientWritable: Bool) -> Connection? {
+        guard !clientWritable, case .relaying(let exchange) = state else { return nil }
+        return exchange.connection
     }
 
     /// The backend connection became writable or not: whether to resume reading the client.
