@@ -180,4 +180,16 @@ struct APIRelayStateMachineTests {
         guard case .endAndClose = machine.routerWrites(.end(nil)) else { Issue.record("not closed"); return }
         guard case .write = machine.routerWrites(.end(nil)) else { Issue.record("closed twice"); return }
     }
+
+    @Test("after a backend read the client is flushed; the backend is read no more only if the client is still full after the flush")
+    func flushBeforeStopping() {
+        var machine = Self.relaying()
+        _ = machine.upstreamHead(Self.ok())
+        #expect(machine.upstreamReadComplete())
+        #expect(machine.clientFlushed(clientWritable: true) == nil)
+        #expect(machine.clientFlushed(clientWritable: false) == 1)
+        _ = machine.upstreamEnd()
+        #expect(!machine.upstreamReadComplete())
+        #expect(machine.clientFlushed(clientWritable: false) == nil)
+    }
 }
