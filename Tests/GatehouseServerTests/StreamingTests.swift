@@ -11,7 +11,7 @@ import Testing
 struct StreamingTests {
     @Test("a large upstream response and a large upload pass through byte-identical")
     func largeBodies() async throws {
-        // Sessions read off the loop, as before the relay's memory: the asynchronous decision path.
+        // Sessions in a plain store, read off the loop: the relay's asynchronous decision path.
         try await RelayFixture.with(cached: false) { fixture in
             let (gw, token) = (fixture.gateway, fixture.token)
             let download = try await gw.http.send(.GET, gw.url("/v1/api/stream?bytes=2000000&chunk=65536"), headers: gw.bearer(token))
