@@ -9,116 +9,96 @@ import Testing
 /// what it claims, the retry rule, its timeouts and limits, and its order among the router's answers.
 @Suite("Event-loop relay")
 struct RelayTests {
-    /// A store whose sessions resolve from memory, as `serve` and `demo` run it: the relay's synchronous path.
-    private static func cachedStore(_ clock: TestClock) -> CachingSessionStore {
-        let store = CachingSessionStore(base: MemorySessionStore(), timeToLive: 30, clock: clock.source)
-        store.feedStarted()
-        return store
-    }
-
-    private static func relayed(_ gw: GatewayInstance) async throws -> Int {
-        let metrics = try await gw.http.send(.GET, gw.url("/metrics"))
-        let line = metrics.text.split(separator: "\n").first { $0.hasPrefix("gatehouse_relayed_requests_total ") }
-        return Int(line?.split(separator: " ").last ?? "0") ?? 0
-    }
-
     @Test("a session in memory is relayed: identity headers on, credentials off; refusals stay the router's")
     func relaysCachedSessions() async throws {
-        let clock = TestClock()
-        try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock) { gw in
-                let (token, _) = try await gw.nativeLogin()
-                let before = try await Self.relayed(gw)
-                // The first call reads the store (and signs an assertion); the next ones come from memory.
-                for _ in 0..<3 {
-                    let echo = try await gw.http.send(
-                        .GET, gw.url("/v1/api/hello/../echo?q=a+b"),
-                        headers: gw.bearer(token) + [("X-Gatehouse-Subject", "mallory"), ("X_Gatehouse_Email", "m@evil.test"), ("Cookie", "app=1")])
-                    #expect(echo.status == 200)
-                    let headers = echo.json?["headers"]?.objectValue ?? [:]
-                    #expect(headers["x-gatehouse-subject"]?.stringValue == "alice")
-                    #expect(headers["authorization"] == nil)
-                    #expect(headers["x_gatehouse_email"] == nil)
-                    #expect(headers["cookie"]?.stringValue == "app=1")
-                    #expect(headers["x-gatehouse-assertion"]?.stringValue?.split(separator: ".").count == 3)
-                    #expect(echo.json?["path"]?.stringValue == "/echo")
-                    #expect(echo.json?["query"]?.stringValue == "q=a+b")
-                }
-                #expect(try await Self.relayed(gw) == before + 3)
-
-                // Not the relay's to answer: no session, a bad token, a path that does not normalize.
-                let anonymous = try await gw.http.send(.GET, gw.url("/v1/api/echo"))
-                #expect(anonymous.status == 401)
-                #expect(anonymous.problemCode == "invalid_session")
-                let wrong = try await gw.http.send(.GET, gw.url("/v1/api/echo"), headers: gw.bearer("not-a-token"))
-                #expect(wrong.status == 401)
-                let climbing = try await gw.http.send(.GET, gw.url("/v1/api/%2e%2e/%2e%2e/etc"), headers: gw.bearer(token))
-                #expect(climbing.status == 400)
-                #expect(try await Self.relayed(gw) == before + 3)
-
-                // A logout is honoured at once: the next call is the router's 401.
-                let logout = try await gw.http.send(.DELETE, gw.url("/v1/session"), headers: gw.bearer(token))
-                #expect(logout.status == 200)
-                let after = try await gw.http.send(.GET, gw.url("/v1/api/echo"), headers: gw.bearer(token))
-                #expect(after.status == 401)
+        try await RelayFixture.with { fixture in
+            let gw = fixture.gateway
+            let token = fixture.token
+            let before = try await fixture.relayed()
+            // The first call reads the store (and signs an assertion); the next ones come from memory.
+            for _ in 0..<3 {
+                let echo = try await gw.http.send(
+                    .GET, gw.url("/v1/api/hello/../echo?q=a+b"),
+                    headers: gw.bearer(token) + [("X-Gatehouse-Subject", "mallory"), ("X_Gatehouse_Email", "m@evil.test"), ("Cookie", "app=1")])
+                #expect(echo.status == 200)
+                let headers = echo.json?["headers"]?.objectValue ?? [:]
+                #expect(headers["x-gatehouse-subject"]?.stringValue == "alice")
+                #expect(headers["authorization"] == nil)
+                #expect(headers["x_gatehouse_email"] == nil)
+                #expect(headers["cookie"]?.stringValue == "app=1")
+                #expect(headers["x-gatehouse-assertion"]?.stringValue?.split(separator: ".").count == 3)
+                #expect(echo.json?["path"]?.stringValue == "/echo")
+                #expect(echo.json?["query"]?.stringValue == "q=a+b")
             }
+            #expect(try await fixture.relayed() == before + 3)
+
+            // Not the relay's to answer: no session, a bad token, a path that does not normalize.
+            let anonymous = try await gw.http.send(.GET, gw.url("/v1/api/echo"))
+            #expect(anonymous.status == 401)
+            #expect(anonymous.problemCode == "invalid_session")
+            let wrong = try await gw.http.send(.GET, gw.url("/v1/api/echo"), headers: gw.bearer("not-a-token"))
+            #expect(wrong.status == 401)
+            let climbing = try await gw.http.send(.GET, gw.url("/v1/api/%2e%2e/%2e%2e/etc"), headers: gw.bearer(token))
+            #expect(climbing.status == 400)
+            #expect(try await fixture.relayed() == before + 3)
+
+            // A logout is honoured at once: the next call is the router's 401.
+            let logout = try await gw.http.send(.DELETE, gw.url("/v1/session"), headers: gw.bearer(token))
+            #expect(logout.status == 200)
+            let after = try await gw.http.send(.GET, gw.url("/v1/api/echo"), headers: gw.bearer(token))
+            #expect(after.status == 401)
         }
     }
 
     @Test("a keep-alive connection's remembered session ends with a logout elsewhere, and past the session's deadlines")
     func connectionMemoFollowsTheStore() async throws {
-        let clock = TestClock()
-        try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock) { gw in
-                let port = Int(gw.baseURL.split(separator: ":").last!)!
-                let call = { (token: String) in "GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n" }
-                let before = try await Self.relayed(gw)
+        try await RelayFixture.with { fixture in
+            let gw = fixture.gateway
+            let port = fixture.port
+            let call = { (token: String) in "GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n" }
+            let before = try await fixture.relayed()
 
-                // One connection, one token: the first call looks the session up, the next ones remember it.
-                let (token, _) = try await gw.nativeLogin()
-                let connection = try RawHTTPConnection.KeptAlive(port: port)
-                for _ in 0..<3 { #expect(try await connection.send(call(token)).status == 200) }
-                // Past the moment activity must be recorded (a minute): not from memory, but still served.
-                clock.advance(by: 90)
-                #expect(try await connection.send(call(token)).status == 200)
-                #expect(try await connection.send(call(token)).status == 200)
-                #expect(try await Self.relayed(gw) == before + 5)
+            // One connection, one token: the first call looks the session up, the next ones remember it.
+            let token = fixture.token
+            let connection = try RawHTTPConnection.KeptAlive(port: port)
+            for _ in 0..<3 { #expect(try await connection.send(call(token)).status == 200) }
+            // Past the moment activity must be recorded (a minute): not from memory, but still served.
+            fixture.clock.advance(by: 90)
+            #expect(try await connection.send(call(token)).status == 200)
+            #expect(try await connection.send(call(token)).status == 200)
+            #expect(try await fixture.relayed() == before + 5)
 
-                // Ended on another connection (as by another instance's notification): refused on this one at once.
-                let logout = try await gw.http.send(.DELETE, gw.url("/v1/session"), headers: gw.bearer(token))
-                #expect(logout.status == 200)
-                let after = try await connection.send(call(token))
-                #expect(after.status == 401)
+            // Ended on another connection (as by another instance's notification): refused on this one at once.
+            let logout = try await gw.http.send(.DELETE, gw.url("/v1/session"), headers: gw.bearer(token))
+            #expect(logout.status == 200)
+            let after = try await connection.send(call(token))
+            #expect(after.status == 401)
 
-                // A second session on the same connection is its own: the memo is keyed by the token sent.
-                let (other, _) = try await gw.nativeLogin()
-                #expect(try await connection.send(call(other)).status == 200)
-                #expect(try await connection.send(call(token)).status == 401)
-                #expect(try await connection.send(call(other)).status == 200)
-            }
+            // A second session on the same connection is its own: the memo is keyed by the token sent.
+            let (other, _) = try await gw.nativeLogin()
+            #expect(try await connection.send(call(other)).status == 200)
+            #expect(try await connection.send(call(token)).status == 401)
+            #expect(try await connection.send(call(other)).status == 200)
         }
     }
 
     @Test("fields the client's Connection lists, and identity values with line breaks, never reach the backend")
     func dropsConnectionListedFields() async throws {
-        let clock = TestClock()
-        try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock) { gw in
-                let (token, _) = try await gw.nativeLogin()
-                let port = Int(gw.baseURL.split(separator: ":").last!)!
-                let result = try await RawHTTPConnection.exchange(
-                    port: port,
-                    ["GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: keep-alive, X-Secret\r\nX-Secret: s\r\nX-Kept: k\r\nTE: trailers\r\n\r\n"],
-                    responses: 1)
-                let echo = try #require(result.responses.first)
-                #expect(echo.status == 200)
-                let headers = JSONValue.parse(Data(echo.body.utf8))?["headers"]?.objectValue ?? [:]
-                #expect(headers["x-kept"]?.stringValue == "k")
-                #expect(headers["x-secret"] == nil)
-                #expect(headers["te"] == nil)
-                #expect(headers["connection"] == nil)
-                #expect(try await Self.relayed(gw) >= 1)
-            }
+        try await RelayFixture.with { fixture in
+            let token = fixture.token
+            let port = fixture.port
+            let result = try await RawHTTPConnection.exchange(
+                port: port,
+                ["GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: keep-alive, X-Secret\r\nX-Secret: s\r\nX-Kept: k\r\nTE: trailers\r\n\r\n"],
+                responses: 1)
+            let echo = try #require(result.responses.first)
+            #expect(echo.status == 200)
+            let headers = JSONValue.parse(Data(echo.body.utf8))?["headers"]?.objectValue ?? [:]
+            #expect(headers["x-kept"]?.stringValue == "k")
+            #expect(headers["x-secret"] == nil)
+            #expect(headers["te"] == nil)
+            #expect(headers["connection"] == nil)
+            #expect(try await fixture.relayed() >= 1)
         }
         #expect(!APIRelay.isSafeFieldValue("alice\r\nX-Gatehouse-Subject: admin"))
         #expect(!APIRelay.isSafeFieldValue("alice\u{0}"))
@@ -133,45 +113,39 @@ struct RelayTests {
     func dropsResponseHopByHopFields(head: String) async throws {
         let backend = try await ScriptedBackend.start(.answer(head))
         defer { Task { await backend.stop() } }
-        let clock = TestClock()
-        try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock, configure: { $0.backend.url = backend.baseURL }) { gw in
-                let (token, _) = try await gw.nativeLogin()
-                let port = Int(gw.baseURL.split(separator: ":").last!)!
-                let call = "GET /v1/api/x HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"
-                // The second call is the relay's from memory; both must be clean.
-                let result = try await RawHTTPConnection.exchange(port: port, [call, call], pause: 0.2, responses: 2)
-                #expect(result.responses.map(\.status) == [200, 200])
-                for response in result.responses {
-                    let fields = response.head.lowercased()
-                    #expect(fields.contains("x-kept: yes"))
-                    #expect(!fields.contains("x-hop"))
-                    #expect(!fields.contains("keep-alive"))
-                    #expect(!fields.contains("proxy-authenticate"))
-                    #expect(!fields.contains("connection:"))
-                    #expect(response.body == "ok")
-                }
+        try await RelayFixture.with(configure: { $0.backend.url = backend.baseURL }) { fixture in
+            let token = fixture.token
+            let port = fixture.port
+            let call = "GET /v1/api/x HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"
+            // The second call is the relay's from memory; both must be clean.
+            let result = try await RawHTTPConnection.exchange(port: port, [call, call], pause: 0.2, responses: 2)
+            #expect(result.responses.map(\.status) == [200, 200])
+            for response in result.responses {
+                let fields = response.head.lowercased()
+                #expect(fields.contains("x-kept: yes"))
+                #expect(!fields.contains("x-hop"))
+                #expect(!fields.contains("keep-alive"))
+                #expect(!fields.contains("proxy-authenticate"))
+                #expect(!fields.contains("connection:"))
+                #expect(response.body == "ok")
             }
         }
     }
 
     @Test("a relayed request with Connection: close gets its answer, then the connection ends")
     func honoursConnectionClose() async throws {
-        let clock = TestClock()
-        try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock) { gw in
-                let (token, _) = try await gw.nativeLogin()
-                let port = Int(gw.baseURL.split(separator: ":").last!)!
-                let before = try await Self.relayed(gw)
-                // Two answers wanted, one request sent: the read goes on until the gateway closes.
-                let result = try await RawHTTPConnection.exchange(
-                    port: port, ["GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"],
-                    responses: 2, timeout: 5)
-                #expect(result.responses.map(\.status) == [200])
-                #expect(result.responses.first?.head.lowercased().contains("connection: close") == true)
-                #expect(result.closedByPeer)
-                #expect(try await Self.relayed(gw) == before + 1)
-            }
+        try await RelayFixture.with { fixture in
+            let token = fixture.token
+            let port = fixture.port
+            let before = try await fixture.relayed()
+            // Two answers wanted, one request sent: the read goes on until the gateway closes.
+            let result = try await RawHTTPConnection.exchange(
+                port: port, ["GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"],
+                responses: 2, timeout: 5)
+            #expect(result.responses.map(\.status) == [200])
+            #expect(result.responses.first?.head.lowercased().contains("connection: close") == true)
+            #expect(result.closedByPeer)
+            #expect(try await fixture.relayed() == before + 1)
         }
     }
 
@@ -179,31 +153,27 @@ struct RelayTests {
     func retriesOnlyIdempotentRequests() async throws {
         let backend = try await ScriptedBackend.start(.dropSecondRequest)
         defer { Task { await backend.stop() } }
-        let clock = TestClock()
-        try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock, configure: { $0.backend.url = backend.baseURL }) { gw in
-                let (token, _) = try await gw.nativeLogin()
-                let port = Int(gw.baseURL.split(separator: ":").last!)!
-                let auth = "Authorization: Bearer \(token)\r\nHost: 127.0.0.1\r\n"
-                // One client connection, so one event loop and one backend pool: the second GET goes out on the
-                // kept-alive backend connection, which the backend closes unanswered.
-                let gets = try await RawHTTPConnection.exchange(
-                    port: port, ["GET /v1/api/a HTTP/1.1\r\n\(auth)\r\n", "GET /v1/api/b HTTP/1.1\r\n\(auth)\r\n"], pause: 0.3, responses: 2)
-                #expect(gets.responses.map(\.status) == [200, 200])
-                #expect(gets.responses.map(\.body) == ["connection 1", "connection 2"])
-                #expect(backend.seen.requestHeads.count == 3)
+        try await RelayFixture.with(configure: { $0.backend.url = backend.baseURL }) { fixture in
+            let port = fixture.port
+            let auth = fixture.auth
+            // One client connection, so one event loop and one backend pool: the second GET goes out on the
+            // kept-alive backend connection, which the backend closes unanswered.
+            let gets = try await RawHTTPConnection.exchange(
+                port: port, ["GET /v1/api/a HTTP/1.1\r\n\(auth)\r\n", "GET /v1/api/b HTTP/1.1\r\n\(auth)\r\n"], pause: 0.3, responses: 2)
+            #expect(gets.responses.map(\.status) == [200, 200])
+            #expect(gets.responses.map(\.body) == ["connection 1", "connection 2"])
+            #expect(backend.seen.requestHeads.count == 3)
 
-                let body = "{\"n\":1}"
-                let posts = try await RawHTTPConnection.exchange(
-                    port: port,
-                    ["GET /v1/api/c HTTP/1.1\r\n\(auth)\r\n",
-                     "POST /v1/api/d HTTP/1.1\r\n\(auth)Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"],
-                    pause: 0.3, responses: 2)
-                #expect(posts.responses.map(\.status) == [200, 502])
-                #expect(posts.responses.last?.body.contains("\"code\":\"bad_gateway\"") == true)
-                // The POST reached the backend once, and only once.
-                #expect(backend.seen.requestHeads.filter { $0.hasPrefix("POST ") }.count == 1)
-            }
+            let body = "{\"n\":1}"
+            let posts = try await RawHTTPConnection.exchange(
+                port: port,
+                ["GET /v1/api/c HTTP/1.1\r\n\(auth)\r\n",
+                 "POST /v1/api/d HTTP/1.1\r\n\(auth)Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"],
+                pause: 0.3, responses: 2)
+            #expect(posts.responses.map(\.status) == [200, 502])
+            #expect(posts.responses.last?.body.contains("\"code\":\"bad_gateway\"") == true)
+            // The POST reached the backend once, and only once.
+            #expect(backend.seen.requestHeads.filter { $0.hasPrefix("POST ") }.count == 1)
         }
     }
 
@@ -211,88 +181,77 @@ struct RelayTests {
     func timesOut() async throws {
         let backend = try await ScriptedBackend.start(.silent)
         defer { Task { await backend.stop() } }
-        let clock = TestClock()
-        try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock, configure: {
-                $0.backend.url = backend.baseURL
-                // Also the provider calls' timeout (the login's code exchange): not so short that a loaded
-                // machine fails the login.
-                $0.upstreamTimeout = 3
-            }) { gw in
-                let (token, _) = try await gw.nativeLogin()
-                let port = Int(gw.baseURL.split(separator: ":").last!)!
-                let started = Date()
-                let result = try await RawHTTPConnection.exchange(
-                    port: port,
-                    ["GET /v1/api/slow HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"],
-                    responses: 2)
-                #expect(result.responses.map(\.status) == [504, 200])
-                #expect(result.responses.first?.body.contains("\"code\":\"upstream_timeout\"") == true)
-                let waited = Date().timeIntervalSince(started)
-                #expect(waited >= 2.9 && waited < 10)
-            }
+        try await RelayFixture.with(configure: {
+            $0.backend.url = backend.baseURL
+            // Also the provider calls' timeout (the login's code exchange): not so short that a loaded
+            // machine fails the login.
+            $0.upstreamTimeout = 3
+        }) { fixture in
+            let token = fixture.token
+            let port = fixture.port
+            let started = Date()
+            let result = try await RawHTTPConnection.exchange(
+                port: port,
+                ["GET /v1/api/slow HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"],
+                responses: 2)
+            #expect(result.responses.map(\.status) == [504, 200])
+            #expect(result.responses.first?.body.contains("\"code\":\"upstream_timeout\"") == true)
+            let waited = Date().timeIntervalSince(started)
+            #expect(waited >= 2.9 && waited < 10)
         }
     }
 
     @Test("a chunked upload past max_body_bytes: 413 while it streams, the connection closed, the rest never sent on")
     func refusesOversizedStreams() async throws {
-        let clock = TestClock()
-        try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock, configure: { $0.maxBodyBytes = 100_000 }) { gw in
-                let (token, _) = try await gw.nativeLogin()
-                let port = Int(gw.baseURL.split(separator: ":").last!)!
-                let chunk = String(repeating: "x", count: 40_000)
-                let chunked = "\(String(40_000, radix: 16))\r\n\(chunk)\r\n"
-                let result = try await RawHTTPConnection.exchange(
-                    port: port,
-                    ["PUT /v1/api/files/big HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n",
-                     chunked, chunked, chunked, chunked, "0\r\n\r\n"],
-                    pause: 0.05, responses: 1)
-                #expect(result.responses.first?.status == 413)
-                #expect(result.responses.first?.body.contains("\"code\":\"payload_too_large\"") == true)
-                #expect(result.responses.first?.head.lowercased().contains("connection: close") == true)
-            }
+        try await RelayFixture.with(configure: { $0.maxBodyBytes = 100_000 }) { fixture in
+            let token = fixture.token
+            let port = fixture.port
+            let chunk = String(repeating: "x", count: 40_000)
+            let chunked = "\(String(40_000, radix: 16))\r\n\(chunk)\r\n"
+            let result = try await RawHTTPConnection.exchange(
+                port: port,
+                ["PUT /v1/api/files/big HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                 chunked, chunked, chunked, chunked, "0\r\n\r\n"],
+                pause: 0.05, responses: 1)
+            #expect(result.responses.first?.status == 413)
+            #expect(result.responses.first?.body.contains("\"code\":\"payload_too_large\"") == true)
+            #expect(result.responses.first?.head.lowercased().contains("connection: close") == true)
         }
     }
 
     @Test("a malformed chunk in the middle of a relayed upload: 400 invalid_request, the connection closed, no 502")
     func refusesMalformedChunks() async throws {
-        let clock = TestClock()
-        try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock) { gw in
-                let (token, _) = try await gw.nativeLogin()
-                let port = Int(gw.baseURL.split(separator: ":").last!)!
-                let result = try await RawHTTPConnection.exchange(
-                    port: port,
-                    ["PUT /v1/api/files/x HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
-                     "zz\r\nnot a chunk\r\n"],
-                    pause: 0.2, responses: 1)
-                #expect(result.responses.first?.status == 400)
-                #expect(result.responses.first?.body.contains("\"code\":\"invalid_request\"") == true)
-                #expect(result.closedByPeer || result.responses.first?.head.lowercased().contains("connection: close") == true)
-            }
+        try await RelayFixture.with { fixture in
+            let token = fixture.token
+            let port = fixture.port
+            let result = try await RawHTTPConnection.exchange(
+                port: port,
+                ["PUT /v1/api/files/x HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+                 "zz\r\nnot a chunk\r\n"],
+                pause: 0.2, responses: 1)
+            #expect(result.responses.first?.status == 400)
+            #expect(result.responses.first?.body.contains("\"code\":\"invalid_request\"") == true)
+            #expect(result.closedByPeer || result.responses.first?.head.lowercased().contains("connection: close") == true)
         }
     }
 
     @Test("pipelined requests, relayed and the router's, are answered in the order they came")
     func keepsTheOrder() async throws {
-        let clock = TestClock()
-        try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, store: Self.cachedStore(clock), clock: clock) { gw in
-                let (token, _) = try await gw.nativeLogin()
-                let port = Int(gw.baseURL.split(separator: ":").last!)!
-                let auth = "Authorization: Bearer \(token)\r\nHost: 127.0.0.1\r\n"
-                // Warm the caches so that the relay answers from memory while the router is still busy.
-                _ = try await gw.http.send(.GET, gw.url("/v1/api/echo"), headers: gw.bearer(token))
-                let result = try await RawHTTPConnection.exchange(
-                    port: port,
-                    ["GET /v1/session HTTP/1.1\r\n\(auth)\r\nGET /v1/api/echo?n=1 HTTP/1.1\r\n\(auth)\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/api/echo?n=2 HTTP/1.1\r\n\(auth)\r\n"],
-                    responses: 4)
-                #expect(result.responses.map(\.status) == [200, 200, 200, 200])
-                #expect(result.responses[0].body.contains("\"provider\""))
-                #expect(result.responses[1].body.contains("\"query\":\"n=1\""))
-                #expect(result.responses[3].body.contains("\"query\":\"n=2\""))
-            }
+        try await RelayFixture.with { fixture in
+            let gw = fixture.gateway
+            let token = fixture.token
+            let port = fixture.port
+            let auth = fixture.auth
+            // Warm the caches so that the relay answers from memory while the router is still busy.
+            _ = try await gw.http.send(.GET, gw.url("/v1/api/echo"), headers: gw.bearer(token))
+            let result = try await RawHTTPConnection.exchange(
+                port: port,
+                ["GET /v1/session HTTP/1.1\r\n\(auth)\r\nGET /v1/api/echo?n=1 HTTP/1.1\r\n\(auth)\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/api/echo?n=2 HTTP/1.1\r\n\(auth)\r\n"],
+                responses: 4)
+            #expect(result.responses.map(\.status) == [200, 200, 200, 200])
+            #expect(result.responses[0].body.contains("\"provider\""))
+            #expect(result.responses[1].body.contains("\"query\":\"n=1\""))
+            #expect(result.responses[3].body.contains("\"query\":\"n=2\""))
         }
     }
 }

@@ -21,468 +21,307 @@ import Prometheus
 ///
 /// `HTTPServerPipelineHandler`, in front of this handler, delivers one request at a time, so the relay's
 /// answers and the router's never interleave.
+///
+/// Every decision is ``APIRelayStateMachine``'s: this handler turns the channel's callbacks, the backend
+/// connection's and the timer's into its events and carries out the actions it returns.
 final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamReceiver {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
+    private typealias Machine = APIRelayStateMachine<UpstreamConnection>
 
     private let relay: APIRelay
-    private let pool: NIOLoopBound<UpstreamConnectionPool>
     private let remoteAddress: String?
     private var context: ChannelHandlerContext?
-
-    private enum State {
-        /// Between requests.
-        case idle
-        /// The current request is the router's, up to its end.
-        case passing
-        /// The request became a tunnel: nothing more is HTTP.
-        case tunnelled
-        /// Waiting for ``APIRelay/decideAsync(_:remoteAddress:)``; the parts read meanwhile are kept.
-        case resolving([HTTPServerRequestPart])
-        /// The relay owns the request: ``exchange`` is set.
-        case relaying
-        /// The answer is out; what is left of the request is dropped.
-        case discarding
-    }
-
-    /// One relayed request.
-    private final class Exchange {
-        let head: HTTPRequestHead
-        /// For the access log.
-        let entry: APIRelay.Entry
-        let started = ContinuousClock.now
-        /// The status the client got (0 until the answer's head went out).
-        var status = 0
-        let idempotent: Bool
-        /// The client keeps the connection after this exchange (else it is closed after the answer).
-        let clientKeepAlive: Bool
-        /// A WebSocket handshake: a `101` that completes it (``WebSocketHandshake``) turns the exchange into a tunnel.
-        let upgrade: Bool
-        /// The `Sec-WebSocket-Accept` the backend must send with its `101`.
-        let expectedAccept: String?
-        /// The backend said `101`: the tunnel opens at the end of its head.
-        var switching = false
-        var connection: UpstreamConnection?
-        var attempts = 0
-        /// Body parts read before the connection was ready.
-        var unsent: [ByteBuffer] = []
-        /// Every body part so far, while small enough to send again; `nil` once it is not.
-        var kept: [ByteBuffer]? = []
-        var keptBytes = 0
-        var bodyBytes = 0
-        var requestComplete = false
-        /// Something of the answer went to the client.
-        var responseStarted = false
-        var upstreamKeepAlive = true
-        /// When the backend must have started its answer (`upstream_timeout_seconds` after the request went out).
-        var deadline = NIODeadline.distantFuture
-
-        init(head: HTTPRequestHead, entry: APIRelay.Entry, clientKeepAlive: Bool, upgrade: Bool) {
-            self.head = head
-            self.entry = entry
-            self.clientKeepAlive = clientKeepAlive
-            self.upgrade = upgrade
-            expectedAccept = upgrade ? WebSocketHandshake.expectedAccept(of: head) : nil
-            switch head.method {
-            case .GET, .HEAD, .PUT, .DELETE, .OPTIONS, .TRACE: idempotent = true
-            default: idempotent = false
-            }
-        }
-    }
-
-    private var state = State.idle
-    private var exchange: Exchange?
-    /// The session this connection's last request presented (``APIRelay/Memo``).
-    private var memo: APIRelay.Memo?
-    /// One timer per connection, not per request (scheduling and cancelling one per request cost 3 % of the
-    /// relay's CPU): when it fires it ends an exchange past its deadline, or waits for the current one's.
+    private var machine: Machine
+    /// The loop's pool of the default upstream, taken on the loop when the handler is added.
+    private let loopPool: NIOLoopBound<UpstreamConnectionPool>?
+    /// Where connections to each upstream come from, by position, taken when first needed.
+    private var sources: [Int: any UpstreamConnectionSource] = [:]
+    private var primary: (any UpstreamConnectionSource)?
     private var timer: Scheduled<Void>?
-    /// A read the channel asked for while the relay could not take more.
-    private var readPending = false
-    /// The router is answering an upgrade request (or `CONNECT`): the decoder reads nothing after it, so
-    /// the connection ends with the answer.
-    private var closeAfterPassedResponse = false
-    /// The pools of the other upstreams (`upstreams:`) on this loop, by position, taken when first needed.
-    private var otherPools: [Int: NIOLoopBound<UpstreamConnectionPool>] = [:]
 
     init(relay: APIRelay, pool: NIOLoopBound<UpstreamConnectionPool>, remoteAddress: String?) {
         self.relay = relay
-        self.pool = pool
+        self.loopPool = pool
         self.remoteAddress = remoteAddress
+        machine = Machine(limits: .init(maxBodyBytes: relay.settings.maxBodyBytes, replayLimitBytes: relay.settings.replayLimitBytes))
+    }
+
+    /// A handler whose default upstream's connections come from `connections` (tests hand it connections
+    /// that are not sockets).
+    init(relay: APIRelay, connections: any UpstreamConnectionSource, remoteAddress: String?) {
+        self.relay = relay
+        self.loopPool = nil
+        self.primary = connections
+        self.remoteAddress = remoteAddress
+        machine = Machine(limits: .init(maxBodyBytes: relay.settings.maxBodyBytes, replayLimitBytes: relay.settings.replayLimitBytes))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        if primary == nil { primary = loopPool?.value }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        abandonExchange()
-        timer?.cancel()
-        timer = nil
+        clientClosed()
         self.context = nil
     }
 
     // MARK: From the client
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        switch state {
-        case .idle:
-            guard case .head(let head) = part else {
-                context.fireChannelRead(data)
-                return
-            }
-            if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &memo) {
-                relay.metrics.relayedAuthz.increment()
-                switch answered {
-                case .allowed(let authorized, let entry): answer(authorized, entry: entry, keepAlive: head.isKeepAlive)
-                case .refused(let error, let fields, let entry):
-                    refuse(error, entry: entry, head: head, requestComplete: false, route: APIRelay.authzRoute, fields: fields)
-                }
-                return
-            }
-            switch relay.decide(head, remoteAddress: remoteAddress, memo: &memo) {
-            case .pass:
-                state = .passing
-                if head.method == .CONNECT || head.headers.contains(name: "upgrade") { closeAfterPassedResponse = true }
-                context.fireChannelRead(data)
-            case .forward(let upstreamHead, let entry):
-                start(upstreamHead, entry: entry, clientKeepAlive: head.isKeepAlive, upgrade: false)
-            case .upgrade(let upstreamHead, let entry):
-                start(upstreamHead, entry: entry, clientKeepAlive: false, upgrade: true)
-            case .refuse(let error, let entry):
-                refuse(error, entry: entry, head: head, requestComplete: false)
-            case .spend(let proof, let decision):
-                // Only the proof's record leaves the loop; the parts read meanwhile are kept.
-                state = .resolving([part])
-                let (relay, remoteAddress) = (relay, remoteAddress)
-                relay.spend(proof, then: decision, head, remoteAddress: remoteAddress, on: context.eventLoop)
-                    .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
-            case .resolveAsync:
-                state = .resolving([part])
-                let (relay, remoteAddress) = (relay, remoteAddress)
-                context.eventLoop.makeFutureWithTask { await relay.decideAsync(head, remoteAddress: remoteAddress) }
-                    .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
-            }
-        case .passing:
-            if case .end = part { state = .idle }
-            context.fireChannelRead(data)
-        case .resolving(var parts):
-            parts.append(part)
-            state = .resolving(parts)
-        case .relaying:
-            received(part)
-        case .discarding:
-            if case .end = part { state = .idle }
-        case .tunnelled:
-            break
+        switch machine.clientRead(unwrapInboundIn(data)) {
+        case .forwardToRouter: context.fireChannelRead(data)
+        case .decide(let head): decide(head, data: data, context: context)
+        case .nothing: break
+        case .writeUpstream(let connection, let buffer): connection.write(.body(.byteBuffer(buffer)))
+        case .endUpstream(let connection):
+            connection.write(.end(nil))
+            connection.flush()
+        case .fail(let failure): fail(failure)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if case .relaying = state { exchange?.connection?.flush() }
+        machine.readComplete()?.flush()
         context.fireChannelReadComplete()
     }
 
     func read(context: ChannelHandlerContext) {
-        switch state {
-        case .resolving:
-            readPending = true
-        case .relaying:
-            guard let connection = exchange?.connection, connection.isWritable else {
-                readPending = true
-                return
-            }
-            context.read()
-        case .idle, .passing, .discarding, .tunnelled:
-            context.read()
-        }
+        if machine.readRequested() { context.read() }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard closeAfterPassedResponse else {
-            context.write(data, promise: promise)
-            return
-        }
-        switch unwrapOutboundIn(data) {
-        case .head(var head) where head.status.code >= 200:
-            head.headers.replaceOrAdd(name: "Connection", value: "close")
-            context.write(wrapOutboundOut(.head(head)), promise: promise)
-        case .end:
-            closeAfterPassedResponse = false
+        switch machine.routerWrites(unwrapOutboundIn(data)) {
+        case .write: context.write(data, promise: promise)
+        case .replace(let part): context.write(wrapOutboundOut(part), promise: promise)
+        case .endAndClose:
             context.writeAndFlush(data, promise: promise)
             context.close(promise: nil)
-        case .head, .body:
-            context.write(data, promise: promise)
         }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if case .relaying = state, let exchange, exchange.responseStarted {
-            exchange.connection?.setReading(context.channel.isWritable)
-        }
+        machine.clientWritabilityChanged()?.setReading(context.channel.isWritable)
         context.fireChannelWritabilityChanged()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        abandonExchange()
-        timer?.cancel()
-        timer = nil
-        state = .idle
+        clientClosed()
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        switch state {
-        case .relaying, .resolving:
-            // The client's own request broke (a malformed chunk): nothing more can be read from it.
-            relay.logger.info("the client's request body could not be read; nothing more was sent upstream")
-            fail(GatehouseError.invalidRequest("The request body could not be read."), closing: true)
-        case .idle, .passing, .discarding, .tunnelled:
+        guard let failure = machine.clientError() else {
             context.fireErrorCaught(error)
+            return
         }
+        fail(failure)
     }
 
     // MARK: The decision
 
+    private func decide(_ head: HTTPRequestHead, data: NIOAny, context: ChannelHandlerContext) {
+        if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &machine.memo) {
+            relay.metrics.relayedAuthz.increment()
+            switch answered {
+            case .allowed(let authorized, let entry):
+                machine.answeredLocally()
+                answer(authorized, entry: entry, keepAlive: head.isKeepAlive)
+            case .refused(let error, let fields, let entry):
+                let close = machine.refused(head, requestComplete: false)
+                refuse(error, entry: entry, head: head, close: close, route: APIRelay.authzRoute, fields: fields)
+            }
+            return
+        }
+        let decision = relay.decide(head, remoteAddress: remoteAddress, memo: &machine.memo)
+        switch machine.decided(decision, for: head) {
+        case .pass: context.fireChannelRead(data)
+        case .start(let acquire): start(acquire)
+        case .refuse(let error, let entry, let close): refuse(error, entry: entry, head: head, close: close)
+        case .spend(let proof, let decision):
+            let (relay, remoteAddress) = (relay, remoteAddress)
+            relay.spend(proof, then: decision, head, remoteAddress: remoteAddress, on: context.eventLoop)
+                .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
+        case .resolveAsync:
+            let (relay, remoteAddress) = (relay, remoteAddress)
+            context.eventLoop.makeFutureWithTask { await relay.decideAsync(head, remoteAddress: remoteAddress) }
+                .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
+        }
+    }
+
     private func resolved(_ decision: APIRelay.Decision) {
-        guard let context, case .resolving(let parts) = state else { return }
-        switch decision {
-        case .forward(let upstreamHead, let entry):
-            guard case .head(let head) = parts.first else { return }
-            start(upstreamHead, entry: entry, clientKeepAlive: head.isKeepAlive, upgrade: false)
-            for part in parts.dropFirst() { received(part) }
-            exchange?.connection?.flush()
-        case .upgrade(let upstreamHead, let entry):
-            start(upstreamHead, entry: entry, clientKeepAlive: false, upgrade: true)
-            for part in parts.dropFirst() { received(part) }
-            exchange?.connection?.flush()
-        case .refuse(let error, let entry):
-            guard case .head(let head) = parts.first else { return }
-            let complete = parts.contains { if case .end = $0 { true } else { false } }
-            refuse(error, entry: entry, head: head, requestComplete: complete)
+        guard let context else { return }
+        switch machine.resolved(decision) {
+        case .nothing: break
+        case .start(let acquire, let pending):
+            start(acquire)
+            for part in pending { carryOut(machine.relayed(part)) }
+            machine.readComplete()?.flush()
+        case .refuse(let error, let entry, let head, let close):
+            refuse(error, entry: entry, head: head, close: close)
             resumeReading()
-        case .pass, .resolveAsync, .spend:
-            state = .passing
-            if case .head(let head) = parts.first, head.method == .CONNECT || head.headers.contains(name: "upgrade") {
-                closeAfterPassedResponse = true
-            }
-            for part in parts {
-                if case .end = part { state = .idle }
-                context.fireChannelRead(wrapInboundOut(part))
-            }
+        case .pass(let parts):
+            for part in parts { context.fireChannelRead(wrapInboundOut(part)) }
             context.fireChannelReadComplete()
             resumeReading()
         }
     }
 
-    // MARK: The exchange
-
-    private func start(_ upstreamHead: HTTPRequestHead, entry: APIRelay.Entry, clientKeepAlive: Bool, upgrade: Bool) {
-        state = .relaying
-        exchange = Exchange(head: upstreamHead, entry: entry, clientKeepAlive: clientKeepAlive, upgrade: upgrade)
-        relay.metrics.proxiedRequests.increment()
-        relay.metrics.relayedRequests.increment()
-        connect(fresh: false)
+    /// What a part kept while deciding asks for.
+    private func carryOut(_ action: Machine.ReadAction) {
+        switch action {
+        case .writeUpstream(let connection, let buffer): connection.write(.body(.byteBuffer(buffer)))
+        case .endUpstream(let connection):
+            connection.write(.end(nil))
+            connection.flush()
+        case .fail(let failure): fail(failure)
+        case .forwardToRouter, .decide, .nothing: break
+        }
     }
 
-    /// The pool of the exchange's upstream on this loop.
-    private func pool(of exchange: Exchange) -> UpstreamConnectionPool? {
-        let upstream = exchange.entry.upstream
-        guard upstream != 0 else { return pool.value }
-        if let kept = otherPools[upstream] { return kept.value }
+    // MARK: The exchange
+
+    private func start(_ acquire: Machine.Acquire) {
+        relay.metrics.proxiedRequests.increment()
+        relay.metrics.relayedRequests.increment()
+        acquireConnection(acquire)
+    }
+
+    /// Where connections to `upstream` come from on this loop.
+    private func source(of upstream: Int) -> (any UpstreamConnectionSource)? {
+        guard upstream != 0 else { return primary }
+        if let kept = sources[upstream] { return kept }
         guard let eventLoop = context?.eventLoop, let found = relay.pools.pool(upstream: upstream, for: eventLoop) else { return nil }
-        otherPools[upstream] = found
+        sources[upstream] = found.value
         return found.value
     }
 
-    private func connect(fresh: Bool) {
-        guard let exchange, let pool = pool(of: exchange) else { return }
-        let connecting = fresh ? pool.connect() : pool.acquire()
+    private func acquireConnection(_ acquire: Machine.Acquire) {
+        guard let source = source(of: acquire.upstream) else { return }
+        let connecting = acquire.fresh ? source.connect() : source.acquire()
         connecting.whenComplete { result in
             switch result {
-            case .success(let connection):
-                guard self.exchange === exchange else {
-                    // The exchange ended (the client left) while connecting.
-                    connection.close()
-                    return
-                }
-                self.send(exchange, on: connection)
+            case .success(let connection): self.send(on: connection, for: acquire)
             case .failure(let error):
-                guard self.exchange === exchange else { return }
-                self.upstreamUnreachable(error)
+                if let failure = self.machine.connectionFailed(for: acquire.id, error) { self.fail(failure) }
             }
         }
     }
 
-    private func send(_ exchange: Exchange, on connection: UpstreamConnection) {
-        exchange.connection = connection
-        exchange.attempts += 1
-        connection.handler.receiver = self
-        connection.setReading(context?.channel.isWritable ?? true)
-        connection.write(.head(exchange.head))
-        // A second attempt sends everything kept; the first, what arrived while connecting.
-        let parts = exchange.attempts > 1 ? (exchange.kept ?? []) : exchange.unsent
-        exchange.unsent = []
-        for part in parts { connection.write(.body(.byteBuffer(part))) }
-        if exchange.requestComplete { connection.write(.end(nil)) }
-        connection.flush()
-        exchange.deadline = .now() + .milliseconds(Int64(relay.upstreams.all[exchange.entry.upstream].timeout * 1000))
-        armTimer(at: exchange.deadline)
-        resumeReading()
+    private func send(on connection: UpstreamConnection, for acquire: Machine.Acquire) {
+        let timeout = TimeAmount.milliseconds(Int64(relay.upstreams.all[acquire.upstream].timeout * 1000))
+        let action = machine.connectionReady(
+            connection, for: acquire.id, reused: connection.reused, upstreamWritable: connection.isWritable,
+            clientWritable: context?.channel.isWritable ?? true, timeout: timeout, now: context?.eventLoop.now ?? .now())
+        switch action {
+        case .close(let connection): connection.close()
+        case .send(let send):
+            connection.handler.receiver = self
+            connection.setReading(send.clientWritable)
+            connection.write(.head(send.head))
+            for part in send.body { connection.write(.body(.byteBuffer(part))) }
+            if send.end { connection.write(.end(nil)) }
+            connection.flush()
+            if let deadline = send.armTimer { armTimer(at: deadline) }
+            resumeReading()
+        }
     }
 
     private func armTimer(at deadline: NIODeadline) {
-        guard timer == nil, let context else { return }
+        guard let context else { return }
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in self?.timerFired() }
     }
 
     private func timerFired() {
         timer = nil
-        // No request out (between requests, or connecting again): `send` arms the timer when one goes out.
-        guard let exchange, exchange.connection != nil, !exchange.responseStarted else { return }
-        guard NIODeadline.now() >= exchange.deadline else {
-            armTimer(at: exchange.deadline)
-            return
-        }
-        relay.metrics.upstreamErrors.increment()
-        relay.metrics.upstreamFailed(relay.upstreams.all[exchange.entry.upstream].name)
-        fail(GatehouseError.gatewayTimeout("The upstream did not answer in time."), closing: !exchange.requestComplete)
-    }
-
-    /// A part of the client's request while the relay owns it.
-    private func received(_ part: HTTPServerRequestPart) {
-        guard let exchange else { return }
-        switch part {
-        case .head:
-            break
-        case .body(let buffer):
-            exchange.bodyBytes += buffer.readableBytes
-            guard exchange.bodyBytes <= relay.settings.maxBodyBytes else {
-                fail(GatehouseError.payloadTooLarge("The request body exceeds \(relay.settings.maxBodyBytes) bytes."), closing: true)
-                return
-            }
-            if exchange.kept != nil {
-                exchange.keptBytes += buffer.readableBytes
-                if exchange.idempotent, exchange.keptBytes <= relay.settings.replayLimitBytes {
-                    exchange.kept?.append(buffer)
-                } else {
-                    exchange.kept = nil
-                }
-            }
-            if let connection = exchange.connection {
-                connection.write(.body(.byteBuffer(buffer)))
-            } else {
-                exchange.unsent.append(buffer)
-            }
-        case .end:
-            exchange.requestComplete = true
-            if let connection = exchange.connection {
-                connection.write(.end(nil))
-                connection.flush()
-            }
+        switch machine.timerFired(now: context?.eventLoop.now ?? .now()) {
+        case .nothing: break
+        case .arm(let deadline): armTimer(at: deadline)
+        case .fail(let failure): fail(failure)
         }
     }
 
     // MARK: From the backend
 
     func upstreamReceived(_ part: HTTPClientResponsePart) {
-        guard let context, let exchange else { return }
+        guard let context else { return }
         switch part {
         case .head(let head):
-            if head.status == .switchingProtocols {
-                // A switch nobody asked for, or one that is not this WebSocket handshake's, would leave the
-                // client a raw connection to the backend: 502, and the backend's connection is closed.
-                guard exchange.upgrade, WebSocketHandshake.completes(head, expectedAccept: exchange.expectedAccept) else {
-                    relay.metrics.upstreamErrors.increment()
-                    relay.logger.warning(
-                        "the upstream switched protocols without completing a WebSocket handshake; its connection was closed",
-                        metadata: ["upstream": "\(redacted(exchange))", "request_id": "\(exchange.entry.requestID)"])
-                    fail(GatehouseError.badGateway("The upstream switched protocols without a valid WebSocket handshake."), closing: true)
-                    return
-                }
-                exchange.responseStarted = true
-                exchange.switching = true
-                exchange.status = 101
-                var clientHead = relay.clientHead(of: head)
-                clientHead.headers.add(name: "X-Request-Id", value: exchange.entry.requestID)
-                context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
-                return
-            }
-            if head.status.code < 200 {
-                // Other 1xx are passed on; the final answer follows.
-                exchange.responseStarted = true
+            switch machine.upstreamHead(head) {
+            case .nothing: break
+            case .informational(let head):
                 context.write(wrapOutboundOut(.head(relay.clientHead(of: head))), promise: nil)
-                return
+            case .switching(let head, let requestID):
+                var clientHead = relay.clientHead(of: head)
+                clientHead.headers.add(name: "X-Request-Id", value: requestID)
+                context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
+            case .final(let head, let requestID, let close, let upstream, let started):
+                relay.metrics.upstream(relay.upstreams.all[upstream].name, duration: ContinuousClock.now - started)
+                var clientHead = relay.clientHead(of: head)
+                clientHead.headers.add(name: "X-Request-Id", value: requestID)
+                if close { clientHead.headers.add(name: "Connection", value: "close") }
+                context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
+            case .fail(let failure): fail(failure)
             }
-            exchange.responseStarted = true
-            exchange.upstreamKeepAlive = head.isKeepAlive
-            exchange.status = Int(head.status.code)
-            relay.metrics.upstream(relay.upstreams.all[exchange.entry.upstream].name, duration: ContinuousClock.now - exchange.started)
-            var clientHead = relay.clientHead(of: head)
-            clientHead.headers.add(name: "X-Request-Id", value: exchange.entry.requestID)
-            if !exchange.clientKeepAlive { clientHead.headers.add(name: "Connection", value: "close") }
-            context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
         case .body(let buffer):
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            if machine.upstreamBody() { context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil) }
         case .end:
-            if exchange.switching {
-                tunnel(exchange)
-            } else {
-                finish(exchange)
+            switch machine.upstreamEnd() {
+            case .nothing: break
+            case .finish(let connection, let reuse, let upstream, let record, let closeClient):
+                finish(connection, reuse: reuse, upstream: upstream, record: record, closeClient: closeClient, context: context)
+            case .tunnel(let connection, let record):
+                guard let connection else { return }
+                self.record(record)
+                tunnel(connection, context: context)
             }
         }
     }
 
     func upstreamReadComplete() {
-        guard let context, let exchange else { return }
+        guard let context else { return }
+        guard machine.upstreamReadComplete() else { return }
         context.flush()
-        if !context.channel.isWritable { exchange.connection?.setReading(false) }
+        machine.clientFlushed(clientWritable: context.channel.isWritable)?.setReading(false)
     }
 
     func upstreamWritabilityChanged(_ isWritable: Bool) {
-        if isWritable { resumeReading() }
+        if machine.upstreamWritabilityChanged(isWritable) { context?.read() }
     }
 
     func upstreamFailed(_ error: any Error) {
-        guard let exchange, let connection = exchange.connection else { return }
-        connection.close()
-        exchange.connection = nil
-        if exchange.responseStarted {
-            // Part of the answer is out: the client can only learn of the failure by the connection's end.
-            self.exchange = nil
-            state = .discarding
+        switch machine.upstreamFailed(error) {
+        case .nothing: break
+        case .abandon(let connection):
+            connection.close()
             context?.close(promise: nil)
-            return
+        case .retry(let connection, let acquire):
+            connection.close()
+            acquireConnection(acquire)
+        case .fail(let failure): fail(failure)
         }
-        if connection.reused, exchange.attempts == 1, exchange.idempotent, exchange.kept != nil {
-            // The backend closed a kept-alive connection as the request went out: nothing was processed.
-            connect(fresh: true)
-            return
-        }
-        upstreamUnreachable(error)
     }
 
     // MARK: Endings
 
-    private func finish(_ exchange: Exchange) {
-        guard let context else { return }
-        if let connection = exchange.connection {
-            if exchange.requestComplete, exchange.upstreamKeepAlive {
-                pool(of: exchange)?.release(connection)
+    private func finish(
+        _ connection: UpstreamConnection?, reuse: Bool, upstream: Int, record: Machine.Record, closeClient: Bool, context: ChannelHandlerContext
+    ) {
+        if let connection {
+            if reuse, let source = source(of: upstream) {
+                source.release(connection)
             } else {
                 connection.close()
             }
         }
-        record(exchange)
-        // The state moves on before the end is written: writing it lets the pipeline handler deliver the
+        self.record(record)
+        // The machine moved on before the end is written: writing it lets the pipeline handler deliver the
         // next request, into this handler, at once.
-        self.exchange = nil
-        state = exchange.requestComplete ? .idle : .discarding
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !exchange.clientKeepAlive {
+        if closeClient {
             // `Connection: close` from the client (or HTTP/1.0 semantics): the connection ends with this answer.
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             return
@@ -497,8 +336,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         relay.accessLog.record(
             method: entry.method, route: APIRelay.authzRoute, status: Int(head.status.code), duration: .zero,
             provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
-        // The state first: writing the end lets the pipeline handler deliver the next request at once.
-        state = .discarding
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {
@@ -506,11 +343,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         }
     }
 
-    /// A refusal of the one decision, answered here: the problem document, the access-log line; what is left
-    /// of the request is dropped. After an upgrade request (the client's decoder reads nothing more) or a
-    /// `Connection: close`, the connection ends with the answer.
+    /// A refusal of the one decision, answered here: the problem document, the access-log line. The
+    /// connection ends with the answer when `close`.
     private func refuse(
-        _ error: GatehouseError, entry: APIRelay.Entry, head: HTTPRequestHead, requestComplete: Bool, route: String = APIRelay.route,
+        _ error: GatehouseError, entry: APIRelay.Entry, head: HTTPRequestHead, close: Bool, route: String = APIRelay.route,
         fields: [(String, String)] = []
     ) {
         guard let context else { return }
@@ -518,12 +354,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         relay.accessLog.record(
             method: entry.method, route: route, status: error.status, duration: .zero,
             provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
-        let close = !head.isKeepAlive || head.headers.contains(name: "upgrade")
         let body = Problem.body(error, requestID: entry.requestID)
         var responseHead = relay.problemHead(error, bodyLength: body.readableBytes, close: close, requestID: entry.requestID)
         for (name, value) in fields { responseHead.headers.add(name: name, value: value) }
-        // The state first: writing the end lets the pipeline handler deliver the next request at once.
-        state = requestComplete && !close ? .idle : .discarding
         context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
         // A HEAD answer has the fields of the GET answer and no body (RFC 9110 §9.3.2).
         if head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
@@ -534,11 +367,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     }
 
     /// The backend switched protocols: both connections leave HTTP and are joined byte for byte.
-    private func tunnel(_ exchange: Exchange) {
-        guard let context, let connection = exchange.connection else { return }
-        record(exchange)
-        self.exchange = nil
-        state = .tunnelled
+    private func tunnel(_ connection: UpstreamConnection, context: ChannelHandlerContext) {
         connection.handler.receiver = nil
         connection.setReading(true)
         // The `101` goes out through the HTTP encoder before any tunnelled byte (writes keep their order).
@@ -568,71 +397,73 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         }
     }
 
-    private func upstreamUnreachable(_ error: any Error) {
-        relay.metrics.upstreamErrors.increment()
-        if let exchange { relay.metrics.upstreamFailed(relay.upstreams.all[exchange.entry.upstream].name) }
-        relay.logger.warning("upstream request failed", metadata: ["upstream": "\(exchange.map(redacted) ?? "")", "error": "\(error)"])
-        fail(GatehouseError.badGateway("The upstream could not be reached."), closing: !(exchange?.requestComplete ?? true))
-    }
-
-    /// Ends the exchange with a problem answer; `closing` when the rest of the request cannot be read.
-    private func fail(_ error: GatehouseError, closing: Bool) {
+    /// Ends the exchange with a problem answer, or by closing the client's connection when part of the
+    /// answer is out.
+    private func fail(_ failure: Machine.Failure) {
         guard let context else { return }
-        let exchange = self.exchange
-        let closing = closing || exchange?.clientKeepAlive == false
-        self.exchange = nil
-        exchange?.connection?.close()
-        if exchange?.responseStarted == true {
-            state = .discarding
+        switch failure.cause {
+        case .requestUnreadable:
+            relay.logger.info("the client's request body could not be read; nothing more was sent upstream")
+        case .bodyTooLarge:
+            break
+        case .upstreamUnreachable(let error):
+            relay.metrics.upstreamErrors.increment()
+            if let entry = failure.entry { relay.metrics.upstreamFailed(relay.upstreams.all[entry.upstream].name) }
+            relay.logger.warning("upstream request failed", metadata: ["upstream": "\(failure.entry.map(redacted) ?? "")", "error": "\(error)"])
+        case .upstreamTimeout:
+            relay.metrics.upstreamErrors.increment()
+            if let entry = failure.entry { relay.metrics.upstreamFailed(relay.upstreams.all[entry.upstream].name) }
+        case .invalidSwitch:
+            relay.metrics.upstreamErrors.increment()
+            relay.logger.warning(
+                "the upstream switched protocols without completing a WebSocket handshake; its connection was closed",
+                metadata: ["upstream": "\(failure.entry.map(redacted) ?? "")", "request_id": "\(failure.entry?.requestID ?? "")"])
+        }
+        failure.connection?.close()
+        if failure.responseStarted {
             context.close(promise: nil)
-            if let exchange { record(exchange) }
+            if let record = failure.record { self.record(record) }
             return
         }
-        let requestID = exchange?.entry.requestID ?? RequestIdentifier.make()
-        if let exchange {
-            exchange.status = error.status
-            record(exchange)
-        }
-        let body = Problem.body(error, requestID: requestID)
-        context.write(wrapOutboundOut(.head(relay.problemHead(error, bodyLength: body.readableBytes, close: closing, requestID: requestID))), promise: nil)
-        if exchange?.head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        // As in `finish`: the state first, then the end (which may deliver the next request).
-        state = closing ? .discarding : .idle
+        let requestID = failure.entry?.requestID ?? RequestIdentifier.make()
+        if let record = failure.record { self.record(record) }
+        let body = Problem.body(failure.error, requestID: requestID)
+        let head = relay.problemHead(failure.error, bodyLength: body.readableBytes, close: failure.closing, requestID: requestID)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if failure.withBody { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        // As in `finish`: the machine moved on before the end (which may deliver the next request) is written.
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if closing {
+        if failure.closing {
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         } else {
             resumeReading()
         }
     }
 
-    /// The client left: drop the backend connection (it is mid-request).
-    private func abandonExchange() {
-        guard let exchange else { return }
-        self.exchange = nil
-        exchange.connection?.close()
-        // Logged with the status it got, or nginx's 499 ("client closed request") when it got none.
-        if exchange.status == 0 { exchange.status = 499 }
-        record(exchange)
+    /// The client left (or the handler was removed): drop the backend connection (it is mid-request).
+    private func clientClosed() {
+        timer?.cancel()
+        timer = nil
+        guard let closed = machine.clientClosed() else { return }
+        closed.connection?.close()
+        record(closed.record)
     }
 
     /// The exchange's access-log line and request metrics.
-    private func record(_ exchange: Exchange) {
-        let entry = exchange.entry
+    private func record(_ record: Machine.Record) {
+        let entry = record.entry
         relay.accessLog.record(
-            method: entry.method, route: APIRelay.route, status: exchange.status, duration: ContinuousClock.now - exchange.started,
+            method: entry.method, route: APIRelay.route, status: record.status, duration: ContinuousClock.now - record.started,
             provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: relay.upstreams.all[entry.upstream].name)
     }
 
-    /// The exchange's upstream URL without credentials or query, for log lines.
-    private func redacted(_ exchange: Exchange) -> String {
-        relay.targets[exchange.entry.upstream]?.redacted ?? relay.upstreams.all[exchange.entry.upstream].name
+    /// The upstream URL without credentials or query, for log lines.
+    private func redacted(_ entry: APIRelay.Entry) -> String {
+        relay.targets[entry.upstream]?.redacted ?? relay.upstreams.all[entry.upstream].name
     }
 
     private func resumeReading() {
-        guard readPending, let context else { return }
-        if case .relaying = state, !(exchange?.connection?.isWritable ?? false) { return }
-        readPending = false
+        guard let context, machine.resumeReading() else { return }
         context.read()
     }
 }

@@ -33,7 +33,8 @@ final class UpstreamConnection {
 
     var isWritable: Bool { channel.isWritable }
 
-    private var reading = true
+    /// Whether the connection reads from the backend (``setReading(_:)``).
+    private(set) var reading = true
 
     /// Reads from the backend only while the client can take what comes (back-pressure). Changes the
     /// channel only when the wish changes: every change costs an `epoll_ctl`.

@@ -5,7 +5,7 @@ import NIOPosix
 /// Keep-alive connections to the backend for the inbound connections of one event loop: made on that loop,
 /// used only there, so a relayed request never changes threads. The most recently used is taken first, and a
 /// connection unused for `idleTimeout` is closed, so that a burst's connections do not stay open for ever.
-final class UpstreamConnectionPool {
+final class UpstreamConnectionPool: UpstreamConnectionSource {
     private let eventLoop: any EventLoop
     private let host: String
     private let port: Int

@@ -1,0 +1,63 @@
+import NIOCore
+import NIOHTTP1
+
+extension APIRelayStateMachine {
+    /// One relayed request: what the relay knows of it from its decision to its end. It lives inside
+    /// ``State/relaying(_:)`` and nowhere else, so it cannot outlive its state.
+    struct Exchange {
+        /// Tells the answer of a connection attempt for this exchange from one for an exchange that ended.
+        let id: Int
+        /// The head the backend gets.
+        let head: HTTPRequestHead
+        /// For the access log.
+        let entry: APIRelay.Entry
+        let started: ContinuousClock.Instant
+        /// The status the client got (0 until the answer's head went out).
+        var status = 0
+        let idempotent: Bool
+        /// The client keeps the connection after this exchange (else it is closed after the answer).
+        let clientKeepAlive: Bool
+        /// A WebSocket handshake: a `101` that completes it (``WebSocketHandshake``) turns the exchange into a tunnel.
+        let upgrade: Bool
+        /// The `Sec-WebSocket-Accept` the backend must send with its `101`.
+        let expectedAccept: String?
+        /// The backend said `101`: the tunnel opens at the end of its head.
+        var switching = false
+        /// The backend connection, once one is ready.
+        var connection: Connection?
+        /// The connection had served an exchange before this one (a request it loses may then be sent again).
+        var reused = false
+        /// The connection can take more (as its last writability change said).
+        var upstreamWritable = false
+        var attempts = 0
+        /// Body parts read before the connection was ready.
+        var unsent: [ByteBuffer] = []
+        /// Every body part so far, while small enough to send again; `nil` once it is not.
+        var kept: [ByteBuffer]? = []
+        var keptBytes = 0
+        var bodyBytes = 0
+        var requestComplete = false
+        /// Something of the answer went to the client.
+        var responseStarted = false
+        var upstreamKeepAlive = true
+        /// When the backend must have started its answer (`upstream_timeout_seconds` after the request went out).
+        var deadline = NIODeadline.distantFuture
+
+        init(id: Int, head: HTTPRequestHead, entry: APIRelay.Entry, clientKeepAlive: Bool, upgrade: Bool, started: ContinuousClock.Instant) {
+            self.id = id
+            self.head = head
+            self.entry = entry
+            self.started = started
+            self.clientKeepAlive = clientKeepAlive
+            self.upgrade = upgrade
+            expectedAccept = upgrade ? WebSocketHandshake.expectedAccept(of: head) : nil
+            switch head.method {
+            case .GET, .HEAD, .PUT, .DELETE, .OPTIONS, .TRACE: idempotent = true
+            default: idempotent = false
+            }
+        }
+
+        /// The access-log line it gets if it ends now.
+        var record: Record { Record(entry: entry, status: status, started: started) }
+    }
+}

@@ -1,0 +1,195 @@
+import GatehouseCore
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import GatehouseServer
+
+/// ``APIRelayStateMachine`` alone: each rule of the relay as events in, actions out, with plain numbers
+/// standing for backend connections.
+@Suite("APIRelay state machine")
+struct APIRelayStateMachineTests {
+    private typealias Machine = APIRelayStateMachine<Int>
+
+    private static let limits = Machine.Limits(maxBodyBytes: 100, replayLimitBytes: 10)
+
+    private static func head(_ method: HTTPMethod = .GET, _ fields: [(String, String)] = []) -> HTTPRequestHead {
+        HTTPRequestHead(version: .http1_1, method: method, uri: "/v1/api/x", headers: HTTPHeaders([("Host", "h")] + fields))
+    }
+
+    private static func bytes(_ count: Int) -> HTTPServerRequestPart {
+        .body(ByteBuffer(repeating: 0x61, count: count))
+    }
+
+    /// A machine relaying its first exchange (id 1), a `method` request (complete or not) on connection 1
+    /// (`reused` or not).
+    private static func relaying(
+        _ method: HTTPMethod = .GET, body: Int = 0, complete: Bool = true, reused: Bool = false, now: NIODeadline = .uptimeNanoseconds(0)
+    ) -> Machine {
+        var machine = Machine(limits: limits)
+        let entry = APIRelay.Entry(requestID: "r1", method: "\(method)", provider: "demo", sessionID: "s")
+        guard case .decide(let head) = machine.clientRead(.head(Self.head(method))),
+            case .start(let acquire) = machine.decided(.forward(head, entry), for: head)
+        else { fatalError("not started") }
+        if body > 0 { _ = machine.clientRead(bytes(body)) }
+        if complete { _ = machine.clientRead(.end(nil)) }
+        _ = machine.connectionReady(1, for: acquire.id, reused: reused, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: now)
+        return machine
+    }
+
+    private static func ok(_ status: HTTPResponseStatus = .ok, _ fields: [(String, String)] = []) -> HTTPResponseHead {
+        HTTPResponseHead(version: .http1_1, status: status, headers: HTTPHeaders(fields))
+    }
+
+    @Test(
+        "a connection lost before any answer: sent again once, on a new connection, only when idempotent, reused and kept",
+        arguments: [
+            (HTTPMethod.GET, 0, true, true),
+            (.PUT, 10, true, true),
+            (.PUT, 11, true, false),  // past the replay limit: not kept
+            (.POST, 0, true, false),
+            (.GET, 0, false, false),  // a new connection's loss is the backend's failure
+        ])
+    func retryRule(method: HTTPMethod, body: Int, reused: Bool, retried: Bool) {
+        var machine = Self.relaying(method, body: body, reused: reused)
+        switch machine.upstreamFailed(UpstreamConnectionHandler.Closed()) {
+        case .retry(let connection, let again):
+            #expect(retried)
+            #expect(connection == 1)
+            #expect(again == Machine.Acquire(id: 1, upstream: 0, fresh: true))
+            // The second attempt sends everything kept; a second loss is the end.
+            guard case .send(let send) = machine.connectionReady(
+                2, for: 1, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
+            else { Issue.record("not sent"); return }
+            #expect(send.body.reduce(0) { $0 + $1.readableBytes } == body)
+            #expect(send.end)
+            guard case .fail(let failure) = machine.upstreamFailed(UpstreamConnectionHandler.Closed()) else { Issue.record("retried twice"); return }
+            #expect(failure.error.status == 502)
+        case .fail(let failure):
+            #expect(!retried)
+            #expect(failure.error.status == 502)
+            #expect(failure.connection == 1)
+            #expect(failure.record?.status == 502)
+        case .nothing, .abandon:
+            Issue.record("no decision")
+        }
+    }
+
+    @Test("the body limit: at max_body_bytes relayed, one byte more a 413 that closes the connection")
+    func bodyLimit() {
+        var machine = Self.relaying(.PUT, complete: false)
+        guard case .writeUpstream(1, _) = machine.clientRead(Self.bytes(100)) else { Issue.record("not written"); return }
+        guard case .fail(let failure) = machine.clientRead(Self.bytes(1)) else { Issue.record("not refused"); return }
+        #expect(failure.error.status == 413)
+        #expect(failure.closing)
+        #expect(failure.connection == 1)
+        // What is left of the request is dropped.
+        guard case .nothing = machine.clientRead(Self.bytes(1)) else { Issue.record("not dropped"); return }
+    }
+
+    @Test("the timer: armed once, armed again when early, 504 at the deadline, nothing once the answer started")
+    func timer() {
+        var machine = Self.relaying(now: .uptimeNanoseconds(0))
+        let deadline = NIODeadline.uptimeNanoseconds(0) + .seconds(5)
+        guard case .arm(let again) = machine.timerFired(now: deadline - .seconds(1)) else { Issue.record("not armed again"); return }
+        #expect(again == deadline)
+        guard case .fail(let failure) = machine.timerFired(now: deadline) else { Issue.record("no 504"); return }
+        #expect(failure.error.status == 504)
+        #expect(!failure.closing)
+
+        var answered = Self.relaying(now: .uptimeNanoseconds(0))
+        _ = answered.upstreamHead(Self.ok())
+        guard case .nothing = answered.timerFired(now: deadline) else { Issue.record("504 after the answer started"); return }
+    }
+
+    @Test("a 101 completes only the WebSocket handshake it answers; any other is a 502 that closes both connections")
+    func switching() {
+        var plain = Self.relaying()
+        guard case .fail(let failure) = plain.upstreamHead(Self.ok(.switchingProtocols, [("Upgrade", "raw"), ("Connection", "Upgrade")])) else {
+            Issue.record("switch accepted")
+            return
+        }
+        #expect(failure.error.status == 502)
+        #expect(failure.closing)
+        #expect(failure.connection == 1)
+        guard case .invalidSwitch = failure.cause else { Issue.record("wrong cause"); return }
+    }
+
+    @Test("reads: none while deciding, connecting or while the backend is full; the one held back is made when it can take more")
+    func reads() {
+        var machine = Machine(limits: Self.limits)
+        // Whether the relay reads (or resumes reading) the client after each step.
+        var reads: [Bool] = []
+        reads.append(machine.readRequested())
+        let head = Self.head()
+        _ = machine.clientRead(.head(head))
+        guard case .resolveAsync = machine.decided(.resolveAsync, for: head) else { Issue.record("not resolving"); return }
+        reads.append(machine.readRequested())
+        let entry = APIRelay.Entry(requestID: "r", method: "GET", provider: nil, sessionID: nil)
+        guard case .start(let acquire, let pending) = machine.resolved(.forward(head, entry)) else { Issue.record("not started"); return }
+        #expect(pending.isEmpty)
+        reads.append(machine.resumeReading())
+        _ = machine.connectionReady(7, for: acquire.id, reused: false, upstreamWritable: false, clientWritable: true, timeout: .seconds(1), now: .now())
+        reads.append(machine.resumeReading())
+        reads.append(machine.upstreamWritabilityChanged(true))
+        reads.append(machine.readRequested())
+        reads.append(machine.upstreamWritabilityChanged(false))
+        reads.append(machine.readRequested())
+        reads.append(machine.upstreamWritabilityChanged(true))
+        #expect(reads == [true, false, false, false, true, true, false, false, true])
+    }
+
+    @Test("the end of the answer: the connection reused only after a complete request and a keep-alive answer")
+    func ending() {
+        var machine = Self.relaying()
+        _ = machine.upstreamHead(Self.ok())
+        guard case .finish(let connection, let reuse, _, let record, let closeClient) = machine.upstreamEnd() else { Issue.record("not finished"); return }
+        #expect(connection == 1 && reuse && !closeClient)
+        #expect(record.status == 200)
+
+        var early = Self.relaying(.PUT, complete: false)
+        _ = early.upstreamHead(Self.ok(.ok, [("Connection", "close")]))
+        guard case .finish(_, let reused, _, _, _) = early.upstreamEnd() else { Issue.record("not finished"); return }
+        #expect(!reused)
+        // The rest of the request is dropped, then the next one is decided.
+        guard case .nothing = early.clientRead(.end(nil)), case .decide = early.clientRead(.head(Self.head())) else {
+            Issue.record("not back to idle")
+            return
+        }
+    }
+
+    @Test("a client that leaves: its exchange is logged as 499 with no answer out, its connection closed; a late connection is closed")
+    func clientLeaves() {
+        var machine = Self.relaying()
+        let closed = machine.clientClosed()
+        #expect(closed?.connection == 1)
+        #expect(closed?.record.status == 499)
+        guard case .close(9) = machine.connectionReady(
+            9, for: 1, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(1), now: .now())
+        else { Issue.record("late connection kept"); return }
+    }
+
+    @Test("the router's answer to an upgrade request it was handed ends the connection")
+    func passedUpgrade() {
+        var machine = Machine(limits: Self.limits)
+        let head = Self.head(.GET, [("Upgrade", "h2c")])
+        _ = machine.clientRead(.head(head))
+        guard case .pass = machine.decided(.pass, for: head) else { Issue.record("not passed"); return }
+        guard case .replace(.head(let answer)) = machine.routerWrites(.head(Self.ok())) else { Issue.record("head not replaced"); return }
+        #expect(answer.headers.first(name: "connection") == "close")
+        guard case .endAndClose = machine.routerWrites(.end(nil)) else { Issue.record("not closed"); return }
+        guard case .write = machine.routerWrites(.end(nil)) else { Issue.record("closed twice"); return }
+    }
+
+    @Test("after a backend read the client is flushed; the backend is read no more only if the client is still full after the flush")
+    func flushBeforeStopping() {
+        var machine = Self.relaying()
+        _ = machine.upstreamHead(Self.ok())
+        #expect(machine.upstreamReadComplete())
+        #expect(machine.clientFlushed(clientWritable: true) == nil)
+        #expect(machine.clientFlushed(clientWritable: false) == 1)
+        _ = machine.upstreamEnd()
+        #expect(!machine.upstreamReadComplete())
+        #expect(machine.clientFlushed(clientWritable: false) == nil)
+    }
+}
