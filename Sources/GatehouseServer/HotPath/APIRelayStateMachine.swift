@@ -100,6 +100,11 @@ struct APIRelayStateMachine<Connection> {
                 exchange.keptBytes += buffer.readableBytes
                 if exchange.idempotent, exchange.keptBytes <= limits.replayLimitBytes {
                     exchange.kept?.append(buffer)
+                } else if exchange.attempts > 0, exchange.connection == nil {
+                    // Connecting again to send the kept body: past the replay limit it can no longer be sent
+                    // whole, and a part of it must never reach the backend as if it were all.
+                    let cause = GatehouseError.badGateway("The request body outgrew the replay limit while it was being sent again.")
+                    return .fail(unreachable(exchange, cause))
                 } else {
                     exchange.kept = nil
                 }

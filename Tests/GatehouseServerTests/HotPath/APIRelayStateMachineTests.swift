@@ -75,6 +75,35 @@ struct APIRelayStateMachineTests {
         }
     }
 
+    @Test(
+        "a body still arriving while the request is sent again: kept whole up to the replay limit, else a 502 and no part of it sent",
+        arguments: [(3, true), (5, false)])
+    func bodyGrowingDuringRetry(more: Int, sent: Bool) {
+        var machine = Self.relaying(.PUT, body: 6, complete: false, reused: true)
+        guard case .retry(_, let again) = machine.upstreamFailed(UpstreamConnectionHandler.Closed()) else {
+            Issue.record("not retried")
+            return
+        }
+        let read = machine.clientRead(Self.bytes(more))
+        if sent {
+            guard case .nothing = read else { Issue.record("not kept"); return }
+            _ = machine.clientRead(.end(nil))
+            guard case .send(let send) = machine.connectionReady(
+                2, for: again.id, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
+            else { Issue.record("not sent"); return }
+            #expect(send.body.reduce(0) { $0 + $1.readableBytes } == 6 + more)
+            #expect(send.end)
+        } else {
+            guard case .fail(let failure) = read else { Issue.record("a part would have been sent as the whole"); return }
+            #expect(failure.error.status == 502)
+            #expect(failure.closing)
+            // The connection made for the retry comes too late: it is closed, nothing is sent on it.
+            guard case .close(2) = machine.connectionReady(
+                2, for: again.id, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
+            else { Issue.record("the late connection was used"); return }
+        }
+    }
+
     @Test("the body limit: at max_body_bytes relayed, one byte more a 413 that closes the connection")
     func bodyLimit() {
         var machine = Self.relaying(.PUT, complete: false)
