@@ -22,14 +22,14 @@ import Prometheus
 /// `HTTPServerPipelineHandler`, in front of this handler, delivers one request at a time, so the relay's
 /// answers and the router's never interleave.
 ///
-/// Every decision is ``APIRelayStateMachine``'s: this handler turns the channel's callbacks, the backend
+/// Every decision is ``StateMachine``'s: this handler turns the channel's callbacks, the backend
 /// connection's and the timer's into its events and carries out the actions it returns.
 final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, UpstreamReceiver {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
-    private typealias Machine = APIRelayStateMachine<UpstreamConnection>
+    private typealias Machine = StateMachine<UpstreamConnection>
 
     private let relay: APIRelay
     private let remoteAddress: String?

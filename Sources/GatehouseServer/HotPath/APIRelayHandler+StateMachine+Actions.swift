@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 // What ``APIRelayHandler`` does after each event: the machine decides, the handler carries it out.
-extension APIRelayStateMachine {
+extension APIRelayHandler.StateMachine {
     /// An exchange's access-log line and request metrics.
     struct Record {
         let entry: APIRelay.Entry
@@ -22,7 +22,7 @@ extension APIRelayStateMachine {
     enum ReadAction {
         /// On to the router, untouched.
         case forwardToRouter
-        /// A request head: ask ``APIRelay`` for the decision, then call ``APIRelayStateMachine/decided(_:for:)``.
+        /// A request head: ask ``APIRelay`` for the decision, then call ``APIRelayHandler/StateMachine/decided(_:for:)``.
         case decide(HTTPRequestHead)
         /// Kept or dropped: nothing to do.
         case nothing
@@ -41,16 +41,16 @@ extension APIRelayStateMachine {
         case start(Acquire)
         /// Answer the refusal; the connection ends with it when `close`.
         case refuse(GatehouseError, APIRelay.Entry, close: Bool)
-        /// Spend the proof off the loop, then call ``APIRelayStateMachine/resolved(_:)``.
+        /// Spend the proof off the loop, then call ``APIRelayHandler/StateMachine/resolved(_:)``.
         case spend(DPoPProof, then: APIRelay.Decision)
-        /// Decide off the loop, then call ``APIRelayStateMachine/resolved(_:)``.
+        /// Decide off the loop, then call ``APIRelayHandler/StateMachine/resolved(_:)``.
         case resolveAsync
     }
 
     /// What a decision made off the loop asks for.
     enum ResolvedAction {
         case nothing
-        /// Take a connection, then give `pending` to ``APIRelayStateMachine/relayed(_:)`` and flush.
+        /// Take a connection, then give `pending` to ``APIRelayHandler/StateMachine/relayed(_:)`` and flush.
         case start(Acquire, pending: ArraySlice<HTTPServerRequestPart>)
         /// Answer the refusal of the request `head`, then resume reading.
         case refuse(GatehouseError, APIRelay.Entry, head: HTTPRequestHead, close: Bool)

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 
-extension APIRelayStateMachine {
+extension APIRelayHandler.StateMachine {
     /// One relayed request: what the relay knows of it from its decision to its end. It lives inside
     /// ``State/relaying(_:)`` and nowhere else, so it cannot outlive its state.
     struct Exchange {

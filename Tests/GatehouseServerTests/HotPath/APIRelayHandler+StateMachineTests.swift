@@ -5,11 +5,11 @@ import Testing
 
 @testable import GatehouseServer
 
-/// ``APIRelayStateMachine`` alone: each rule of the relay as events in, actions out, with plain numbers
+/// ``APIRelayHandler/StateMachine`` alone: each rule of the relay as events in, actions out, with plain numbers
 /// standing for backend connections.
 @Suite("APIRelay state machine")
-struct APIRelayStateMachineTests {
-    private typealias Machine = APIRelayStateMachine<Int>
+struct APIRelayHandlerStateMachineTests {
+    private typealias Machine = APIRelayHandler.StateMachine<Int>
 
     private static let limits = Machine.Limits(maxBodyBytes: 100, replayLimitBytes: 10)
 

@@ -1,0 +1,433 @@
+import GatehouseCore
+import NIOCore
+import NIOHTTP1
+
+extension APIRelayHandler {
+    /// Every decision of ``APIRelayHandler`` for one client connection, as a value: each event (a part from the
+    /// client, a decision, a connection ready or failed, a part from the backend, a writability change, the
+    /// timer, the client leaving) is a `mutating func` that moves the state on and returns what the handler
+    /// must do. No I/O happens here, so each rule can be tested on its own; `Connection` is whatever stands for a
+    /// backend connection (``UpstreamConnection`` in the handler).
+    ///
+    /// The state moves on before the handler writes anything: writing the end of an answer lets the pipeline
+    /// handler deliver the next request into the handler at once, re-entering the machine.
+    struct StateMachine<Connection> {
+        /// The settings the machine applies.
+        struct Limits {
+            /// The largest request body relayed (then 413).
+            let maxBodyBytes: Int
+            /// The largest body kept to be sent again.
+            let replayLimitBytes: Int
+        }
+
+        enum State {
+            /// Between requests.
+            case idle
+            /// The current request is the router's, up to its end.
+            case passing
+            /// The request became a tunnel: nothing more is HTTP.
+            case tunnelled
+            /// Waiting for a decision made off the loop; the parts read meanwhile are kept.
+            case resolving([HTTPServerRequestPart])
+            /// The relay owns the request.
+            case relaying(Exchange)
+            /// The answer is out; what is left of the request is dropped.
+            case discarding
+            /// Only while a `mutating func` changes an exchange in place (no copy of its buffers).
+            case modifying
+        }
+
+        private(set) var state = State.idle
+        /// The session this connection's last request presented (``APIRelay/Memo``).
+        var memo: APIRelay.Memo?
+        private let limits: Limits
+        /// A read the channel asked for while the relay could not take more.
+        private var readPending = false
+        /// The router is answering an upgrade request (or `CONNECT`): the decoder reads nothing after it, so
+        /// the connection ends with the answer.
+        private var closeAfterPassedResponse = false
+        /// One timer per connection, not per request (scheduling and cancelling one per request cost 3 % of the
+        /// relay's CPU): armed until it fires or the client leaves.
+        private var timerArmed = false
+        private var exchanges = 0
+
+        init(limits: Limits) {
+            self.limits = limits
+        }
+
+        // MARK: From the client
+
+        /// A part of the client's request.
+        mutating func clientRead(_ part: HTTPServerRequestPart) -> ReadAction {
+            switch state {
+            case .idle:
+                guard case .head(let head) = part else { return .forwardToRouter }
+                return .decide(head)
+            case .passing:
+                if case .end = part { state = .idle }
+                return .forwardToRouter
+            case .resolving(var parts):
+                state = .modifying
+                parts.append(part)
+                state = .resolving(parts)
+                return .nothing
+            case .relaying:
+                return relayed(part)
+            case .discarding:
+                if case .end = part { state = .idle }
+                return .nothing
+            case .tunnelled:
+                return .nothing
+            case .modifying:
+                preconditionFailure("re-entered while modifying")
+            }
+        }
+
+        /// A part of a request the relay owns (read now, or kept while the decision was made).
+        mutating func relayed(_ part: HTTPServerRequestPart) -> ReadAction {
+            guard case .relaying(var exchange) = state else { return .nothing }
+            state = .modifying
+            switch part {
+            case .head:
+                state = .relaying(exchange)
+                return .nothing
+            case .body(let buffer):
+                exchange.bodyBytes += buffer.readableBytes
+                guard exchange.bodyBytes <= limits.maxBodyBytes else {
+                    let error = GatehouseError.payloadTooLarge("The request body exceeds \(limits.maxBodyBytes) bytes.")
+                    return .fail(fail(exchange, .bodyTooLarge, error, closing: true))
+                }
+                if exchange.kept != nil {
+                    exchange.keptBytes += buffer.readableBytes
+                    if exchange.idempotent, exchange.keptBytes <= limits.replayLimitBytes {
+                        exchange.kept?.append(buffer)
+                    } else if exchange.attempts > 0, exchange.connection == nil {
+                        // Connecting again to send the kept body: past the replay limit it can no longer be sent
+                        // whole, and a part of it must never reach the backend as if it were all.
+                        let cause = GatehouseError.badGateway("The request body outgrew the replay limit while it was being sent again.")
+                        return .fail(unreachable(exchange, cause))
+                    } else {
+                        exchange.kept = nil
+                    }
+                }
+                guard let connection = exchange.connection else {
+                    exchange.unsent.append(buffer)
+                    state = .relaying(exchange)
+                    return .nothing
+                }
+                state = .relaying(exchange)
+                return .writeUpstream(connection, buffer)
+            case .end:
+                exchange.requestComplete = true
+                state = .relaying(exchange)
+                guard let connection = exchange.connection else { return .nothing }
+                return .endUpstream(connection)
+            }
+        }
+
+        /// The decision about the request head `head` (read in ``State/idle``).
+        mutating func decided(_ decision: APIRelay.Decision, for head: HTTPRequestHead) -> DecisionAction {
+            switch decision {
+            case .pass:
+                pass(head)
+                return .pass
+            case .forward(let upstreamHead, let entry):
+                return .start(start(upstreamHead, entry: entry, clientKeepAlive: head.isKeepAlive, upgrade: false))
+            case .upgrade(let upstreamHead, let entry):
+                return .start(start(upstreamHead, entry: entry, clientKeepAlive: false, upgrade: true))
+            case .refuse(let error, let entry):
+                return .refuse(error, entry, close: refused(head, requestComplete: false))
+            case .spend(let proof, let then):
+                // Only the proof's record leaves the loop; the parts read meanwhile are kept.
+                state = .resolving([.head(head)])
+                return .spend(proof, then: then)
+            case .resolveAsync:
+                state = .resolving([.head(head)])
+                return .resolveAsync
+            }
+        }
+
+        /// The relay answered the request itself (forward authentication from memory): the rest is dropped.
+        mutating func answeredLocally() {
+            state = .discarding
+        }
+
+        /// The relay refuses the request `head`: the rest is dropped. Whether the connection ends with the answer
+        /// (after an upgrade request, whose client decoder reads nothing more, or a `Connection: close`).
+        mutating func refused(_ head: HTTPRequestHead, requestComplete: Bool) -> Bool {
+            let close = !head.isKeepAlive || head.headers.contains(name: "upgrade")
+            state = requestComplete && !close ? .idle : .discarding
+            return close
+        }
+
+        /// The decision made off the loop.
+        mutating func resolved(_ decision: APIRelay.Decision) -> ResolvedAction {
+            guard case .resolving(let parts) = state, case .head(let head) = parts.first else { return .nothing }
+            switch decision {
+            case .forward(let upstreamHead, let entry):
+                return .start(start(upstreamHead, entry: entry, clientKeepAlive: head.isKeepAlive, upgrade: false), pending: parts.dropFirst())
+            case .upgrade(let upstreamHead, let entry):
+                return .start(start(upstreamHead, entry: entry, clientKeepAlive: false, upgrade: true), pending: parts.dropFirst())
+            case .refuse(let error, let entry):
+                let complete = parts.contains { if case .end = $0 { true } else { false } }
+                return .refuse(error, entry, head: head, close: refused(head, requestComplete: complete))
+            case .pass, .resolveAsync, .spend:
+                pass(head)
+                if parts.contains(where: { if case .end = $0 { true } else { false } }) { state = .idle }
+                return .pass(parts)
+            }
+        }
+
+        /// The channel asks for a read: whether to read now (else it is remembered for ``resumeReading()``).
+        mutating func readRequested() -> Bool {
+            switch state {
+            case .resolving:
+                readPending = true
+                return false
+            case .relaying(let exchange):
+                guard exchange.connection != nil, exchange.upstreamWritable else {
+                    readPending = true
+                    return false
+                }
+                return true
+            case .idle, .passing, .discarding, .tunnelled:
+                return true
+            case .modifying:
+                preconditionFailure("re-entered while modifying")
+            }
+        }
+
+        /// Whether a read the channel asked for can be made now.
+        mutating func resumeReading() -> Bool {
+            guard readPending else { return false }
+            if case .relaying(let exchange) = state, exchange.connection == nil || !exchange.upstreamWritable { return false }
+            readPending = false
+            return true
+        }
+
+        /// The client's read completed: the connection to flush, if any.
+        func readComplete() -> Connection? {
+            guard case .relaying(let exchange) = state else { return nil }
+            return exchange.connection
+        }
+
+        /// The client's connection became writable or not: the backend connection to read only while it is.
+        func clientWritabilityChanged() -> Connection? {
+            guard case .relaying(let exchange) = state, exchange.responseStarted else { return nil }
+            return exchange.connection
+        }
+
+        /// The router writes `part`.
+        mutating func routerWrites(_ part: HTTPServerResponsePart) -> RouterWriteAction {
+            guard closeAfterPassedResponse else { return .write }
+            switch part {
+            case .head(var head) where head.status.code >= 200:
+                head.headers.replaceOrAdd(name: "Connection", value: "close")
+                return .replace(.head(head))
+            case .end:
+                closeAfterPassedResponse = false
+                return .endAndClose
+            case .head, .body:
+                return .write
+            }
+        }
+
+        /// The client's request broke (a malformed chunk): the failure to answer, or `nil` to pass the error on.
+        mutating func clientError() -> Failure? {
+            let error = GatehouseError.invalidRequest("The request body could not be read.")
+            switch state {
+            case .relaying(let exchange): return fail(exchange, .requestUnreadable, error, closing: true)
+            case .resolving: return fail(nil, .requestUnreadable, error, closing: true)
+            case .idle, .passing, .discarding, .tunnelled: return nil
+            case .modifying: preconditionFailure("re-entered while modifying")
+            }
+        }
+
+        /// The client left (or the handler was removed): the backend connection to close and the line to record
+        /// (nginx's 499, "client closed request", when the answer had not started).
+        mutating func clientClosed() -> (connection: Connection?, record: Record)? {
+            timerArmed = false
+            defer { state = .idle }
+            guard case .relaying(let exchange) = state else { return nil }
+            var record = exchange.record
+            if record.status == 0 { record.status = 499 }
+            return (exchange.connection, record)
+        }
+
+        // MARK: The backend connection
+
+        /// A connection for exchange `id` is ready; the request goes out on it, due to be answered within `timeout`.
+        mutating func connectionReady(
+            _ connection: Connection, for id: Int, reused: Bool, upstreamWritable: Bool, clientWritable: Bool, timeout: TimeAmount, now: NIODeadline
+        ) -> ConnectedAction {
+            guard case .relaying(var exchange) = state, exchange.id == id else {
+                // The exchange ended (the client left) while connecting.
+                return .close(connection)
+            }
+            state = .modifying
+            exchange.connection = connection
+            exchange.reused = reused
+            exchange.upstreamWritable = upstreamWritable
+            exchange.attempts += 1
+            // A second attempt sends everything kept; the first, what arrived while connecting.
+            let body = exchange.attempts > 1 ? (exchange.kept ?? []) : exchange.unsent
+            exchange.unsent = []
+            exchange.deadline = now + timeout
+            let deadline = exchange.deadline
+            let end = exchange.requestComplete
+            let head = exchange.head
+            state = .relaying(exchange)
+            return .send(Send(connection: connection, head: head, body: body, end: end, clientWritable: clientWritable, armTimer: arm(deadline)))
+        }
+
+        /// No connection could be made for exchange `id`.
+        mutating func connectionFailed(for id: Int, _ error: any Error) -> Failure? {
+            guard case .relaying(let exchange) = state, exchange.id == id else { return nil }
+            return unreachable(exchange, error)
+        }
+
+        /// The backend's answer head.
+        mutating func upstreamHead(_ head: HTTPResponseHead) -> UpstreamHeadAction {
+            guard case .relaying(var exchange) = state else { return .nothing }
+            state = .modifying
+            if head.status == .switchingProtocols {
+                // A switch nobody asked for, or one that is not this WebSocket handshake's, would leave the
+                // client a raw connection to the backend: 502, and the backend's connection is closed.
+                guard exchange.upgrade, WebSocketHandshake.completes(head, expectedAccept: exchange.expectedAccept) else {
+                    let error = GatehouseError.badGateway("The upstream switched protocols without a valid WebSocket handshake.")
+                    return .fail(fail(exchange, .invalidSwitch, error, closing: true))
+                }
+                exchange.responseStarted = true
+                exchange.switching = true
+                exchange.status = 101
+                state = .relaying(exchange)
+                return .switching(head, requestID: exchange.entry.requestID)
+            }
+            exchange.responseStarted = true
+            guard head.status.code >= 200 else {
+                // Other 1xx are passed on; the final answer follows.
+                state = .relaying(exchange)
+                return .informational(head)
+            }
+            exchange.upstreamKeepAlive = head.isKeepAlive
+            exchange.status = Int(head.status.code)
+            state = .relaying(exchange)
+            return .final(
+                head, requestID: exchange.entry.requestID, close: !exchange.clientKeepAlive, upstream: exchange.entry.upstream, started: exchange.started)
+        }
+
+        /// A part of the backend's answer body: whether it goes to the client.
+        func upstreamBody() -> Bool {
+            if case .relaying = state { true } else { false }
+        }
+
+        /// The backend's answer ended.
+        mutating func upstreamEnd() -> UpstreamEndAction {
+            guard case .relaying(let exchange) = state else { return .nothing }
+            if exchange.switching {
+                state = .tunnelled
+                return .tunnel(exchange.connection, record: exchange.record)
+            }
+            state = exchange.requestComplete ? .idle : .discarding
+            return .finish(
+                connection: exchange.connection, reuse: exchange.requestComplete && exchange.upstreamKeepAlive, upstream: exchange.entry.upstream,
+                record: exchange.record, closeClient: !exchange.clientKeepAlive)
+        }
+
+        /// A read of the backend completed: whether to flush the client.
+        func upstreamReadComplete() -> Bool {
+            if case .relaying = state { true } else { false }
+        }
+
+        /// The client was flushed after a read of the backend: the connection to stop reading when the client
+        /// still cannot take more (asked after the flush, which may have made room and resumed the reading).
+        func clientFlushed(clientWritable: Bool) -> Connection? {
+            guard !clientWritable, case .relaying(let exchange) = state else { return nil }
+            return exchange.connection
+        }
+
+        /// The backend connection became writable or not: whether to resume reading the client.
+        mutating func upstreamWritabilityChanged(_ isWritable: Bool) -> Bool {
+            if case .relaying(var exchange) = state {
+                state = .modifying
+                exchange.upstreamWritable = isWritable
+                state = .relaying(exchange)
+            }
+            return isWritable && resumeReading()
+        }
+
+        /// The backend connection failed or closed before the exchange ended.
+        mutating func upstreamFailed(_ error: any Error) -> UpstreamFailedAction {
+            guard case .relaying(var exchange) = state, let connection = exchange.connection else { return .nothing }
+            if exchange.responseStarted {
+                // Part of the answer is out: the client can only learn of the failure by the connection's end.
+                state = .discarding
+                return .abandon(connection)
+            }
+            if exchange.reused, exchange.attempts == 1, exchange.idempotent, exchange.kept != nil {
+                // The backend closed a kept-alive connection as the request went out: nothing was processed.
+                state = .modifying
+                exchange.connection = nil
+                state = .relaying(exchange)
+                return .retry(connection, Acquire(id: exchange.id, upstream: exchange.entry.upstream, fresh: true))
+            }
+            // The failure closes the connection the exchange still holds.
+            return .fail(unreachable(exchange, error))
+        }
+
+        /// The connection's timer fired at `now`.
+        mutating func timerFired(now: NIODeadline) -> TimerAction {
+            timerArmed = false
+            // No request out (between requests, or connecting again): a request going out arms the timer.
+            guard case .relaying(let exchange) = state, exchange.connection != nil, !exchange.responseStarted else { return .nothing }
+            guard now >= exchange.deadline else {
+                guard let deadline = arm(exchange.deadline) else { return .nothing }
+                return .arm(deadline)
+            }
+            let error = GatehouseError.gatewayTimeout("The upstream did not answer in time.")
+            return .fail(fail(exchange, .upstreamTimeout, error, closing: !exchange.requestComplete))
+        }
+
+        // MARK: Steps
+
+        private mutating func pass(_ head: HTTPRequestHead) {
+            state = .passing
+            if head.method == .CONNECT || head.headers.contains(name: "upgrade") { closeAfterPassedResponse = true }
+        }
+
+        private mutating func start(_ upstreamHead: HTTPRequestHead, entry: APIRelay.Entry, clientKeepAlive: Bool, upgrade: Bool) -> Acquire {
+            exchanges &+= 1
+            state = .relaying(
+                Exchange(id: exchanges, head: upstreamHead, entry: entry, clientKeepAlive: clientKeepAlive, upgrade: upgrade, started: .now))
+            return Acquire(id: exchanges, upstream: entry.upstream, fresh: false)
+        }
+
+        /// The deadline to arm the timer for, unless it is armed already.
+        private mutating func arm(_ deadline: NIODeadline) -> NIODeadline? {
+            guard !timerArmed else { return nil }
+            timerArmed = true
+            return deadline
+        }
+
+        private mutating func unreachable(_ exchange: Exchange, _ error: any Error) -> Failure {
+            fail(exchange, .upstreamUnreachable(error), GatehouseError.badGateway("The upstream could not be reached."), closing: !exchange.requestComplete)
+        }
+
+        /// Ends the exchange (if any) with a problem answer; `closing` when the rest of the request cannot be read.
+        private mutating func fail(_ exchange: Exchange?, _ cause: FailureCause, _ error: GatehouseError, closing: Bool) -> Failure {
+            let closing = closing || exchange?.clientKeepAlive == false
+            if let exchange, exchange.responseStarted {
+                state = .discarding
+                return Failure(
+                    cause: cause, error: error, entry: exchange.entry, connection: exchange.connection, record: exchange.record, responseStarted: true,
+                    withBody: false, closing: true)
+            }
+            var record = exchange?.record
+            record?.status = error.status
+            state = closing ? .discarding : .idle
+            return Failure(
+                cause: cause, error: error, entry: exchange?.entry, connection: exchange?.connection, record: record, responseStarted: false,
+                withBody: exchange?.head.method != .HEAD, closing: closing)
+        }
+    }
+}
