@@ -22,39 +22,20 @@ extension APIRelay {
     func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> AuthzAnswer? {
         guard head.version == .http1_1, Self.isRouted(head.method), ForwardAuthTarget.isAuthz(head.uri), !settings.backend.forwardAccessToken
         else { return nil }
-        var hosts = 0
-        var authorization: String?
-        var size = 0
-        var fields: [String: String] = [:]
-        var repeated: String?
-        for (name, value) in head.headers {
-            size += name.utf8.count + value.utf8.count + 4
-            switch name.utf8.count {
-            case 4 where ASCII.equalsIgnoringCase(name, "host"): hosts += 1
-            case 13 where ASCII.equalsIgnoringCase(name, "authorization"):
-                authorization = authorization.map { $0 + ", " + value } ?? value
-            case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
-                guard value == "0" else { return nil }
-            case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"): return nil
-            case 6 where ASCII.equalsIgnoringCase(name, "expect"): return nil
-            case 7 where ASCII.equalsIgnoringCase(name, "upgrade"): return nil
-            case 14, 15, 16, 17, 18:
-                let lowered = ASCII.lowercased(name)
-                guard ForwardAuthTarget.singleFields.contains(lowered) else { continue }
-                if fields.updateValue(value, forKey: lowered) != nil { repeated = repeated ?? name }
-            default: break
-            }
-        }
+        let scan = HeadScan(head.headers, forwardAuth: true)
+        // No body, no `Expect`, no upgrade: anything else is the router's.
+        guard !scan.expect, scan.upgrades == 0, scan.transferEncodings == 0, !scan.announcesBody else { return nil }
+        let (authorization, fields) = (scan.authorization, scan.forwardAuthFields)
         let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
         func refused(_ error: any Error, session: ActiveSession? = nil, fields: [(String, String)] = []) -> AuthzAnswer {
             let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
             return .refused(ErrorMapping.problem(for: error, logger: logger), fields: fields, entry)
         }
         // In the router's order: the head's limits, the forward-auth fields, the original path, the session.
-        if let refusal = RequestHeadLimits.refusal(hosts: hosts, targetBytes: head.uri.utf8.count, fieldBytes: size, settings: settings) {
+        if let refusal = RequestHeadLimits.refusal(hosts: scan.hosts, targetBytes: head.uri.utf8.count, fieldBytes: scan.fieldBytes, settings: settings) {
             return refused(refusal)
         }
-        if let repeated { return refused(GatehouseError.invalidRequest("\(repeated) may be sent only once.")) }
+        if let repeated = scan.repeatedForwardAuthField { return refused(GatehouseError.invalidRequest("\(repeated) may be sent only once.")) }
         let original: ForwardAuthTarget
         let path: NormalizedPath
         do {
