@@ -20,6 +20,8 @@
 #                     that uses them all gets replay refusals, reported as non-2xx)
 #   KEEP_TMP=1        keep the temp dir (nginx/Caddy/gateway configs, logs, raw wrk output)
 #   TARGETS="…"       measure only these targets (direct and caddy are always measured: the ratios need them)
+#   TLS_ROWS=1        then run bench/tls.sh with the same binary: Gatehouse with `tls:` (HTTPS/1.1 keep-alive,
+#                     HTTP/2, new-connection handshakes) against nginx and Caddy terminating TLS (0: skip)
 set -euo pipefail
 
 LOG_TAG=bench
@@ -30,8 +32,9 @@ STOP_WAIT=5
 SESSION_CACHE_SECONDS=30 # store.session_cache_seconds of the "cache on" SQLite gateway (the default)
 
 STORM=${STORM:-1000}
+TLS_ROWS=${TLS_ROWS:-1}
 check_wrk_settings
-require_counts STORM
+require_counts STORM TLS_ROWS
 
 # --- tools -------------------------------------------------------------------------------------
 install_load_tools
@@ -592,5 +595,11 @@ fi
 if ((apache_log_problems > 0)); then
     log "Apache error log, error lines (first 20):"
     apache_problem_lines | head -20 >&2
+fi
+# The TLS rows: their own servers on their own ports (this run's servers are idle by now).
+if ((TLS_ROWS > 0)); then
+    echo
+    GATEHOUSE_BIN="$BIN" DURATION="$DURATION" RUNS="$RUNS" THREADS="$THREADS" CONNECTIONS="$CONNECTIONS" \
+        bash "$script_dir/tls.sh" || { log "bench/tls.sh failed"; report_rc=1; }
 fi
 exit "$report_rc"
