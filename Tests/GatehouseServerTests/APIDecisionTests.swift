@@ -64,7 +64,7 @@ struct APIDecisionTests {
         let (verdict, _) = APIDecision.decide(facts, session: user.map(Self.session), sessionRefusal: refusal, policy: policy, upstreams: upstreams)
         switch verdict {
         case .forward(let target, let session, let upstream):
-            #expect(upstream.index == APIDecision.upstream(for: facts, upstreams: upstreams).index, "the front ends' early choice is the decision's")
+            #expect(upstream.index == APIDecision.route(facts, upstreams: upstreams).upstream.index, "the front ends' early choice is the decision's")
             return .forward(upstream.isDefault ? target : "\(upstream.name):\(target)", identified: session != nil)
         case .refuse(let error):
             let problem = error as! GatehouseError

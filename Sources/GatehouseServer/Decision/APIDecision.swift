@@ -113,12 +113,6 @@ struct APIDecision: Sendable {
         }
     }
 
-    /// The upstream ``decide(_:session:sessionRefusal:policy:upstreams:)`` forwards `facts` to, when it forwards
-    /// them (``route(_:upstreams:)``'s).
-    static func upstream(for facts: Facts, upstreams: UpstreamTable) -> UpstreamRoute {
-        route(facts, upstreams: upstreams).upstream
-    }
-
     /// The host the rules judge on `/v1/api`: a trusted proxy's `X-Forwarded-Host` (its first value; `trusted`:
     /// the peer is one of `trusted_proxies`), else the request's own `Host`.
     static func host(own: String?, forwarded: String?, trusted: Bool) -> String? {

@@ -61,22 +61,12 @@ extension APIRelay {
                 if let (token, presentation) = try credential(of: head, authorization: authorization, method: "GET") {
                     // From memory (a session, or a provider token's cached verdict), or the router reads the store,
                     // verifies the provider token or checks the proof.
-                    let tokenHash = RandomToken.hash(token)
-                    if let found = presentation == .dpop ? nil : fromMemory(tokenHash: tokenHash, authorization: authorization ?? "", audience: audience, now: now) {
+                    switch fromMemory(token: token, presentation: presentation, authorization: authorization, audience: audience, now: now) {
+                    case .found(let found, let keep):
                         (session, assertion) = (found.session, found.assertion)
-                        if presentation == .bearer, authorization != nil { memo = found }
-                    } else {
-                        guard presentation == .bearer, let cached = resolver.cachedProviderVerdict(tokenHash: tokenHash, now: now) else { return nil }
-                        switch cached.verdict {
-                        case .success(let found):
-                            let kept = authorization.flatMap {
-                                providerMemo(found, authorization: $0, until: cached.until, generation: cached.generation, audience: audience, now: now)
-                            }
-                            guard let kept else { return nil }
-                            (session, assertion) = (found, kept.assertion)
-                            memo = kept
-                        case .failure(let refusal): sessionRefusal = refusal
-                        }
+                        if keep { memo = found }
+                    case .refused(let refusal): sessionRefusal = refusal
+                    case .unknown: return nil
                     }
                 }
             } catch {

@@ -47,19 +47,51 @@ extension APIRelay {
 
     /// The session of a token (by its hash) and its assertion (when the backend gets one) from memory alone,
     /// as a memo to keep; `nil` when the store must be read or an assertion signed first.
-    func fromMemory(tokenHash: String, authorization: String, audience: String?, now: Date) -> Memo? {
+    private func sessionFromMemory(tokenHash: String, authorization: String, audience: String?, now: Date) -> Memo? {
         // Read before the look-up: an eviction after it makes the memo stale at once.
         // A session bound to a key is only ever taken with its proof (``decideAsync(_:remoteAddress:)``).
         guard let epoch = resolver.cacheEpoch, let (session, sessionUntil) = resolver.cachedSession(tokenHash: tokenHash, now: now) else { return nil }
         return memo(session, source: .session(epoch: epoch), authorization: authorization, until: sessionUntil, audience: audience, now: now)
     }
 
-    /// A provider token's session (its cached verdict, until `until`) and assertion as a memo to keep; `nil`
-    /// when an assertion must be signed first.
-    func providerMemo(
-        _ session: ActiveSession, authorization: String, until: Date, generation: UInt64, audience: String?, now: Date
-    ) -> Memo? {
-        memo(session, source: .providerToken(generation: generation), authorization: authorization, until: until, audience: audience, now: now)
+    /// What memory alone says of a presented credential, for both the relay's decision and its `/v1/authz` answer.
+    enum FromMemory {
+        /// The session and its assertion, as a memo; `keep`: the connection may remember it (a bearer token,
+        /// which a keep-alive client sends again byte for byte).
+        case found(Memo, keep: Bool)
+        /// A provider token whose cached verdict is a refusal.
+        case refused(any Error)
+        /// Not in memory: the store must be read, the provider token verified, an assertion signed or (DPoP) a
+        /// proof checked.
+        case unknown
+    }
+
+    /// The session `token` stands for from memory alone: a Gatehouse session in the store's cache, or a
+    /// provider-issued bearer token's cached verdict, with its assertion when the backend gets one.
+    func fromMemory(
+        token: String, presentation: SessionResolver.Presentation, authorization: String?, audience: String?, now: Date
+    ) -> FromMemory {
+        // A DPoP-bound session is only ever taken with its proof.
+        guard presentation != .dpop else { return .unknown }
+        // Hashed once: the session cache and the provider tokens' verdicts are both by the token's hash.
+        let tokenHash = RandomToken.hash(token)
+        // A JWT is never a session token (those have no dots): no session look-up for a provider's JWT.
+        let providerJWT = presentation == .bearer && ProviderTokenAuthenticator.isJWT(token)
+        if !providerJWT, let found = sessionFromMemory(tokenHash: tokenHash, authorization: authorization ?? "", audience: audience, now: now) {
+            return .found(found, keep: presentation == .bearer && authorization != nil)
+        }
+        guard presentation == .bearer, let authorization, let cached = resolver.cachedProviderVerdict(tokenHash: tokenHash, now: now) else {
+            return .unknown
+        }
+        switch cached.verdict {
+        case .success(let session):
+            let found = memo(
+                session, source: .providerToken(generation: cached.generation), authorization: authorization, until: cached.until,
+                audience: audience, now: now)
+            return found.map { .found($0, keep: true) } ?? .unknown
+        case .failure(let refusal):
+            return .refused(refusal)
+        }
     }
 
     /// A memo of `session`, valid until `until` at most; `nil` when its assertion is not at hand.

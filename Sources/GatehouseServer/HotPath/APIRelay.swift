@@ -131,27 +131,16 @@ struct APIRelay: Sendable {
         if presentation == .dpop {
             return decideWithProof(head, routed, token: token, upgrade: upgrade, remoteAddress: remoteAddress, audience: audience, now: now)
         }
-        // A JWT is never a session token (those have no dots): no session look-up for a provider's JWT.
-        let providerJWT = presentation == .bearer && ProviderTokenAuthenticator.isJWT(token)
-        // Hashed once: the session cache and the provider tokens' verdicts are both by the token's hash.
-        let tokenHash = RandomToken.hash(token)
-        if !providerJWT, let found = fromMemory(tokenHash: tokenHash, authorization: authorization ?? "", audience: audience, now: now) {
+        // From memory (a session, or a provider token's cached verdict); any other miss leaves the loop.
+        switch fromMemory(token: token, presentation: presentation, authorization: authorization, audience: audience, now: now) {
+        case .found(let found, let keep):
             let decision = forward(head, routed, upgrade: upgrade, session: found.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: found.assertion)
-            if presentation == .bearer, authorization != nil { Self.keep(found, after: decision, in: &memo) }
+            if keep { Self.keep(found, after: decision, in: &memo) }
             return decision
-        }
-        // A provider-issued bearer token whose verdict is cached is decided here too; any other miss leaves the loop.
-        guard presentation == .bearer, let cached = resolver.cachedProviderVerdict(tokenHash: tokenHash, now: now) else { return .resolveAsync }
-        switch cached.verdict {
-        case .success(let session):
-            let found = authorization.flatMap {
-                providerMemo(session, authorization: $0, until: cached.until, generation: cached.generation, audience: audience, now: now)
-            }
-            let decision = forward(head, routed, upgrade: upgrade, session: session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: found?.assertion)
-            if let found { Self.keep(found, after: decision, in: &memo) }
-            return decision
-        case .failure(let refusal):
+        case .refused(let refusal):
             return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: refusal, remoteAddress: remoteAddress, assertion: nil)
+        case .unknown:
+            return .resolveAsync
         }
     }
 
