@@ -82,11 +82,6 @@ extension APIRelay {
             let signIn = decision == .needsSession ? [(ForwardAuthAnswer.signInField, ForwardAuthAnswer.signInURL(publicURL: settings.publicURL, returningTo: original.target))] : []
             return refused(refusal, session: session, fields: signIn)
         }
-        if let session {
-            guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
-                session.identity.email.map(Self.isSafeFieldValue) ?? true, session.identity.groups.allSatisfy(Self.isSafeFieldValue)
-            else { return nil }
-        }
         var headers = HTTPHeaders()
         ForwardAuthAnswer.fields(session: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
         let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)

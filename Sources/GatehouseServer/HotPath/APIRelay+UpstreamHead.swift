@@ -24,13 +24,6 @@ extension APIRelay {
                 guard let cached = signer.cachedAssertion(for: session, audience: chosen.backend.audience, now: clock.now()) else { return .resolveAsync }
                 assertion = cached
             }
-            // Identity values come from providers: one with a line break would add fields of its own upstream
-            // (the router's field type replaces such bytes).
-            guard Self.isSafeFieldValue(session.identity.subject), Self.isSafeFieldValue(session.provider),
-                session.identity.email.map(Self.isSafeFieldValue) ?? true,
-                session.identity.groups.allSatisfy(Self.isSafeFieldValue),
-                !chosen.backend.forwardAccessToken || Self.isSafeFieldValue(session.credential.accessToken)
-            else { return .pass }
         }
         let (verdict, judged) = APIDecision.decide(facts, route: routed.route, session: session, sessionRefusal: sessionRefusal, policy: routed.policy)
         let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
@@ -147,10 +140,5 @@ extension APIRelay {
         guard !settings.trustedProxies.isEmpty else { return RequestIdentifier.make() }
         return RequestIdentifier.of(
             incoming: headers.first(name: "x-request-id"), fromTrustedProxy: settings.trustedProxies.trusts(remoteAddress))
-    }
-
-    /// A field value without CR, LF, NUL or other control characters but tab (RFC 9110 §5.5).
-    static func isSafeFieldValue(_ value: String) -> Bool {
-        !value.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
     }
 }

@@ -44,7 +44,7 @@ final class UpstreamConnectionPool: UpstreamConnectionSource {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     // No outbound validation: the relay writes fields llhttp parsed from the client, its own, and
-                    // identity values it has checked (`APIRelay.isSafeFieldValue`).
+                    // identity values made legal (`BackendIdentityHeaders.fieldValue`).
                     // Bytes after a `101` in the decoder's buffer go on to the tunnel when the decoder is removed.
                     try channel.pipeline.syncOperations.addHTTPClientHandlers(
                         leftOverBytesStrategy: .forwardBytes, enableOutboundHeaderValidation: false)

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import HTTPTypes
 
 /// What the backend learns about the caller: the identity headers, the signed assertion and (when
 /// configured) the provider's access token, as `backend.*` asks. The one list both upstream paths send.
@@ -19,14 +20,25 @@ enum BackendIdentityHeaders {
         _ add: (_ name: String, _ value: String) -> Void
     ) {
         if backend.identityHeaders {
-            add(provider, session.provider)
-            add(subject, session.identity.subject)
-            if let address = session.identity.email { add(email, address) }
-            if !session.identity.groups.isEmpty { add(groups, groupsValue(session.identity.groups)) }
+            add(provider, fieldValue(session.provider))
+            add(subject, fieldValue(session.identity.subject))
+            if let address = session.identity.email { add(email, fieldValue(address)) }
+            if !session.identity.groups.isEmpty { add(groups, fieldValue(groupsValue(session.identity.groups))) }
         }
         if backend.assertion, let assertion { add(Self.assertion, assertion) }
-        if backend.forwardAccessToken { add(accessToken, session.credential.accessToken) }
+        if backend.forwardAccessToken { add(accessToken, fieldValue(session.credential.accessToken)) }
     }
+
+    /// `value` as it may go into a field: identity values and tokens come from providers, and one with a line
+    /// break would add fields of its own upstream. Bytes no field value may hold become spaces, exactly as
+    /// the router's field type (`HTTPField`) makes them, so both front ends send the same bytes; a legal
+    /// value (the common case) is returned as it is, without a copy.
+    static func fieldValue(_ value: String) -> String {
+        HTTPField.isValidValue(value) ? value : HTTPField(name: legalizingName, value: value).value
+    }
+
+    /// Any name: only the value's legalization is wanted of the field.
+    private static let legalizingName = HTTPField.Name(subject)!
 
     /// `X-Gatehouse-Groups`: the groups joined by `,`, each with `%` and `,` percent-encoded (so a group
     /// name holding a comma stays one group).
