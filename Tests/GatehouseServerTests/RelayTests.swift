@@ -102,6 +102,29 @@ struct RelayTests {
         }
     }
 
+    /// An upstream that receives the provider's access token is the router's from the start (it refreshes the
+    /// token before the call and after a 401): the relay judges nothing of such a request, so nothing is
+    /// judged twice — neither a session it resolves nor a refusal it answers.
+    @Test("an upstream with forward_access_token is the router's before anything is judged on the relay")
+    func forwardedAccessTokenIsTheRouters() async throws {
+        try await RelayFixture.with(configure: { $0.backend.forwardAccessToken = true }) { fixture in
+            let result = try await RawHTTPConnection.exchange(
+                port: fixture.port,
+                [
+                    "GET /v1/api/echo HTTP/1.1\r\n\(fixture.auth)\r\n",
+                    "GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer not-a-session\r\n\r\n",
+                ],
+                pause: 0.1, responses: 2)
+            #expect(result.responses.map(\.status) == [200, 401])
+            let echo = try #require(result.responses.first)
+            let headers = JSONValue.parse(Data(echo.body.utf8))?["headers"]?.objectValue ?? [:]
+            #expect(headers["x-gatehouse-access-token"]?.stringValue?.isEmpty == false)
+            #expect(try await fixture.relayed() == 0)
+            let metrics = try await fixture.gateway.http.send(.GET, fixture.gateway.url("/metrics"))
+            #expect(!metrics.text.contains("gatehouse_relayed_refusals_total 1"))
+        }
+    }
+
     /// The attack: a provider hands out a subject (or email, or group) with a line break, which would add an
     /// `X-Gatehouse-Subject: admin` field of its own upstream. The relay carries the request out itself (it no
     /// longer hands it to the router to be judged again), and what the backend and nginx get is one field per

@@ -17,9 +17,6 @@ extension APIRelay {
         // The upstream the decision below forwards to (its route): what it receives is known before.
         let chosen = routed.route.upstream
         if let session {
-            // A refreshable credential that the backend receives may need a refresh before or a replay after
-            // the call: the router's path does both.
-            if chosen.backend.forwardAccessToken, session.credential.isRefreshable { return .pass }
             if chosen.backend.assertion, assertion == nil {
                 guard let cached = signer.cachedAssertion(for: session, audience: chosen.backend.audience, now: clock.now()) else { return .resolveAsync }
                 assertion = cached
@@ -34,7 +31,6 @@ extension APIRelay {
         case .refuse(let error):
             return refuse(error, head, session: session, remoteAddress: remoteAddress, requestID: requestID)
         case .forward(let target, let session, let upstream):
-            guard let reached = targets[upstream.index] else { return .pass }
             if let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > settings.maxBodyBytes {
                 return refuse(
                     GatehouseError.payloadTooLarge("The request body exceeds \(settings.maxBodyBytes) bytes."), head, session: session,
@@ -43,7 +39,7 @@ extension APIRelay {
             let entry = Entry(
                 requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id, upstream: upstream.index)
             var headers = headers(
-                of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion, upstream: upstream, target: reached)
+                of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion, upstream: upstream, target: routed.target)
             headers.add(name: "X-Request-Id", value: entry.requestID)
             let upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers)
             return upgrade ? .upgrade(upstream, entry) : .forward(upstream, entry)
@@ -123,16 +119,20 @@ extension APIRelay {
         let policy: AccessPolicy
         let facts: APIDecision.Facts
         let route: APIDecision.Route
+        /// Where the relay sends it: the route's upstream.
+        let target: RelayTarget
     }
 
-    /// The head's route, when the relay reaches its upstream; `nil` when the router's client must carry it
-    /// (an `https` upstream).
+    /// The head's route, when the relay carries the request; `nil` when the router does, before anything is
+    /// judged here (so nothing is judged twice): an `https` upstream, which the router's client reaches, or one
+    /// that receives the provider's access token (`forward_access_token`), which the router refreshes before
+    /// the call and, after a 401, once more before it sends the call again.
     func routed(_ head: HTTPRequestHead, remoteAddress: String?) -> Routed? {
         let policy = access.current
         let facts = facts(of: head, remoteAddress: remoteAddress, policy: policy)
         let route = APIDecision.route(facts, upstreams: upstreams)
-        guard targets[route.upstream.index] != nil else { return nil }
-        return Routed(policy: policy, facts: facts, route: route)
+        guard let target = targets[route.upstream.index], !route.upstream.backend.forwardAccessToken else { return nil }
+        return Routed(policy: policy, facts: facts, route: route, target: target)
     }
 
     /// The request's id (``RequestIdentifier``): a trusted proxy's `X-Request-Id`, else a new one.
