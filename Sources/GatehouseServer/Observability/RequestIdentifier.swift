@@ -4,16 +4,28 @@ import Synchronization
 /// answer's and the upstream request's `X-Request-Id`. A process-wide random prefix and a counter: unique
 /// without a syscall per request, and not a secret (they only correlate log lines).
 enum RequestIdentifier {
-    private static let prefix: String = {
-        let value = String(UInt64.random(in: .min ... .max), radix: 16)
-        return String(repeating: "0", count: 16 - value.count) + value
-    }()
+    private static let prefix = UInt64.random(in: .min ... .max)
     private static let counter = Atomic<UInt64>(UInt64.random(in: 0 ... UInt64(UInt32.max)))
 
-    /// A new id: 32 lowercase hex digits.
+    /// A new id: 32 lowercase hex digits, the prefix's then the counter's, written straight into the string
+    /// (one allocation: every relayed request makes one).
     static func make() -> String {
-        let value = String(counter.wrappingAdd(1, ordering: .relaxed).newValue, radix: 16)
-        return prefix + String(repeating: "0", count: 16 - value.count) + value
+        let value = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        return String(unsafeUninitializedCapacity: 32) { bytes in
+            hex(prefix, into: bytes, at: 0)
+            hex(value, into: bytes, at: 16)
+            return 32
+        }
+    }
+
+    /// `value` as 16 lowercase hex digits at `offset`.
+    private static func hex(_ value: UInt64, into bytes: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+        var rest = value
+        for index in (offset ..< offset + 16).reversed() {
+            let digit = UInt8(truncatingIfNeeded: rest & 0xF)
+            bytes[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            rest >>= 4
+        }
     }
 
     /// The id of a request: the one a trusted proxy in front sent (`X-Request-Id`, so that its log lines and

@@ -25,14 +25,26 @@ final class GatewayMetrics: Sendable {
     let activeSessions: Gauge
 
     /// Labelled series, made once per label set: the registry's own look-up formats names on every call.
-    private let requestSeries = Mutex<[RequestKey: Counter]>([:])
-    private let durationSeries = Mutex<[String: DurationHistogram]>([:])
+    private let requestSeries = Mutex<[RequestKey: RequestSeries]>([:])
+    private let durationSeries = Mutex<[SeriesKey: DurationHistogram]>([:])
     private let labelledCounters = Mutex<[LabelledKey: Counter]>([:])
 
     private struct RequestKey: Hashable {
         let route: String
         let method: String
         let status: Int
+    }
+
+    /// A request's counter and its route's histogram, found with one look-up per request.
+    private struct RequestSeries {
+        let counter: Counter
+        let duration: DurationHistogram
+    }
+
+    /// A histogram's name and its one label's value.
+    private struct SeriesKey: Hashable {
+        let name: String
+        let label: String
     }
 
     private struct LabelledKey: Hashable {
@@ -86,17 +98,25 @@ final class GatewayMetrics: Sendable {
     /// `gatehouse_http_request_duration_seconds{route}`.
     func request(route: String, method: String, status: Int, duration: Duration) {
         let key = RequestKey(route: route, method: method, status: status / 100)
-        let counter = requestSeries.withLock { series in
-            if let counter = series[key] { return counter }
+        let found = requestSeries.withLock { series in series[key] }
+        let request = found ?? newRequestSeries(key)
+        request.counter.increment()
+        request.duration.record(duration)
+    }
+
+    /// The series of a request key seen for the first time.
+    private func newRequestSeries(_ key: RequestKey) -> RequestSeries {
+        let duration = histogram(
+            "http_request_duration", "Time from the request head to the end of the answer, by route template.", label: ("route", key.route))
+        return requestSeries.withLock { series in
+            if let made = series[key] { return made }
             let counter = registry.makeCounter(
                 descriptor: .init(namespace: "gatehouse", metricName: "http_requests", unitName: "total", helpText: "Requests answered, by route template, method and status class."),
-                labels: [("route", route), ("method", method), ("status", "\(status / 100)xx")])
-            series[key] = counter
-            return counter
+                labels: [("route", key.route), ("method", key.method), ("status", "\(key.status)xx")])
+            let made = RequestSeries(counter: counter, duration: duration)
+            series[key] = made
+            return made
         }
-        counter.increment()
-        histogram("http_request_duration", "Time from the request head to the end of the answer, by route template.", label: ("route", route))
-            .record(duration)
     }
 
     /// One upstream call: `gatehouse_upstream_duration_seconds{upstream}` (`backend` or `provider_api`).
@@ -149,7 +169,7 @@ final class GatewayMetrics: Sendable {
     }
 
     private func histogram(_ name: String, _ help: String, label: (String, String)) -> DurationHistogram {
-        let key = name + "\u{0}" + label.1
+        let key = SeriesKey(name: name, label: label.1)
         return durationSeries.withLock { series in
             if let histogram = series[key] { return histogram }
             let histogram = registry.makeDurationHistogram(
