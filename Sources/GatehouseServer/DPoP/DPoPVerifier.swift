@@ -192,11 +192,10 @@ struct DPoPVerifier: Sendable {
             throw refuse("The DPoP proof needs a jti (at most 256 bytes).")
         }
         guard claims.htm == target.method else { throw refuse("The DPoP proof's htm is not this request's method.") }
-        // The same text (what a client usually sends) needs one normalization: that it is a URL at all.
+        // The same text as the request's URL (what a client usually sends) is that URL: `public_url` and the
+        // path the request came with. Only another spelling needs both normalized.
         guard let htu = claims.htu,
-            htu == target.url
-                ? DPoPTargetURI.normalized(htu) != nil
-                : DPoPTargetURI.normalized(htu).map({ $0 == DPoPTargetURI.normalized(target.url) }) ?? false
+            htu == target.url || DPoPTargetURI.normalized(htu).map({ $0 == DPoPTargetURI.normalized(target.url) }) ?? false
         else { throw refuse("The DPoP proof's htu is not this request's URL.") }
         let now = clock.now()
         guard let iat = claims.iat else { throw refuse("The DPoP proof needs an iat.") }
