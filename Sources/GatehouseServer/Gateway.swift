@@ -1,8 +1,9 @@
 public import AsyncHTTPClient
-public import GatehouseCore
-public import Logging
 public import Foundation
+import GatehouseConfiguration
+public import GatehouseCore
 import JWTKit
+public import Logging
 
 /// Everything a running gateway shares across requests: settings, providers, store, keys, clients.
 /// It wires the parts once; each route gets only the parts it uses.

@@ -54,8 +54,8 @@ public struct ServerSettings: Sendable {
     }
     /// `sessions.cookie`: the session cookie.
     public var cookie: CookieSettings {
-        get { CookieSettings(configuration.sessions.cookie) }
-        set { configuration.sessions.cookie = newValue.configuration }
+        get { configuration.sessions.cookie }
+        set { configuration.sessions.cookie = newValue }
     }
     /// `sessions.dpop:`: binding sessions to a client key.
     public var dpop: DPoPPolicy {
@@ -74,14 +74,13 @@ public struct ServerSettings: Sendable {
     }
     /// `backend:`: the backend behind `/v1/api/…`.
     public var backend: BackendSettings {
-        get { BackendSettings(configuration.backend) }
-        set { configuration.backend = newValue.configuration }
+        get { configuration.backend }
+        set { configuration.backend = newValue }
     }
-    /// `upstreams:`: named upstreams chosen by path prefix, besides ``backend`` (a new array on every read:
-    /// read once, by ``UpstreamTable``).
+    /// `upstreams:`: named upstreams chosen by path prefix, besides ``backend``.
     public var upstreams: [UpstreamSettings] {
-        get { configuration.upstreams.map(UpstreamSettings.init) }
-        set { configuration.upstreams = newValue.map(\.configuration) }
+        get { configuration.upstreams }
+        set { configuration.upstreams = newValue }
     }
     /// Client redirect URIs allowed for every provider.
     public var allowedRedirectURIs: [String] {

@@ -3,6 +3,7 @@ import GatehouseCore
 import Testing
 
 @testable import GatehouseServer
+import GatehouseConfiguration
 
 @Suite("The one decision of /v1/api, without sockets")
 struct APIDecisionTests {

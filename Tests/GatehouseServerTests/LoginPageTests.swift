@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseConfiguration
 import GatehouseCore
 import GatehouseDemo
 import GatehouseServer

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseConfiguration
 import GatehouseCore
 @testable import GatehouseServer
 import GatehouseStore

@@ -5,6 +5,7 @@ import NIOHTTP1
 import Testing
 
 @testable import GatehouseServer
+import GatehouseConfiguration
 
 /// Signing out from a page (`GET`/`POST /v1/sign-out`, `GET /v1/sign-out/done`) through a real gateway over
 /// loopback: the `oauth2` stand-in (no browser logout) and the OIDC stand-in (RP-initiated logout).

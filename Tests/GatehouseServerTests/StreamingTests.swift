@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseConfiguration
 import GatehouseCore
 import GatehouseDemo
 import GatehouseServer

@@ -1,3 +1,4 @@
+import GatehouseConfiguration
 import GatehouseCore
 
 /// The fields of an allowed forward-auth answer (`/v1/authz` → 200), the one list of both front ends: the

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseConfiguration
 
 /// One upstream as the decision chooses it and the front ends reach it: `backend` (the default) or one of
 /// `upstreams:`. Plain values, worked out once from the settings.

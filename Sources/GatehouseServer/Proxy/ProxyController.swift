@@ -1,12 +1,13 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseConfiguration
 import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import Logging
-import Prometheus
 import NIOCore
 import NIOHTTP1
+import Prometheus
 
 /// `/v1/api/{path…}` (the backend, with the gateway's identity headers) and
 /// `/v1/proxy/{provider}/{path…}` (the provider's own API, with the provider credential), both

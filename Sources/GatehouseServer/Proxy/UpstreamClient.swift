@@ -1,12 +1,13 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseConfiguration
 import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import Logging
-import Prometheus
 import NIOCore
 import NIOHTTP1
+import Prometheus
 
 /// The hop to an upstream (the backend or a provider's API): what of the client's request goes on
 /// (body limits, header hygiene, `X-Forwarded-*`), the call itself with its timeout and error mapping,

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseConfiguration
 import GatehouseCore
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,5 @@
+import GatehouseConfiguration
+
 /// The browser session cookie: `HttpOnly; Secure; SameSite=Lax`, `__Host-` prefixed by default.
 struct SessionCookie: Sendable {
     let settings: ServerSettings
@@ -13,7 +15,7 @@ struct SessionCookie: Sendable {
     }
 
     private func attributes(_ pair: String, maxAge: Int) -> String {
-        var parts = [pair, "Path=/", "HttpOnly", "SameSite=\(settings.cookie.sameSite)", "Max-Age=\(maxAge)"]
+        var parts = [pair, "Path=/", "HttpOnly", "SameSite=\(settings.cookie.sameSite.rawValue)", "Max-Age=\(maxAge)"]
         if settings.cookie.secure { parts.append("Secure") }
         return parts.joined(separator: "; ")
     }
