@@ -57,12 +57,13 @@ caddy_pid=""
 gw_pid=""
 sqlite_pid=""
 sqlite0_pid=""
+memdpop_pid=""
 sqlitelog_pid=""
 storm_pid=""
 authz_pid=""
 apache_pid=""
 issuer_pid=""
-cleanup_pids=(gw_pid sqlite_pid sqlite0_pid sqlitelog_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
+cleanup_pids=(gw_pid sqlite_pid sqlite0_pid memdpop_pid sqlitelog_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
 remove_demo_dir() { # each demo keeps its files under $TMPDIR/gatehouse-demo-<pid>
     local pid
     for pid in "$gw_pid" "$storm_pid"; do
@@ -193,16 +194,17 @@ bearer_tokens:
   audiences: ["$BEARER_AUDIENCE"]
   required_scopes: ["api"]
 EOF
-serve_sqlite() { # name port cache_seconds pid_variable [access_log]: `gatehouse serve` on SQLite, waits for /readyz
-    local name=$1 port=$2 cache=$3 access_log=${5:-false} dir=$serve_root/$1
+serve_sqlite() { # name port cache_seconds pid_variable [access_log] [store_kind]: `gatehouse serve` on SQLite (or memory), waits for /readyz
+    local name=$1 port=$2 cache=$3 access_log=${5:-false} kind=${6:-sqlite} dir=$serve_root/$1 store_path
     mkdir -p "$dir"
+    store_path=""
+    if [[ $kind == sqlite ]]; then printf -v store_path '\n  path: "%s"' "$dir/gatehouse.sqlite3"; fi
     cat >"$dir/gatehouse.yaml" <<EOF
 listen: "127.0.0.1:$port"
 public_url: "http://127.0.0.1:$port"
 providers_dir: "$serve_root/Providers"
 store:
-  kind: "sqlite"
-  path: "$dir/gatehouse.sqlite3"
+  kind: "$kind"$store_path
   session_cache_seconds: $cache
 keys:
   sealing:
@@ -260,6 +262,19 @@ dpop_status=$(curl -s -o "$tmp/session-dpop.json" -w '%{http_code}' -H 'Content-
 [[ $dpop_status == 201 ]] || die "the DPoP sign-in answered $dpop_status: $(head -c 1000 "$tmp/session-dpop.json")"
 read -r dpop_token dpop_type < <(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["session_token"], d["token_type"])' "$tmp/session-dpop.json")
 [[ $dpop_type == DPoP ]] || die "the DPoP sign-in gave a $dpop_type session"
+# The same bound call on a gateway whose store is memory (`gw-memory-dpop`): a proof's `jti` record is a
+# map insert under a lock, so that row is what the proof's own check costs, without the record's write.
+if wants gw-memory-dpop; then
+    memdpop_port=$(free_port)
+    serve_sqlite memdpop "$memdpop_port" "$SESSION_CACHE_SECONDS" memdpop_pid false memory
+    memdpop_status=$(curl -s -o "$tmp/session-memdpop.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+        -H "DPoP: $(dpop_proofs POST "http://127.0.0.1:$memdpop_port/v1/auth/bench/token")" \
+        -d '{"token": "bench-memdpop"}' "http://127.0.0.1:$memdpop_port/v1/auth/bench/token") || true
+    [[ $memdpop_status == 201 ]] || die "the DPoP sign-in (memory store) answered $memdpop_status: $(head -c 1000 "$tmp/session-memdpop.json")"
+    memdpop_token=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["session_token"])' "$tmp/session-memdpop.json")
+else
+    memdpop_port=0 memdpop_pid=$sqlite_pid memdpop_token=none
+fi
 
 # --- forward authentication: nginx auth_request -> the SQLite gateway's /v1/authz, then the backend ------
 # The price of forward auth per request, against the plain nginx proxy above: the same nginx settings,
@@ -397,7 +412,7 @@ fi
 
 # --- targets ---------------------------------------------------------------------------------------
 # name, label, CPU key (run_wrk's "cpu" line; nginx's workers are <key>_<n>), pids for the RSS, URL, token
-targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-log gw-sqlite-dpop gw-sqlite-nocache nginx-authz
+targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-log gw-sqlite-dpop gw-memory-dpop gw-sqlite-nocache nginx-authz
     gw-bearer-jwt gw-bearer-opaque apache-oidc-jwt apache-oidc-introspect)
 if [[ -n ${TARGETS:-} ]]; then
     chosen=" direct caddy $TARGETS "
@@ -419,6 +434,7 @@ label=(
     [gw-sqlite]="Gatehouse, SQLite, session cache ${SESSION_CACHE_SECONDS} s"
     [gw-sqlite-log]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, access log on (as shipped)"
     [gw-sqlite-dpop]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, DPoP-bound (ES256 proof each)"
+    [gw-memory-dpop]="Gatehouse, memory store (serve), DPoP-bound (ES256 proof each)"
     [gw-sqlite-nocache]="Gatehouse, SQLite, session cache 0"
     [nginx-authz]="nginx auth_request -> Gatehouse /v1/authz, -> backend"
     [gw-bearer-jwt]="Gatehouse, SQLite, provider JWT (at+jwt ES256, verdict cached)"
@@ -434,6 +450,7 @@ url=(
     [gw-sqlite]="http://127.0.0.1:$sqlite_port/v1/api/bench"
     [gw-sqlite-log]="http://127.0.0.1:$sqlitelog_port/v1/api/bench"
     [gw-sqlite-dpop]="http://127.0.0.1:$sqlite_port/v1/api/bench"
+    [gw-memory-dpop]="http://127.0.0.1:$memdpop_port/v1/api/bench"
     [gw-sqlite-nocache]="http://127.0.0.1:$sqlite0_port/v1/api/bench"
     [nginx-authz]="http://127.0.0.1:$authz_port/bench"
     [gw-bearer-jwt]="http://127.0.0.1:$sqlite_port/v1/api/bench"
@@ -442,9 +459,9 @@ url=(
     [apache-oidc-introspect]="http://127.0.0.1:$apache_intro_port/bench"
 )
 # Every target gets the same request: the proxies and nginx ignore the Authorization header.
-tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-log]=$sqlitelog_token [gw-sqlite-dpop]=$dpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
+tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-log]=$sqlitelog_token [gw-sqlite-dpop]=$dpop_token [gw-memory-dpop]=$memdpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
 tok+=([gw-bearer-jwt]=$provider_jwt [gw-bearer-opaque]=$provider_opaque [apache-oidc-jwt]=$provider_jwt [apache-oidc-introspect]=$provider_opaque)
-cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-log]=sqlitelog [gw-sqlite-dpop]=sqlite [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
+cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-log]=sqlitelog [gw-sqlite-dpop]=sqlite [gw-memory-dpop]=memdpop [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
 cpu_key+=([gw-bearer-jwt]=sqlite [gw-bearer-opaque]=sqlite [apache-oidc-jwt]=apache [apache-oidc-introspect]=apache)
 mapfile -t backend_workers < <(nginx_workers "$nginx_pid")
 mapfile -t proxy_workers < <(nginx_workers "$proxy_pid")
@@ -455,12 +472,12 @@ if [[ -n $apache_pid ]]; then mapfile -t apache_workers < <(nginx_workers "$apac
 rss_pids=(
     [direct]="$nginx_pid ${backend_workers[*]}"
     [nginx-proxy]="$proxy_pid ${proxy_workers[*]}"
-    [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-log]=$sqlitelog_pid [gw-sqlite-dpop]=$sqlite_pid [gw-sqlite-nocache]=$sqlite0_pid
+    [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-log]=$sqlitelog_pid [gw-sqlite-dpop]=$sqlite_pid [gw-memory-dpop]=$memdpop_pid [gw-sqlite-nocache]=$sqlite0_pid
     [nginx-authz]="$authz_pid ${authz_workers[*]} $sqlite_pid"
     [gw-bearer-jwt]=$sqlite_pid [gw-bearer-opaque]=$sqlite_pid
     [apache-oidc-jwt]="$apache_pid ${apache_workers[*]}" [apache-oidc-introspect]="$apache_pid ${apache_workers[*]}"
 )
-cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid" "sqlitelog=$sqlitelog_pid")
+cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid" "sqlitelog=$sqlitelog_pid" "memdpop=$memdpop_pid")
 for i in "${!proxy_workers[@]}"; do cpu_watch+=("proxy_$((i + 1))=${proxy_workers[i]}"); done
 # The forward-auth row's CPU: its nginx workers and the gateway answering /v1/authz (the SQLite row's
 # gateway, idle during the other targets' runs).
@@ -470,7 +487,7 @@ cpu_watch+=("authz_gw=$sqlite_pid")
 for i in "${!apache_workers[@]}"; do cpu_watch+=("apache_$((i + 1))=${apache_workers[i]}"); done
 
 for t in "${targets[@]}"; do
-    if [[ $t == gw-sqlite-dpop ]]; then
+    if [[ $t == *-dpop ]]; then
         sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: DPoP ${tok[$t]}" -H "DPoP: $(dpop_proofs GET "${url[$t]}" "${tok[$t]}")"
     else
         sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: Bearer ${tok[$t]}"
@@ -490,12 +507,13 @@ require_all_alive() {
     require_alive "$sqlite_pid" "the SQLite gateway died during the $1 run (log: $tmp/gateway-sqlite.log)"
     require_alive "$sqlitelog_pid" "the SQLite gateway with the access log died during the $1 run (log: $tmp/gateway-sqlitelog.log)"
     require_alive "$sqlite0_pid" "the SQLite gateway without cache died during the $1 run (log: $tmp/gateway-sqlite0.log)"
+    require_alive "$memdpop_pid" "the memory-store gateway of the DPoP row died during the $1 run (log: $tmp/gateway-memdpop.log)"
     require_alive "$authz_pid" "the nginx auth_request proxy died during the $1 run (see $tmp/authz)"
     require_alive "$issuer_pid" "the issuer died during the $1 run (log: $tmp/issuer/issuer.log)"
     if [[ -n $apache_pid ]]; then require_alive "$apache_pid" "Apache died during the $1 run (log: $tmp/apache/error.log)"; fi
 }
 wrk_target() { # name index seconds
-    if [[ $1 == gw-sqlite-dpop ]]; then
+    if [[ $1 == *-dpop ]]; then
         # Made just before the run (iat: now; the gateway accepts 60 s), each sent once.
         dpop_proofs GET "${url[$1]}" "${tok[$1]}" $((DPOP_RATE * $3)) >"$tmp/proofs.txt" || die "gatehouse-bench dpop-proofs failed"
         WRK_SCRIPT_ARGS=("$tmp/proofs.txt" "${tok[$1]}" "$THREADS")

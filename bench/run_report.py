@@ -116,6 +116,10 @@ def main():
         print(f"DPoP-bound / bearer session (SQLite, cache on): {dpop['rps']:,.0f} / {bearer['rps']:,.0f} req/s = "
               f"{dpop['rps'] / bearer['rps']:.2f}x; gateway CPU/request {dpop['cpu_us']:.0f} us vs {bearer['cpu_us']:.0f} us "
               f"(p50 {fmt_ms(dpop['p50_ms'])} vs {fmt_ms(bearer['p50_ms'])}; wrk signs nothing: the proofs are made before each run)")
+    if "gw-sqlite" in by_name and "gw-memory-dpop" in by_name:
+        bearer, dpop = by_name["gw-sqlite"], by_name["gw-memory-dpop"]
+        print(f"DPoP-bound on the memory store (no store write) / bearer session (SQLite): {dpop['rps']:,.0f} / {bearer['rps']:,.0f} req/s = "
+              f"{dpop['rps'] / bearer['rps']:.2f}x; gateway CPU/request {dpop['cpu_us']:.0f} us vs {bearer['cpu_us']:.0f} us")
     provider_token_ratios(by_name, caddy, tmp)
     print(f"command: {command}")
 

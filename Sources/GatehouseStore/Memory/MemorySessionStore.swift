@@ -1,5 +1,6 @@
 public import Foundation
 public import GatehouseCore
+import Synchronization
 
 /// A ``SessionStore`` kept in process memory, for tests and `store.kind: memory`.
 ///
@@ -35,8 +36,9 @@ public actor MemorySessionStore: SessionStore {
     private var sessionIDByTokenHash: [String: String] = [:]
     private var pending: [PendingKey: PendingEntry] = [:]
     private var leases: [String: Lease] = [:]
-    /// ``recordOnce(_:until:now:)``'s values and when each expires.
-    private var onceValues: [String: Date] = [:]
+    /// ``recordOnce(_:until:now:)``'s values and when each expires: under a lock of their own, outside the
+    /// actor, so that an event loop records a DPoP proof's `jti` on its own thread, with no task or hop.
+    private nonisolated let onceValues = Mutex<[String: Date]>([:])
 
     /// Creates an empty store.
     public init() {}
@@ -88,7 +90,7 @@ public actor MemorySessionStore: SessionStore {
         pending = pending.filter { $0.value.record.expiresAt >= now }
         // A lapsed lease is free anyway; dropping it keeps the table from growing.
         leases = leases.filter { $0.value.until > now }
-        onceValues = onceValues.filter { $0.value >= now }
+        onceValues.withLock { values in values = values.filter { $0.value >= now } }
         return expired.count
     }
 
@@ -144,9 +146,20 @@ public actor MemorySessionStore: SessionStore {
     }
 
     public func recordOnce(_ key: String, until: Date, now: Date) async throws -> Bool {
-        if let expiry = onceValues[key], expiry >= now { return false }
-        onceValues[key] = until
-        return true
+        record(key, until: until, now: now)
+    }
+
+    /// Answered on the caller's thread, before this returns.
+    public nonisolated func recordOnce(_ key: String, until: Date, now: Date, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+        completion(.success(record(key, until: until, now: now)))
+    }
+
+    private nonisolated func record(_ key: String, until: Date, now: Date) -> Bool {
+        onceValues.withLock { values in
+            if let expiry = values[key], expiry >= now { return false }
+            values[key] = until
+            return true
+        }
     }
 
     private func removeSession(id: String) {
