@@ -134,12 +134,8 @@ struct RelayTests {
     @Test("an identity value with a line break is one field upstream and in the /v1/authz answer, on the relay")
     func identityValuesWithLineBreaks() async throws {
         try await RelayFixture.with { fixture in
-            let (token, _) = try await fixture.gateway.gateway.sessions.create(
-                provider: "demo",
-                result: LoginResult(
-                    identity: Identity(subject: "alice\r\nX-Gatehouse-Subject: admin", email: "a@example.com\u{0}", groups: ["staff\nX-Gatehouse-Groups: admin"]),
-                    credential: Credential(accessToken: "t", issuedAt: Date())),
-                dpopThumbprint: nil)
+            let token = try await fixture.session(
+                for: Identity(subject: "alice\r\nX-Gatehouse-Subject: admin", email: "a@example.com\u{0}", groups: ["staff\nX-Gatehouse-Groups: admin"]))
             let before = try await fixture.relayed()
             let result = try await RawHTTPConnection.exchange(
                 port: fixture.port, ["GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"], responses: 1)
@@ -171,11 +167,7 @@ struct RelayTests {
         }
         // The router's path (a CORS request is the router's) sends the same bytes.
         try await RelayFixture.with(configure: { $0.corsAllowedOrigins = ["https://app.example"] }) { fixture in
-            let (token, _) = try await fixture.gateway.gateway.sessions.create(
-                provider: "demo",
-                result: LoginResult(
-                    identity: Identity(subject: "alice\r\nX-Gatehouse-Subject: admin"), credential: Credential(accessToken: "t", issuedAt: Date())),
-                dpopThumbprint: nil)
+            let token = try await fixture.session(for: Identity(subject: "alice\r\nX-Gatehouse-Subject: admin"))
             let result = try await RawHTTPConnection.exchange(
                 port: fixture.port,
                 ["GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://app.example\r\nAuthorization: Bearer \(token)\r\n\r\n"],

@@ -1,6 +1,6 @@
 import Foundation
 import GatehouseCore
-import GatehouseServer
+@testable import GatehouseServer
 import GatehouseStore
 import NIOHTTP1
 
@@ -37,6 +37,15 @@ struct RelayFixture: Sendable {
                 return try await body(RelayFixture(gateway: gateway, token: token, clock: clock))
             }
         }
+    }
+
+    /// A new session of provider `demo` for `identity`, straight in the store (as a provider that hands out such
+    /// an identity would leave it); its token.
+    func session(for identity: Identity) async throws -> String {
+        let credential = Credential(accessToken: "t", issuedAt: Date())
+        return try await gateway.gateway.sessions.create(
+            provider: "demo", result: LoginResult(identity: identity, credential: credential), dpopThumbprint: nil
+        ).0
     }
 
     /// How many requests the relay took so far (`gatehouse_relayed_requests_total`).
