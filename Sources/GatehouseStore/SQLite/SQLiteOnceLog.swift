@@ -90,7 +90,10 @@ final class SQLiteOnceLog: Sendable {
         var lastID = memory.lastID
         var answers: [Bool] = []
         answers.reserveCapacity(entries.count)
-        try db.inTransaction(.immediate) {
+        // BEGIN and COMMIT as cached statements: `inTransaction` parses their SQL again for every batch, and
+        // batches are small (often one record) when each is cheap.
+        try db.cachedStatement(sql: "BEGIN IMMEDIATE").execute()
+        do {
             try readNewRows(db, after: &lastID, into: &fresh)
             let append = try db.cachedStatement(sql: appendSQL)
             for entry in entries {
@@ -110,7 +113,11 @@ final class SQLiteOnceLog: Sendable {
                     answers.append(true)
                 }
             }
-            return .commit
+            try db.cachedStatement(sql: "COMMIT").execute()
+        } catch {
+            // A failed statement or COMMIT may leave the transaction open (or SQLite has rolled it back already).
+            if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK") }
+            throw error
         }
         for (digest, until) in fresh { memory.remember(digest, until: until) }
         memory.advance(to: lastID)
