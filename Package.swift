@@ -69,6 +69,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -162,7 +163,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GatehouseStoreTests",
-            dependencies: ["GatehouseCore", "GatehouseStore", .product(name: "Logging", package: "swift-log"), .product(name: "PostgresNIO", package: "postgres-nio")],
+            dependencies: [
+                "GatehouseCore", "GatehouseStore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -54,6 +54,24 @@ enum SQLiteMigrations {
             }
             try db.create(index: "once_values_expires_at", on: "once_values", columns: ["expires_at"])
         }
+        migrator.registerMigration("v3") { db in
+            // The one-time values become an append-only log (``SQLiteOnceLog``): `id` is the rowid (no
+            // AUTOINCREMENT, whose counter would be one more page per write; the sweep keeps ids from going
+            // down instead), `key` the key's 16-byte digest, and no other index, so an append fills the last page.
+            try db.execute(sql: "CREATE TABLE once_log (id INTEGER PRIMARY KEY, key BLOB NOT NULL, expires_at REAL NOT NULL)")
+            // once_values' rows live minutes at most (a proof's age limit plus skew), but an upgrade must not
+            // forget them: a proof spent just before it would be accepted again. They are carried over, then the
+            // table goes: an older gateway still running on the file then fails its DPoP records (closed) instead of
+            // accepting proofs this one has already seen.
+            let carried = try Row.fetchCursor(db, sql: "SELECT key, expires_at FROM once_values ORDER BY expires_at")
+            let append = try db.makeStatement(sql: "INSERT INTO once_log (key, expires_at) VALUES (?, ?)")
+            while let row = try carried.next() {
+                let key: String = try row.decode(atIndex: 0)
+                let expiresAt: Double = try row.decode(atIndex: 1)
+                try append.execute(arguments: [SQLiteOnceDigest(key: key).blob, expiresAt])
+            }
+            try db.drop(table: "once_values")
+        }
         return migrator
     }
 }

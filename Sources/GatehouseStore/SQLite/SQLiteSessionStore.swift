@@ -19,6 +19,8 @@ public final class SQLiteSessionStore: SessionStore {
         """
 
     let pool: DatabasePool
+    /// The one-time values: an append-only log in the file and what this process knows of it.
+    let onceLog: SQLiteOnceLog
     private let onceRecords: OnceRecordBatcher
 
     /// Opens (or creates) the database file, creating its parent directories.
@@ -47,7 +49,11 @@ public final class SQLiteSessionStore: SessionStore {
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let pool = try DatabasePool(path: path, configuration: configuration)
         self.pool = pool
-        onceRecords = OnceRecordBatcher { entries, done in Self.writeOnceValues(pool, entries, done: done) }
+        let onceLog = SQLiteOnceLog()
+        self.onceLog = onceLog
+        // The records that arrive while one batch is written share the next (``OnceRecordBatcher``); each batch
+        // is handed to the writer's queue and answered from it: no task on the way.
+        onceRecords = OnceRecordBatcher { entries, done in onceLog.write(pool, entries, done: done) }
     }
 
     /// Runs `body` on the writer connection outside a transaction (for per-connection state such as
@@ -69,6 +75,8 @@ public final class SQLiteSessionStore: SessionStore {
             // winner's tables. Checking again then finds everything applied. A real failure throws again.
             try await runMigrations()
         }
+        // Learn the live one-time values now rather than in the first DPoP request's write.
+        try await onceLog.catchUp(pool)
     }
 
     public func ping() async throws {
@@ -141,15 +149,16 @@ public final class SQLiteSessionStore: SessionStore {
     public func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int {
         let now = now.timeIntervalSince1970
         let idleCutoff = idleCutoff.timeIntervalSince1970
-        return try await pool.write { db in
+        let removed = try await pool.write { db in
             let expired = "SELECT id FROM sessions WHERE expires_at < ? OR last_seen_at < ?"
             try db.execute(sql: "DELETE FROM refresh_leases WHERE session_id IN (\(expired)) OR until <= ?", arguments: [now, idleCutoff, now])
             try db.execute(sql: "DELETE FROM sessions WHERE expires_at < ? OR last_seen_at < ?", arguments: [now, idleCutoff])
             let count = db.changesCount
             try db.execute(sql: "DELETE FROM pending WHERE expires_at < ?", arguments: [now])
-            try db.execute(sql: "DELETE FROM once_values WHERE expires_at < ?", arguments: [now])
             return count
         }
+        try await onceLog.sweep(pool, now: Date(timeIntervalSince1970: now))
+        return removed
     }
 
     // MARK: Pending records
@@ -281,33 +290,6 @@ public final class SQLiteSessionStore: SessionStore {
 
     public func recordOnce(_ key: String, until: Date, now: Date, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
         onceRecords.record(key, until: until, now: now, completion: completion)
-    }
-
-    /// ``recordOnce(_:until:now:)``'s writes: the records that arrive while one is written share the next
-    /// write (``OnceRecordBatcher``). Handed to the writer's queue, answered from it: no task on the way.
-    private static func writeOnceValues(
-        _ pool: DatabasePool, _ entries: [OnceRecordBatcher.Entry], done: @escaping @Sendable (Result<[Bool], any Error>) -> Void
-    ) {
-        // A new key is inserted; an expired entry with the same key (the sweeper's to remove) is taken over
-        // and does not count as a replay; a live one changes nothing.
-        let sql = """
-            INSERT INTO once_values (key, expires_at) VALUES (?, ?)
-            ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE once_values.expires_at < ?
-            """
-        @Sendable func insert(_ db: Database) throws -> [Bool] {
-            let statement = try db.cachedStatement(sql: sql)
-            return try entries.map { entry in
-                try statement.execute(arguments: [entry.key, entry.until.timeIntervalSince1970, entry.now.timeIntervalSince1970])
-                return db.changesCount == 1
-            }
-        }
-        // One statement is atomic by itself (BEGIN and COMMIT would double its work); several share one
-        // transaction, so one commit writes the log once for all of them.
-        if entries.count == 1 {
-            pool.asyncWriteWithoutTransaction { db in done(Result { try insert(db) }) }
-        } else {
-            pool.asyncWrite(insert) { _, result in done(result) }
-        }
     }
 
     // MARK: Helpers
