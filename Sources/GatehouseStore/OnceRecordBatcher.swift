@@ -19,9 +19,8 @@ final class OnceRecordBatcher: Sendable {
         let now: Date
     }
 
-    /// Writes the entries, in order; returns for each whether it was new (as `recordOnce` would).
-    typealias Write = @Sendable ([Entry]) async throws -> [Bool]
-    /// The same, answering through `done` (exactly once, on any thread) instead of returning.
+    /// Writes the entries, in order, and answers for each whether it was new (as `recordOnce` would) through
+    /// `done` (exactly once, on any thread).
     typealias HandedWrite = @Sendable (_ entries: [Entry], _ done: @escaping @Sendable (Result<[Bool], any Error>) -> Void) -> Void
     /// Where a record's answer goes.
     typealias Completion = @Sendable (Result<Bool, any Error>) -> Void
@@ -45,19 +44,6 @@ final class OnceRecordBatcher: Sendable {
     init(maxBatch: Int = 256, handedWrite: @escaping HandedWrite) {
         self.maxBatch = maxBatch
         self.write = handedWrite
-    }
-
-    /// A batcher whose writes are awaited (one task per batch).
-    convenience init(maxBatch: Int = 256, write: @escaping Write) {
-        self.init(maxBatch: maxBatch) { entries, done in
-            Task {
-                do {
-                    done(.success(try await write(entries)))
-                } catch {
-                    done(.failure(error))
-                }
-            }
-        }
     }
 
     /// Whether `key` was new (or its earlier entry expired): see ``SessionStore/recordOnce(_:until:now:)``.

@@ -88,3 +88,18 @@ import Testing
         #expect(sizes.count < 100, "records handed over during a write share the next one")
     }
 }
+
+extension OnceRecordBatcher {
+    /// A batcher whose writes are awaited (one task per batch): what these tests write with.
+    convenience init(maxBatch: Int = 256, write: @escaping @Sendable ([Entry]) async throws -> [Bool]) {
+        self.init(maxBatch: maxBatch) { entries, done in
+            Task {
+                do {
+                    done(.success(try await write(entries)))
+                } catch {
+                    done(.failure(error))
+                }
+            }
+        }
+    }
+}

@@ -6,20 +6,6 @@ import Testing
 /// The SQLite store's one-time values (DPoP `jti`s) as two gateway processes sharing one file see them: two
 /// store instances on one real file, each with its own memory of the log, as two processes would have.
 @Suite struct SQLiteOnceLogTests {
-    /// Two migrated stores on one fresh file.
-    private func withTwoStores(_ body: (String, SQLiteSessionStore, SQLiteSessionStore) async throws -> Void) async throws {
-        try await TemporaryDirectory.with { directory in
-            let path = directory.appendingPathComponent("gatehouse.sqlite3").path
-            let first = try SQLiteSessionStore(path: path)
-            defer { try? first.close() }
-            let second = try SQLiteSessionStore(path: path)
-            defer { try? second.close() }
-            try await first.migrate()
-            try await second.migrate()
-            try await body(path, first, second)
-        }
-    }
-
     private func record(_ store: SQLiteSessionStore, _ key: String, until: TimeInterval = 60, at now: TimeInterval = 0) async throws -> Bool {
         try await store.recordOnce(key, until: Fixtures.at(until), now: Fixtures.at(now))
     }
@@ -31,7 +17,7 @@ import Testing
     }
 
     @Test func aKeyRecordedByOneStoreIsAReplayForTheOther() async throws {
-        try await withTwoStores { _, first, second throws in
+        try await StoreFactory.withTwoSQLiteStores { _, first, second throws in
             // Both stores have read the (empty) log at start-up: only reading it again in the write can tell
             // each about the other's record.
             #expect(try await record(first, "dpop k j1"))
@@ -43,7 +29,7 @@ import Testing
     }
 
     @Test func concurrentRecordsOnBothStoresAcceptEachKeyExactlyOnce() async throws {
-        try await withTwoStores { _, first, second throws in
+        try await StoreFactory.withTwoSQLiteStores { _, first, second throws in
             let keys = 200
             let wins = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
                 // Each key three times on each store, all at once: both batchers write concurrently.
@@ -61,7 +47,7 @@ import Testing
     }
 
     @Test func anExpiredKeyMayBeRecordedAgainAndTheNewRecordIsSharedToo() async throws {
-        try await withTwoStores { _, first, second throws in
+        try await StoreFactory.withTwoSQLiteStores { _, first, second throws in
             #expect(try await record(first, "dpop k j1", until: 60, at: 0))
             #expect(try await record(second, "dpop k j1", until: 60, at: 60) == false, "the expiry instant itself is still live")
             #expect(try await record(second, "dpop k j1", until: 200, at: 61))
@@ -91,7 +77,7 @@ import Testing
     }
 
     @Test func theSweepDeletesExpiredRowsButTheNewestAndMemoryForgetsThem() async throws {
-        try await withTwoStores { path, first, second throws in
+        try await StoreFactory.withTwoSQLiteStores { path, first, second throws in
             #expect(try await record(first, "dpop k a", until: 10))
             #expect(try await record(first, "dpop k b", until: 100))
             #expect(try await record(first, "dpop k c", until: 20))
@@ -119,7 +105,7 @@ import Testing
     /// SQLite gives a new row the highest id plus one. Were the newest row swept, the next append would reuse an
     /// id that a store has already read past, and that store would never learn of it.
     @Test func aRecordAppendedAfterASweepOfEveryRowIsStillSeenByTheOtherStore() async throws {
-        try await withTwoStores { _, first, second throws in
+        try await StoreFactory.withTwoSQLiteStores { _, first, second throws in
             #expect(try await record(first, "dpop k a", until: 10))
             #expect(try await record(first, "dpop k b", until: 10))
             _ = try await first.deleteExpired(now: Fixtures.at(50), idleCutoff: Fixtures.t0)
@@ -130,7 +116,7 @@ import Testing
     }
 
     @Test func aFailedWriteFailsItsWholeBatchAndLeavesNothingBehind() async throws {
-        try await withTwoStores { path, first, second throws in
+        try await StoreFactory.withTwoSQLiteStores { path, first, second throws in
             // A trigger makes the append of the second entry fail, after the first entry was appended.
             let queue = try DatabaseQueue(path: path)
             defer { try? queue.close() }

@@ -58,8 +58,8 @@ import Testing
 
     @Test func theLastIDOnlyMovesForward() {
         var memory = SQLiteOnceMemory()
-        memory.advance(to: 7)
-        memory.advance(to: 3)
+        memory.learn([:], upTo: 7)
+        memory.learn([:], upTo: 3)
         #expect(memory.lastID == 7)
     }
 }

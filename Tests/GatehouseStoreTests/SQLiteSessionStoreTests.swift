@@ -66,15 +66,7 @@ import Testing
     }
 
     @Test func twoStoresOnOneFileSeeEachOthersWrites() async throws {
-        try await TemporaryDirectory.with { directory in
-            let path = directory.appendingPathComponent("gatehouse.sqlite3").path
-            let first = try SQLiteSessionStore(path: path)
-            defer { try? first.close() }
-            let second = try SQLiteSessionStore(path: path)
-            defer { try? second.close() }
-            try await first.migrate()
-            try await second.migrate()
-
+        try await StoreFactory.withTwoSQLiteStores { _, first, second in
             // Read before the write too, so a reader connection exists and must notice the new data.
             #expect(try await second.session(tokenHash: "hash-of-s1") == nil)
             try await first.insertSession(Fixtures.session(id: "s1"))

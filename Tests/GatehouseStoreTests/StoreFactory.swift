@@ -17,6 +17,21 @@ enum StoreFactory: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
+    /// Runs `body` with two migrated SQLite stores on one fresh file (its path first), as two gateway processes
+    /// sharing it would have them.
+    static func withTwoSQLiteStores(_ body: (String, SQLiteSessionStore, SQLiteSessionStore) async throws -> Void) async throws {
+        try await TemporaryDirectory.with { directory in
+            let path = directory.appendingPathComponent("gatehouse.sqlite3").path
+            let first = try SQLiteSessionStore(path: path)
+            defer { try? first.close() }
+            let second = try SQLiteSessionStore(path: path)
+            defer { try? second.close() }
+            try await first.migrate()
+            try await second.migrate()
+            try await body(path, first, second)
+        }
+    }
+
     /// Runs `body` with a new, empty store; an SQLite store lives in a temporary file removed afterwards.
     func withStore<T>(_ body: (any SessionStore) async throws -> T) async throws -> T {
         switch self {

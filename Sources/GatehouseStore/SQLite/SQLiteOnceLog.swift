@@ -49,8 +49,7 @@ final class SQLiteOnceLog: Sendable {
                 var known: [SQLiteOnceDigest: Double] = [:]
                 var lastID = memory.lastID
                 try Self.readNewRows(db, after: &lastID, into: &known)
-                for (digest, until) in known { memory.remember(digest, until: until) }
-                memory.advance(to: lastID)
+                memory.learn(known, upTo: lastID)
             }
         }
     }
@@ -119,8 +118,7 @@ final class SQLiteOnceLog: Sendable {
             if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK") }
             throw error
         }
-        for (digest, until) in fresh { memory.remember(digest, until: until) }
-        memory.advance(to: lastID)
+        memory.learn(fresh, upTo: lastID)
         memory.prune(seconds: 1)
         return answers
     }

@@ -44,8 +44,9 @@ struct SQLiteOnceMemory {
         buckets[second, default: []].append(digest)
     }
 
-    /// Notes that the log is read (or written) up to `id`.
-    mutating func advance(to id: Int64) {
+    /// Knows the records of `rows` (digest → expiry), read or appended up to log id `id`.
+    mutating func learn(_ rows: [SQLiteOnceDigest: Double], upTo id: Int64) {
+        for (digest, until) in rows { remember(digest, until: until) }
         lastID = max(lastID, id)
     }
 
