@@ -23,6 +23,7 @@ from gatehouse_testkit import loopback_server
 from proxy_kit import Proxy
 from test_access_policy import Site
 from test_check import assert_check_fails, line_of
+from test_hostile_requests import raw, status_of
 
 ORIGIN = "https://app.example.test"
 PUBLIC = "https://gate.example.test"
@@ -349,8 +350,17 @@ def test_per_host_rules_on_authz(hosts):
         for fields in ({"X-Forwarded-Host": host, "X-Forwarded-Uri": "/page"}, {"X-Original-URL": f"https://{host}/page"}):
             r = requests.get(gw.url + "/v1/authz", headers={**auth, **fields}, timeout=5)
             assert r.status_code == status, (host, who, fields, r.text)
-    # No host given: a rule with hosts never applies (the default denies; the public rule has none).
-    r = requests.get(gw.url + "/v1/authz", headers={"Authorization": f"Bearer {tokens['alice']}", "X-Original-URI": "/page"}, timeout=5)
+    # Envoy's path form: its check request's own Host is the original request's; on the relay (HTTP/1.1) and
+    # on the router (HTTP/1.0) alike.
+    for host, who, status in HOST_CASES:
+        auth = [f"Authorization: Bearer {tokens[who]}"] if who else []
+        for version in ("1.1", "1.0"):
+            head = [f"GET /v1/authz/page HTTP/{version}", f"Host: {host}", "Connection: close", *auth]
+            answer = raw(gw.port, ("\r\n".join(head) + "\r\n\r\n").encode())
+            assert status_of(answer) == status, (host, who, version, answer[:300])
+    # No host given: a rule with hosts never applies (the default denies; the public rule has none). nginx's
+    # `auth_request` sends the gateway's own name as Host: only Envoy's path form takes it.
+    r = requests.get(gw.url + "/v1/authz", headers={"Authorization": f"Bearer {tokens['alice']}", "X-Original-URI": "/page", "Host": "app.example.test"}, timeout=5)
     assert r.status_code == 403, r.text
     assert requests.get(gw.url + "/v1/authz", headers={"X-Original-URI": "/public/x"}, timeout=5).status_code == 200
     # The two fields naming different hosts: 400, as for methods and paths.

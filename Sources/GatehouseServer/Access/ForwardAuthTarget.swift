@@ -4,7 +4,8 @@ import GatehouseCore
 /// The original request a forward-authentication call (`/v1/authz`) asks about, from the proxy's headers:
 /// `X-Forwarded-Method` / `X-Forwarded-Uri` (Caddy, Traefik), `X-Original-Method` / `X-Original-URI` or the
 /// whole `X-Original-URL` (nginx, ingress-nginx), or, for Envoy (`path_prefix: /v1/authz`), the request's
-/// own method and the path after `/v1/authz`. The one reading of both front ends (router and relay).
+/// own method, the path after `/v1/authz` and the request's own `Host` (Envoy's check request carries the
+/// original request's). The one reading of both front ends (router and relay).
 struct ForwardAuthTarget: Equatable {
     /// Upper case.
     var method: String
@@ -12,15 +13,18 @@ struct ForwardAuthTarget: Equatable {
     var path: Substring
     /// The original request target as the proxy gave it: path and query (where a sign-in returns to).
     var target: Substring
-    /// The original request's host as the proxy gave it (`X-Forwarded-Host`, or the host of `X-Original-URL`);
-    /// `nil` when it gave none (then no rule with `hosts` applies).
+    /// The original request's host as the proxy gave it (`X-Forwarded-Host`, or the host of `X-Original-URL`,
+    /// or in Envoy's path form the request's own `Host`); `nil` when it gave none (then no rule with `hosts`
+    /// applies).
     var host: String?
 
-    /// The header values as sent (`nil`: absent); `ownMethod` and `ownTarget` are the `/v1/authz…` request's.
+    /// The header values as sent (`nil`: absent); `ownMethod`, `ownTarget` and `ownHost` are the `/v1/authz…`
+    /// request's. `ownHost` counts only in Envoy's path form: nginx's `auth_request` sends the gateway's own
+    /// name there unless told otherwise.
     /// Throws 400 `invalid_request` when the two header families disagree or a value cannot be used.
     init(
         forwardedMethod: String?, forwardedURI: String?, originalMethod: String?, originalURI: String?, originalURL: String?,
-        ownMethod: String, ownTarget: String, forwardedHost: String? = nil
+        ownMethod: String, ownTarget: String, ownHost: String? = nil, forwardedHost: String? = nil
     ) throws {
         let nginxURI = try originalURI ?? originalURL.map(Self.target(ofURL:))
         if let a = forwardedMethod, let b = originalMethod, a.uppercased() != b.uppercased() {
@@ -34,11 +38,13 @@ struct ForwardAuthTarget: Equatable {
             throw GatehouseError.invalidRequest("The original method is not an HTTP method.")
         }
         let target: Substring
+        var envoy = false
         if let uri = forwardedURI ?? nginxURI {
             guard uri.hasPrefix("/") else { throw GatehouseError.invalidRequest("The original URI must be a path.") }
             target = Substring(uri)
         } else {
             // Envoy ext_authz: the original path follows the prefix.
+            envoy = true
             let rest = ownTarget.dropFirst(Self.prefix.count)
             target = rest.isEmpty || rest.hasPrefix("?") ? Substring("/" + rest) : rest
         }
@@ -48,7 +54,7 @@ struct ForwardAuthTarget: Equatable {
         if let a = forwardedHost.flatMap({ HostPattern.normalized(Substring($0)) }), let b = urlHost.flatMap({ HostPattern.normalized($0) }), a != b {
             throw GatehouseError.invalidRequest("X-Forwarded-Host and X-Original-URL name different hosts.")
         }
-        host = forwardedHost ?? urlHost.map(String.init)
+        host = forwardedHost ?? urlHost.map(String.init) ?? (envoy ? ownHost : nil)
     }
 
     /// The authority (`host[:port]`) of an absolute URL, without user info; `nil` when it has none.

@@ -49,7 +49,7 @@ struct AuthzController: Sendable {
             forwardedMethod: single(Self.forwardedMethod), forwardedURI: single(Self.forwardedURI),
             originalMethod: single(Self.originalMethod), originalURI: single(Self.originalURI),
             originalURL: single(Self.originalURL), ownMethod: request.method.rawValue, ownTarget: request.uri.description,
-            forwardedHost: single(Self.forwardedHost))
+            ownHost: request.head.authority, forwardedHost: single(Self.forwardedHost))
         let method = original.method
         let path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
 
