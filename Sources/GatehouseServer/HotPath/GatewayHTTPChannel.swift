@@ -11,8 +11,9 @@ import NIOHTTPTypesHTTP1
 /// handler more: ``APIRelayHandler`` sees every request first and relays the `/v1/api/…` calls it can serve
 /// from memory on the connection's own event loop; every other request goes on, unchanged, to the router.
 ///
-/// Pipeline: ``RequestLineWatcher`` → HTTP/1.1 decoder (→ the watcher's boundaries) and encoder → `HTTPServerPipelineHandler` (one request at a time, so the
-/// relay's answers and the router's keep the order of the requests) → ``APIRelayHandler`` (NIOHTTP1 parts)
+/// Pipeline: ``RequestLineWatcher`` → HTTP/1.1 decoder (→ the watcher's boundaries) and encoder →
+/// ``ReadInterestKeeper`` → `HTTPServerPipelineHandler` (one request at a time, so the relay's answers and the
+/// router's keep the order of the requests) → ``APIRelayHandler`` (NIOHTTP1 parts)
 /// → HTTP types codec → ``MalformedRequestHandler`` → Hummingbird's connection state → the router.
 struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
@@ -51,6 +52,7 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         // a WebSocket tunnel joins the pipeline right in front of it (``APIRelayHandler``).
         try pipeline.addHandler(watcher, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
         try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
+        try pipeline.addHandler(ReadInterestKeeper(), position: .before(try pipeline.handler(type: HTTPServerPipelineHandler.self)))
         try pipeline.addHandler(ClientIdleTimeoutHandler(timeout: clientIdleTimeout))
         try addRequestHandlers(to: pipeline, channel: channel, remoteAddress: channel.remoteAddress, malformed: MalformedRequestHandler(requestLine: watcher), logger: logger)
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
