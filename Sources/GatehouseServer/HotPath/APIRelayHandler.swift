@@ -201,8 +201,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     private func acquireConnection(_ acquire: Machine.Acquire) {
         guard let source = source(of: acquire.upstream) else { return }
-        let connecting = acquire.fresh ? source.connect() : source.acquire()
-        connecting.whenComplete { result in
+        // An idle connection is used at once, without a future (the common case on a busy relay).
+        if !acquire.fresh, let idle = source.takeIdle() {
+            send(on: idle, for: acquire)
+            return
+        }
+        source.connect().whenComplete { result in
             switch result {
             case .success(let connection): self.send(on: connection, for: acquire)
             case .failure(let error):
@@ -320,13 +324,19 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         self.record(record)
         // The machine moved on before the end is written: writing it lets the pipeline handler deliver the
         // next request, into this handler, at once.
-        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if closeClient {
-            // `Connection: close` from the client (or HTTP/1.0 semantics): the connection ends with this answer.
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        // `Connection: close` from the client (or HTTP/1.0 semantics): the connection ends with this answer.
+        writeEnd(context, close: closeClient)
+        if !closeClient { resumeReading() }
+    }
+
+    /// Writes an answer's end; the client's connection ends with it when `close`. A future only then: one per
+    /// answer would cost an allocation and a type-metadata look-up on the relay's hot path.
+    private func writeEnd(_ context: ChannelHandlerContext, close: Bool) {
+        guard close else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             return
         }
-        resumeReading()
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
     /// An answer the relay gives itself (forward authentication from memory): no body; what is left of the
@@ -337,10 +347,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             method: entry.method, route: APIRelay.authzRoute, status: Int(head.status.code), duration: .zero,
             provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive {
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-        }
+        writeEnd(context, close: !keepAlive)
     }
 
     /// A refusal of the one decision, answered here: the problem document, the access-log line. The
@@ -360,10 +367,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
         // A HEAD answer has the fields of the GET answer and no body (RFC 9110 §9.3.2).
         if head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if close {
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-        }
+        writeEnd(context, close: close)
     }
 
     /// The backend switched protocols: both connections leave HTTP and are joined byte for byte.
@@ -432,12 +436,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if failure.withBody { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         // As in `finish`: the machine moved on before the end (which may deliver the next request) is written.
-        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if failure.closing {
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-        } else {
-            resumeReading()
-        }
+        writeEnd(context, close: failure.closing)
+        if !failure.closing { resumeReading() }
     }
 
     /// The client left (or the handler was removed): drop the backend connection (it is mid-request).

@@ -25,18 +25,17 @@ final class UpstreamConnectionPool: UpstreamConnectionSource {
         self.idleTimeout = idleTimeout
     }
 
-    /// An idle connection, or a new one.
-    func acquire() -> EventLoopFuture<UpstreamConnection>.Isolated {
+    func takeIdle() -> UpstreamConnection? {
         while let (connection, _) = idle.popLast() {
             if connection.isActive {
                 connection.reused = true
-                return eventLoop.assumeIsolated().makeSucceededFuture(connection).assumeIsolated()
+                return connection
             }
         }
-        return connect()
+        return nil
     }
 
-    /// A new connection (for the retry of a request that a reused one lost).
+    /// A new connection (none idle, or the retry of a request that a reused one lost).
     func connect() -> EventLoopFuture<UpstreamConnection>.Isolated {
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)

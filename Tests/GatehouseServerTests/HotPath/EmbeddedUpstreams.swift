@@ -25,14 +25,14 @@ final class EmbeddedUpstreams: UpstreamConnectionSource {
         self.loop = loop
     }
 
-    func acquire() -> EventLoopFuture<UpstreamConnection>.Isolated {
+    func takeIdle() -> UpstreamConnection? {
         while let connection = idle.popLast() {
             if connection.isActive {
                 connection.reused = true
-                return loop.assumeIsolated().makeSucceededFuture(connection).assumeIsolated()
+                return connection
             }
         }
-        return connect()
+        return nil
     }
 
     func connect() -> EventLoopFuture<UpstreamConnection>.Isolated {
