@@ -503,3 +503,30 @@ def test_a_request_line_over_the_limit_is_414_whatever_its_size(setup, size):
             out += chunk
     statuses = [int(part[:3]) for part in out.split(b"HTTP/1.1 ")[1:] if part[:3].isdigit()]
     assert statuses[:1] == [200] and statuses[-1] == 414, (statuses, out[:500])
+
+
+# --- a client that pipelines, then half-closes ----------------------------------------------------
+
+@pytest.mark.parametrize("front", FRONT_ENDS)
+def test_pipelined_requests_then_a_half_close_get_every_answer_in_order(setup, front):
+    """Two requests in one write, then the client shuts down its sending side (as `nc -N` does). The gateway
+    reads ahead while an answer is awaited (`ReadInterestKeeper`), so it may see the end of input before the
+    first answer is out: both answers must still come, in order, and then the connection ends."""
+    gw, _ = setup
+    token = sign_in(gw)["session_token"]
+    fields = "".join(f"{k}: {v}\r\n" for k, v in {"Authorization": f"Bearer {token}", **FRONT_ENDS[front]}.items())
+    data = b"".join(f"GET /v1/api/order?n={n} HTTP/1.1\r\nHost: 127.0.0.1\r\n{fields}\r\n".encode() for n in (1, 2))
+    before = relayed(gw)
+    with socket.create_connection(("127.0.0.1", gw.port), timeout=10) as s:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        out = b""
+        started = time.monotonic()
+        while chunk := s.recv(65536):
+            out += chunk
+        closed_after = time.monotonic() - started
+    answers = out.split(b"HTTP/1.1 ")[1:]
+    assert [a.split(b" ", 1)[0] for a in answers] == [b"200", b"200"], out[:600]
+    assert b"/base/order?n=1" in answers[0] and b"/base/order?n=2" in answers[1], out[:600]
+    assert closed_after < 5, closed_after
+    assert relayed(gw) - before == (2 if front == "relay" else 0)
