@@ -85,13 +85,7 @@ import Testing
     }
 
     @Test func onlyOneOfTwoStoresOnOneFileWinsAConcurrentConsume() async throws {
-        try await TemporaryDirectory.with { directory in
-            let path = directory.appendingPathComponent("gatehouse.sqlite3").path
-            let first = try SQLiteSessionStore(path: path)
-            defer { try? first.close() }
-            let second = try SQLiteSessionStore(path: path)
-            defer { try? second.close() }
-            try await first.migrate()
+        try await StoreFactory.withTwoSQLiteStores { _, first, second in
             try await first.insertPending(Fixtures.pending())
 
             let results = try await withThrowingTaskGroup(of: Consumption.self) { group in

@@ -38,13 +38,12 @@ struct ForwardAuthTarget: Equatable {
             throw GatehouseError.invalidRequest("The original method is not an HTTP method.")
         }
         let target: Substring
-        var envoy = false
+        // Envoy ext_authz: no header names the original request; the path after the prefix does.
+        let envoy = forwardedURI == nil && nginxURI == nil
         if let uri = forwardedURI ?? nginxURI {
             guard uri.hasPrefix("/") else { throw GatehouseError.invalidRequest("The original URI must be a path.") }
             target = Substring(uri)
         } else {
-            // Envoy ext_authz: the original path follows the prefix.
-            envoy = true
             let rest = ownTarget.dropFirst(Self.prefix.count)
             target = rest.isEmpty || rest.hasPrefix("?") ? Substring("/" + rest) : rest
         }

@@ -43,7 +43,7 @@ extension APIRelay {
             original = try ForwardAuthTarget(
                 forwardedMethod: fields["x-forwarded-method"], forwardedURI: fields["x-forwarded-uri"],
                 originalMethod: fields["x-original-method"], originalURI: fields["x-original-uri"], originalURL: fields["x-original-url"],
-                ownMethod: head.method.rawValue, ownTarget: head.uri, ownHost: head.headers.first(name: "host"),
+                ownMethod: head.method.rawValue, ownTarget: head.uri, ownHost: scan.host,
                 forwardedHost: fields["x-forwarded-host"])
             path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
         } catch {

@@ -7,6 +7,8 @@ extension APIRelay {
     struct HeadScan {
         /// `Host` fields.
         private(set) var hosts = 0
+        /// The (first) `Host` value, kept only with `forwardAuth` (Envoy's check names the original host in it).
+        private(set) var host: String?
         /// The fields' size as ``RequestHeadLimits`` counts it (name, value and 4 bytes of each).
         private(set) var fieldBytes = 0
         /// The `Authorization` value (several fields joined by `, `, as HTTP fields are read).
@@ -36,7 +38,9 @@ extension APIRelay {
             for (name, value) in headers {
                 fieldBytes += name.utf8.count + value.utf8.count + 4
                 switch name.utf8.count {
-                case 4 where ASCII.equalsIgnoringCase(name, "host"): hosts += 1
+                case 4 where ASCII.equalsIgnoringCase(name, "host"):
+                    hosts += 1
+                    if forwardAuth, host == nil { host = value }
                 case 13 where ASCII.equalsIgnoringCase(name, "authorization"):
                     authorization = authorization.map { $0 + ", " + value } ?? value
                 case 14 where ASCII.equalsIgnoringCase(name, "content-length"):

@@ -54,7 +54,8 @@ final class ReadInterestKeeper: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         context.fireChannelReadComplete()
-        guard !stopped, !requestOpen, !readingAhead, !asked, !heldInputClosed, context.channel.isActive else { return }
+        // (An end of input is held only while reading ahead, so `readingAhead` covers it.)
+        guard !stopped, !requestOpen, !readingAhead, !asked, context.channel.isActive else { return }
         // The channel asks the handlers behind for the next read right after this; asking them now tells
         // whether they hold it (a read they pass comes back through ``read(context:)`` and sets `asked`).
         context.pipeline.syncOperations.read()
