@@ -28,13 +28,13 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     SignOutController(
         sessions: gateway.sessions, resolver: gateway.resolver, providers: gateway.providers, access: gateway.access, metrics: gateway.metrics, settings: gateway.settings).addRoutes(to: router)
     ProxyController(
-        providers: gateway.providers, upstreams: UpstreamTable(settings: gateway.settings), trustedProxies: gateway.settings.trustedProxies,
+        providers: gateway.providers, upstreams: gateway.upstreams, trustedProxies: gateway.settings.trustedProxies,
         resolver: gateway.resolver, refresher: gateway.refresher,
         refreshPolicy: gateway.refreshPolicy, signer: gateway.signer, clock: gateway.clock, upstream: gateway.upstream,
         access: gateway.access, metrics: gateway.metrics
     ).addRoutes(to: router)
     AuthzController(
-        resolver: gateway.resolver, access: gateway.access, backend: gateway.settings.backend, signer: gateway.signer,
+        resolver: gateway.resolver, access: gateway.access, upstreams: gateway.upstreams, signer: gateway.signer,
         providers: gateway.providers, refresher: gateway.refresher, refreshPolicy: gateway.refreshPolicy, clock: gateway.clock,
         metrics: gateway.metrics, publicURL: gateway.settings.publicURL
     ).addRoutes(to: router)

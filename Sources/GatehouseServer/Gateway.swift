@@ -26,6 +26,8 @@ public struct Gateway: Sendable {
     let upstream: UpstreamClient
     /// `access:`, replaced on SIGHUP.
     public let access: AccessRules
+    /// `backend` and `upstreams:`, replaced on SIGHUP.
+    let upstreams: CurrentUpstreams
     /// One line and one count per answered request (router and relay).
     let accessLog: AccessLog
 
@@ -56,6 +58,7 @@ public struct Gateway: Sendable {
         self.logger = logger
         self.httpClient = httpClient
         access = AccessRules(settings.access)
+        upstreams = CurrentUpstreams(UpstreamTable(settings: settings))
         let sealer = try CredentialSealer(keys: sealingKeys)
         let signer = try await AssertionSigner(
             signingKeys: signingKeysPEM.map { .init(id: $0.id, key: try .init(pem: $0.pem)) },

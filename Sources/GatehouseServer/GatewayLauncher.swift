@@ -108,10 +108,11 @@ public enum GatewayLauncher {
             dataDirectory: (configuration.baseDirectory as NSString).appendingPathComponent("data"))
     }
 
-    /// Reads `access:` of the configuration file again (SIGHUP); `nil` without a file.
-    static func accessLoader(_ configuration: GatewayConfiguration) -> (@Sendable () throws -> AccessPolicy)? {
+    /// Reads the configuration file again (SIGHUP), with the environment's settings over it as at start-up;
+    /// `nil` without a file.
+    static func configurationLoader(_ configuration: GatewayConfiguration) -> (@Sendable () throws -> GatewayConfiguration)? {
         guard let file = configuration.file else { return nil }
-        return { @Sendable () throws -> AccessPolicy in try GatewayConfiguration.load(path: file).access }
+        return { @Sendable () throws -> GatewayConfiguration in try GatewayConfiguration.load(path: file) }
     }
 
     /// Runs the gateway until SIGTERM or SIGINT.
@@ -154,7 +155,8 @@ public enum GatewayLauncher {
                         counting: (configuredStore as? any SessionListing).map { ($0, metrics) }),
                 ]
                 let providerReloader = ProviderReloader(
-                    providers: providers, load: load, access: gateway.access, loadAccess: accessLoader(configuration), logger: logger)
+                    providers: providers, load: load, access: gateway.access, upstreams: gateway.upstreams,
+                    upstreamTimeout: gateway.settings.upstreamTimeout, loadConfiguration: configurationLoader(configuration), logger: logger)
                 let metricsServices: [any Service] = configuration.metricsListen.map { address in
                     [buildMetricsApplication(metrics: gateway.metrics, host: address.host, port: address.port, logger: logger)]
                 } ?? []

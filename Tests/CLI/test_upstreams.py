@@ -208,6 +208,108 @@ def test_upstream_label_in_metrics_and_access_log(upstreams):
     assert sorted(r.get("upstream") for r in lines) == sorted(["backend", "billing", "reports"] * 2), lines
 
 
+
+def test_sighup_puts_new_upstreams_in_force_on_open_connections(serve, tmp_path):
+    """`backend` and `upstreams:` are reloaded on SIGHUP with the rules: the next request on a connection opened
+    before the reload goes where the new file says (relay and router), with the new audience (also in /v1/authz's
+    answer) and the new label; a file with a broken upstream is refused whole and the old table stays."""
+    import http.client
+    import signal
+
+    from test_access_policy import wait_for
+
+    a, b, c = Site(), Site(), Site()
+    url = lambda site: f"http://127.0.0.1:{site.port}"  # noqa: E731
+
+    def configure(backend: str, audience: str, entries: list[str]) -> None:
+        write_config(tmp_path, "\n".join([
+            'store: {kind: "memory"}',
+            f"public_url: {q(PUBLIC)}",
+            f"cors: {{allowed_origins: [{q(ORIGIN)}]}}",
+            'logging: {format: "json"}',
+            f"backend: {{url: {q(backend)}, audience: {q(audience)}}}",
+            "upstreams:", *entries,
+            "",
+        ]))
+
+    configure(url(a), "app-v1", [f'  - {{name: "billing", prefix: "/billing", url: {q(url(b))}, audience: "billing-v1"}}'])
+    write_capture_provider(tmp_path, url(a))
+    gw = serve(tmp_path, ["--config", str(tmp_path / "gatehouse.yaml")])
+    connections: dict = {}
+    try:
+        r = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "alice-token"}, timeout=5)
+        token = r.json()["session_token"]
+        keys = KeySet.import_key_set(requests.get(gw.url + "/.well-known/jwks.json", timeout=5).json())
+        port = int(gw.url.rsplit(":", 1)[1])
+        # One connection each, kept open across the reload: the relay's (plain) and the router's (a CORS Origin).
+        fronts = {"relay": {}, "router": {"Origin": ORIGIN}}
+        connections.update({front: http.client.HTTPConnection("127.0.0.1", port, timeout=5) for front in fronts})
+
+        def call(front: str, path: str) -> tuple[Site, dict]:
+            """Which site got the call, and what it saw."""
+            before = [len(site.headers) for site in (a, b, c)]
+            connection = connections[front]
+            connection.request("GET", "/v1/api" + path, headers={"Authorization": f"Bearer {token}", **fronts[front]})
+            answer = connection.getresponse()
+            assert answer.status == 200, (front, path, answer.status, answer.read())
+            answer.read()
+            time.sleep(0.05)
+            [(site, seen)] = [(site, site.headers[n:][0]) for site, n in zip((a, b, c), before) if len(site.headers) > n]
+            return site, {k.lower(): v for k, v in seen.items()}
+
+        def audience(seen: dict) -> str:
+            return jwt.decode(seen["x-gatehouse-assertion"], keys, algorithms=["ES256"]).claims["aud"]
+
+        sockets = {}
+        for front in fronts:
+            site, seen = call(front, "/billing/x")
+            assert site is b and audience(seen) == "billing-v1"
+            site, seen = call(front, "/x")
+            assert site is a and audience(seen) == "app-v1"
+            sockets[front] = connections[front].sock
+
+        configure(url(c), "app-v2", [
+            f'  - {{name: "billing", prefix: "/billing", url: {q(url(a))}, audience: "billing-v2"}}',
+            f'  - {{name: "reports", prefix: "/reports", url: {q(url(b))}}}',
+        ])
+        relayed_before = relayed(gw)
+        gw.signal(signal.SIGHUP)
+        assert wait_for(lambda: any(r.get("message") == "providers reloaded" and r.get("upstreams") == "2" for r in log_records(gw))), gw.log()
+        for front in fronts:
+            site, seen = call(front, "/x")
+            assert site is c and audience(seen) == "app-v2", front
+            site, seen = call(front, "/billing/x")
+            assert site is a and audience(seen) == "billing-v2", front
+            assert seen["x-gatehouse-subject"] == "u-alice"
+            site, seen = call(front, "/reports/q")
+            assert site is b and audience(seen) == "reports", front
+            assert connections[front].sock is sockets[front], f"{front}: the connection opened before the reload was not kept"
+        assert relayed(gw) - relayed_before == 3  # the relay carried its three, the router its own
+        # /v1/authz answers with what the new `backend` receives.
+        answer = requests.get(gw.url + "/v1/authz", headers={"Authorization": f"Bearer {token}", "X-Original-URI": "/app"}, timeout=5)
+        assert answer.status_code == 200 and jwt.decode(answer.headers["X-Gatehouse-Assertion"], keys, algorithms=["ES256"]).claims["aud"] == "app-v2"
+        time.sleep(0.2)
+        labels = [r.get("upstream") for r in log_records(gw) if r.get("route") == "/v1/api/**"]
+        assert labels[-6:] == ["backend", "billing", "reports"] * 2, labels
+
+        # Two upstreams with one prefix: refused whole, the log names the line, the table in force stays.
+        configure(url(a), "app-v3", [
+            f'  - {{name: "billing", prefix: "/billing", url: {q(url(c))}}}',
+            f'  - {{name: "again", prefix: "/billing", url: {q(url(c))}}}',
+        ])
+        gw.signal(signal.SIGHUP)
+        assert wait_for(lambda: "reload refused" in gw.log()), gw.log()
+        assert any("gatehouse.yaml:" in line and "prefix" in line for line in gw.log().splitlines() if "reload refused" in line), gw.log()
+        for front in fronts:
+            assert call(front, "/x")[0] is c
+            assert call(front, "/billing/x")[0] is a
+            assert call(front, "/reports/q")[0] is b
+    finally:
+        for connection in connections.values():
+            connection.close()
+        for site in (a, b, c):
+            site.server.shutdown()
+
 def test_check_reports_every_upstream_mistake_at_its_line(cli, tmp_path):
     config = write_config(tmp_path, "\n".join([
         'backend: {url: "http://127.0.0.1:9000"}',

@@ -2,8 +2,10 @@ import Foundation
 import GatehouseConfiguration
 
 /// One upstream as the decision chooses it and the front ends reach it: `backend` (the default) or one of
-/// `upstreams:`. Plain values, worked out once from the settings.
-struct UpstreamRoute: Sendable {
+/// `upstreams:`. Plain values, worked out once from the settings. A class: the relay's exchange carries it
+/// from the decision to the answer's log line, and a SIGHUP may put a new table in force meanwhile, so each
+/// request keeps the route it was decided with (one reference, not a copy of its strings).
+final class UpstreamRoute: Sendable {
     /// Its position in ``UpstreamTable/all``: 0 is the default upstream.
     let index: Int
     /// The label in the access log and the metrics (`backend` for the default upstream).
@@ -20,6 +22,9 @@ struct UpstreamRoute: Sendable {
     let basePath: String
     /// How long it has to start its answer (then 504 `upstream_timeout`).
     let timeout: TimeInterval
+    /// How the event-loop relay reaches it; `nil` for a URL that is not plain `http://host[:port][/path]`
+    /// (the router's client carries those, TLS included).
+    let relayTarget: RelayTarget?
 
     init(index: Int, name: String, prefix: String, keepPrefix: Bool, backend: ServerSettings.BackendSettings, defaultTimeout: TimeInterval) {
         self.index = index
@@ -29,6 +34,7 @@ struct UpstreamRoute: Sendable {
         self.backend = backend
         (origin, basePath) = UpstreamPath.split(backend.url)
         timeout = backend.timeout ?? defaultTimeout
+        relayTarget = RelayTarget(url: backend.url)
     }
 
     /// Whether it is `backend`.

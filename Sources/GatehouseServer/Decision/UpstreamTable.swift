@@ -1,27 +1,36 @@
+import Foundation
 import GatehouseConfiguration
 
 /// The upstreams of `/v1/api`: `backend` and the named ones of `upstreams:`, and the choice between them — the
-/// longest prefix that is a whole-segment prefix of the normalized path, else `backend`.
-struct UpstreamTable: Sendable {
+/// longest prefix that is a whole-segment prefix of the normalized path, else `backend`. One table is in force
+/// at a time (``CurrentUpstreams``); a SIGHUP may put a new one in force.
+final class UpstreamTable: Sendable {
     /// `backend` first (index 0), then the named upstreams in the file's order.
     let all: [UpstreamRoute]
     /// The named upstreams, longest prefix first (ties cannot happen: prefixes are unique).
     private let byPrefix: [UpstreamRoute]
 
-    init(settings: ServerSettings) {
+    /// The table of `backend` and `upstreams`.
+    /// - Parameter defaultTimeout: the time to start an answer of an upstream without `timeout_seconds`.
+    init(backend: ServerSettings.BackendSettings, upstreams: [ServerSettings.UpstreamSettings], defaultTimeout: TimeInterval) {
         var all = [
             UpstreamRoute(
-                index: 0, name: GatewayConfiguration.defaultUpstreamName, prefix: "", keepPrefix: true, backend: settings.backend,
-                defaultTimeout: settings.upstreamTimeout)
+                index: 0, name: GatewayConfiguration.defaultUpstreamName, prefix: "", keepPrefix: true, backend: backend,
+                defaultTimeout: defaultTimeout)
         ]
-        for (offset, upstream) in settings.upstreams.enumerated() {
+        for (offset, upstream) in upstreams.enumerated() {
             all.append(
                 UpstreamRoute(
                     index: offset + 1, name: upstream.name, prefix: upstream.prefix, keepPrefix: upstream.keepPrefix, backend: upstream.backend,
-                    defaultTimeout: settings.upstreamTimeout))
+                    defaultTimeout: defaultTimeout))
         }
         self.all = all
         byPrefix = all.dropFirst().sorted { $0.prefix.count > $1.prefix.count }
+    }
+
+    /// The table of a gateway's settings.
+    convenience init(settings: ServerSettings) {
+        self.init(backend: settings.backend, upstreams: settings.upstreams, defaultTimeout: settings.upstreamTimeout)
     }
 
     /// The default upstream (`backend`).

@@ -21,8 +21,10 @@ extension APIRelay {
     /// `nil` for the router when the store must be read, a DPoP proof checked, an assertion signed or a
     /// forwarded access token refreshed, or the request has a body.
     func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> AuthzAnswer? {
-        guard head.version == .http1_1, Self.isRouted(head.method), ForwardAuthTarget.isAuthz(head.uri), !settings.backend.forwardAccessToken
-        else { return nil }
+        guard head.version == .http1_1, Self.isRouted(head.method), ForwardAuthTarget.isAuthz(head.uri) else { return nil }
+        // The answer carries what `backend` (the default upstream in force) receives.
+        let backend = upstreams.current.fallback.backend
+        guard !backend.forwardAccessToken else { return nil }
         let scan = HeadScan(head.headers, forwardAuth: true)
         // No body, no `Expect`, no upgrade: anything else is the router's.
         guard !scan.expect, scan.upgrades == 0, scan.transferEncodings == 0, !scan.announcesBody else { return nil }
@@ -54,7 +56,7 @@ extension APIRelay {
         var assertion: String?
         var sessionRefusal: (any Error)?
         let now = clock.now()
-        let audience = settings.backend.assertion ? settings.backend.audience : nil
+        let audience = backend.assertion ? backend.audience : nil
         if let kept = remembered(memo, authorization: authorization, audience: audience, now: now) {
             (session, assertion) = (kept.session, kept.assertion)
         } else {
@@ -85,7 +87,7 @@ extension APIRelay {
             return refused(refusal, session: session, fields: signIn)
         }
         var headers = HTTPHeaders()
-        ForwardAuthAnswer.fields(session: session, backend: settings.backend, assertion: assertion) { headers.add(name: $0, value: $1) }
+        ForwardAuthAnswer.fields(session: session, backend: backend, assertion: assertion) { headers.add(name: $0, value: $1) }
         let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
         headers.add(name: "Content-Length", value: "0")
         headers.add(name: "X-Request-Id", value: entry.requestID)

@@ -38,7 +38,7 @@ extension APIRelay {
                     remoteAddress: remoteAddress, requestID: requestID)
             }
             let entry = Entry(
-                requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id, upstream: upstream.index)
+                requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id, upstream: upstream)
             var headers = headers(
                 of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion, upstream: upstream, target: routed.target)
             headers.add(name: "X-Request-Id", value: entry.requestID)
@@ -131,8 +131,8 @@ extension APIRelay {
     func routed(_ head: HTTPRequestHead, remoteAddress: String?) -> Routed? {
         let policy = access.current
         let facts = facts(of: head, remoteAddress: remoteAddress, policy: policy)
-        let route = APIDecision.route(facts, upstreams: upstreams)
-        guard let target = targets[route.upstream.index], !route.upstream.backend.forwardAccessToken else { return nil }
+        let route = APIDecision.route(facts, upstreams: upstreams.current)
+        guard let target = route.upstream.relayTarget, !route.upstream.backend.forwardAccessToken else { return nil }
         return Routed(policy: policy, facts: facts, route: route, target: target)
     }
 

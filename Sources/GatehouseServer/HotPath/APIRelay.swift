@@ -29,11 +29,8 @@ struct APIRelay: Sendable {
     let pools: UpstreamPools
     /// `access:` (read per request: SIGHUP may replace it).
     let access: AccessRules
-    /// `backend` and `upstreams:` (``APIDecision`` chooses).
-    let upstreams: UpstreamTable
-    /// How the relay reaches each upstream, by its position in ``UpstreamTable/all``; `nil` for one that is not
-    /// plain `http://host[:port][/path]` (the router's client carries those, TLS included).
-    let targets: [RelayTarget?]
+    /// `backend` and `upstreams:` (``APIDecision`` chooses; read per request: SIGHUP may replace them).
+    let upstreams: CurrentUpstreams
     let forwardedProto: String
     let forwardedHost: String
     /// The origins a cookie-carried upgrade may come from: the gateway's own and the CORS-allowed ones.
@@ -48,15 +45,12 @@ struct APIRelay: Sendable {
         }
     }
 
-    /// The relay for a gateway, or `nil` when its backend is not plain `http://host[:port][/path]` (the
-    /// router's client then carries every call, TLS included).
+    /// The relay for a gateway, or `nil` when its backend is not plain `http://host[:port][/path]` at start-up
+    /// (the router's client then carries every call, TLS included, for as long as it runs).
     init?(gateway: Gateway) {
         let settings = gateway.settings
-        let upstreams = UpstreamTable(settings: settings)
-        let targets = upstreams.all.map { RelayTarget(url: $0.backend.url) }
-        guard targets[0] != nil else { return nil }
-        self.upstreams = upstreams
-        self.targets = targets
+        guard gateway.upstreams.current.fallback.relayTarget != nil else { return nil }
+        self.upstreams = gateway.upstreams
         self.resolver = gateway.resolver
         self.signer = gateway.signer
         self.clock = gateway.clock
@@ -64,7 +58,7 @@ struct APIRelay: Sendable {
         self.metrics = gateway.metrics
         self.accessLog = gateway.accessLog
         self.logger = gateway.logger
-        self.pools = UpstreamPools(endpoints: targets.map { $0?.endpoint }, idleTimeout: .milliseconds(Int64(settings.upstreamKeepalive * 1000)))
+        self.pools = UpstreamPools(idleTimeout: .milliseconds(Int64(settings.upstreamKeepalive * 1000)))
         self.access = gateway.access
         forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
         forwardedHost = settings.publicAuthority
@@ -77,8 +71,14 @@ struct APIRelay: Sendable {
         let method: String
         let provider: String?
         let sessionID: String?
-        /// The upstream's position in ``UpstreamTable/all`` (0, `backend`, for refusals).
-        var upstream = 0
+        /// The route it was decided with; `nil` for a refusal (labelled `backend`, as the router labels it).
+        var upstream: UpstreamRoute? = nil
+    }
+
+    /// An upstream's label in the access log and the metrics; `backend` for a request refused before one was
+    /// chosen (as the router labels it).
+    static func label(_ upstream: UpstreamRoute?) -> String {
+        upstream?.name ?? GatewayConfiguration.defaultUpstreamName
     }
 
     /// The route template of relayed requests in the access log and metrics (as the router names it).

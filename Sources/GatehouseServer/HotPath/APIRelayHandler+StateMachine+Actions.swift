@@ -14,8 +14,13 @@ extension APIRelayHandler.StateMachine {
     /// Take a connection for exchange `id` from the pool of `upstream` (a new one when `fresh`).
     struct Acquire: Equatable {
         let id: Int
-        let upstream: Int
+        /// The route the request was decided with; `nil`: the handler's own default source (tests).
+        let upstream: UpstreamRoute?
         let fresh: Bool
+
+        static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.id == rhs.id && lhs.upstream === rhs.upstream && lhs.fresh == rhs.fresh
+        }
     }
 
     /// A part of the client's request arrived.
@@ -84,7 +89,7 @@ extension APIRelayHandler.StateMachine {
         /// The `101` that completes the handshake: pass it on with the request id.
         case switching(HTTPResponseHead, requestID: String)
         /// The final answer's head: pass it on with the request id (and `Connection: close` when `close`).
-        case final(HTTPResponseHead, requestID: String, close: Bool, upstream: Int, started: ContinuousClock.Instant)
+        case final(HTTPResponseHead, requestID: String, close: Bool, upstream: UpstreamRoute?, started: ContinuousClock.Instant)
         case fail(Failure)
     }
 
@@ -93,7 +98,7 @@ extension APIRelayHandler.StateMachine {
         case nothing
         /// Release the connection to its pool when `reuse` (else close it), record, write the end; close
         /// the client's connection after it when `closeClient`, else resume reading.
-        case finish(connection: Connection?, reuse: Bool, upstream: Int, record: Record, closeClient: Bool)
+        case finish(connection: Connection?, reuse: Bool, upstream: UpstreamRoute?, record: Record, closeClient: Bool)
         /// Record, write the end, join the two connections.
         case tunnel(Connection?, record: Record)
     }

@@ -35,16 +35,18 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     private let remoteAddress: String?
     private var context: ChannelHandlerContext?
     private var machine: Machine
-    /// The loop's pool of the default upstream, taken on the loop when the handler is added.
-    private let loopPool: NIOLoopBound<UpstreamConnectionPool>?
-    /// Where connections to each upstream come from, by position, taken when first needed.
-    private var sources: [Int: any UpstreamConnectionSource] = [:]
+    /// Where the default upstream's connections come from: the loop's pool of ``primaryRoute``, or the tests'
+    /// connections (then ``primaryRoute`` is `nil` and every default route uses them).
     private var primary: (any UpstreamConnectionSource)?
+    /// The default route ``primary`` belongs to (kept, so a route of a later table is told apart by identity).
+    private var primaryRoute: UpstreamRoute?
+    /// Where connections to the other upstreams come from, taken when first needed; each route is kept with its
+    /// source, so that its identity cannot be reused by another route while it is here.
+    private var sources: [ObjectIdentifier: (route: UpstreamRoute, source: any UpstreamConnectionSource)] = [:]
     private var timer: Scheduled<Void>?
 
-    init(relay: APIRelay, pool: NIOLoopBound<UpstreamConnectionPool>, remoteAddress: String?) {
+    init(relay: APIRelay, remoteAddress: String?) {
         self.relay = relay
-        self.loopPool = pool
         self.remoteAddress = remoteAddress
         machine = Machine(limits: .init(maxBodyBytes: relay.settings.maxBodyBytes, replayLimitBytes: relay.settings.replayLimitBytes))
     }
@@ -53,7 +55,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     /// that are not sockets).
     init(relay: APIRelay, connections: any UpstreamConnectionSource, remoteAddress: String?) {
         self.relay = relay
-        self.loopPool = nil
         self.primary = connections
         self.remoteAddress = remoteAddress
         machine = Machine(limits: .init(maxBodyBytes: relay.settings.maxBodyBytes, replayLimitBytes: relay.settings.replayLimitBytes))
@@ -61,7 +62,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        if primary == nil { primary = loopPool?.value }
+        // Once per connection, on its loop: the default upstream's pool, for the table in force now.
+        if primary == nil {
+            let fallback = relay.upstreams.current.fallback
+            primaryRoute = fallback
+            primary = relay.pools.pool(for: fallback, on: context.eventLoop)?.value
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -191,11 +197,19 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     }
 
     /// Where connections to `upstream` come from on this loop.
-    private func source(of upstream: Int) -> (any UpstreamConnectionSource)? {
-        guard upstream != 0 else { return primary }
-        if let kept = sources[upstream] { return kept }
-        guard let eventLoop = context?.eventLoop, let found = relay.pools.pool(upstream: upstream, for: eventLoop) else { return nil }
-        sources[upstream] = found.value
+    private func source(of upstream: UpstreamRoute?) -> (any UpstreamConnectionSource)? {
+        guard let upstream, upstream !== primaryRoute, !(upstream.isDefault && primaryRoute == nil) else { return primary }
+        let key = ObjectIdentifier(upstream)
+        if let kept = sources[key] { return kept.source }
+        guard let eventLoop = context?.eventLoop, let found = relay.pools.pool(for: upstream, on: eventLoop) else { return nil }
+        if upstream.isDefault {
+            // `backend` of a table a SIGHUP put in force: its pool is the default one from now on.
+            (primaryRoute, primary) = (upstream, found.value)
+        } else {
+            // Routes of earlier tables are dropped now and then (a connection outlives any number of reloads).
+            if sources.count >= 32 { sources.removeAll() }
+            sources[key] = (upstream, found.value)
+        }
         return found.value
     }
 
@@ -216,7 +230,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     }
 
     private func send(on connection: UpstreamConnection, for acquire: Machine.Acquire) {
-        let timeout = TimeAmount.milliseconds(Int64(relay.upstreams.all[acquire.upstream].timeout * 1000))
+        let timeout = TimeAmount.milliseconds(Int64((acquire.upstream?.timeout ?? relay.settings.upstreamTimeout) * 1000))
         let action = machine.connectionReady(
             connection, for: acquire.id, reused: connection.reused, upstreamWritable: connection.isWritable,
             clientWritable: context?.channel.isWritable ?? true, timeout: timeout, now: context?.eventLoop.now ?? .now())
@@ -263,7 +277,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
                 clientHead.headers.add(name: "X-Request-Id", value: requestID)
                 context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
             case .final(let head, let requestID, let close, let upstream, let started):
-                relay.metrics.upstream(relay.upstreams.all[upstream].name, duration: ContinuousClock.now - started)
+                relay.metrics.upstream(APIRelay.label(upstream), duration: ContinuousClock.now - started)
                 var clientHead = relay.clientHead(of: head)
                 clientHead.headers.add(name: "X-Request-Id", value: requestID)
                 if close { clientHead.headers.add(name: "Connection", value: "close") }
@@ -312,7 +326,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     // MARK: Endings
 
     private func finish(
-        _ connection: UpstreamConnection?, reuse: Bool, upstream: Int, record: Machine.Record, closeClient: Bool, context: ChannelHandlerContext
+        _ connection: UpstreamConnection?, reuse: Bool, upstream: UpstreamRoute?, record: Machine.Record, closeClient: Bool, context: ChannelHandlerContext
     ) {
         if let connection {
             if reuse, let source = source(of: upstream) {
@@ -412,11 +426,11 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             break
         case .upstreamUnreachable(let error):
             relay.metrics.upstreamErrors.increment()
-            if let entry = failure.entry { relay.metrics.upstreamFailed(relay.upstreams.all[entry.upstream].name) }
+            if let entry = failure.entry { relay.metrics.upstreamFailed(APIRelay.label(entry.upstream)) }
             relay.logger.warning("upstream request failed", metadata: ["upstream": "\(failure.entry.map(redacted) ?? "")", "error": "\(error)"])
         case .upstreamTimeout:
             relay.metrics.upstreamErrors.increment()
-            if let entry = failure.entry { relay.metrics.upstreamFailed(relay.upstreams.all[entry.upstream].name) }
+            if let entry = failure.entry { relay.metrics.upstreamFailed(APIRelay.label(entry.upstream)) }
         case .invalidSwitch:
             relay.metrics.upstreamErrors.increment()
             relay.logger.warning(
@@ -454,12 +468,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         let entry = record.entry
         relay.accessLog.record(
             method: entry.method, route: APIRelay.route, status: record.status, duration: ContinuousClock.now - record.started,
-            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: relay.upstreams.all[entry.upstream].name)
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: APIRelay.label(entry.upstream))
     }
 
     /// The upstream URL without credentials or query, for log lines.
     private func redacted(_ entry: APIRelay.Entry) -> String {
-        relay.targets[entry.upstream]?.redacted ?? relay.upstreams.all[entry.upstream].name
+        entry.upstream?.relayTarget?.redacted ?? APIRelay.label(entry.upstream)
     }
 
     private func resumeReading() {

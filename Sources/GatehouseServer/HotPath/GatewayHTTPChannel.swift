@@ -66,7 +66,7 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     ) throws {
         if hstsSeconds > 0 { try pipeline.addHandler(StrictTransportSecurityHandler(maxAge: hstsSeconds)) }
         if let relay {
-            try pipeline.addHandler(APIRelayHandler(relay: relay, pool: relay.pools.pool(for: channel.eventLoop), remoteAddress: remoteAddress?.ipAddress))
+            try pipeline.addHandler(APIRelayHandler(relay: relay, remoteAddress: remoteAddress?.ipAddress))
         }
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
         if let malformed { try pipeline.addHandler(malformed) }

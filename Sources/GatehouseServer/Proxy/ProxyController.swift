@@ -14,8 +14,8 @@ import Prometheus
 /// streamed, with transparent refresh and one replay after an upstream 401.
 struct ProxyController: Sendable {
     let providers: ProviderSet
-    /// `backend` and `upstreams:`.
-    let upstreams: UpstreamTable
+    /// `backend` and `upstreams:` (read per request: SIGHUP may replace them).
+    let upstreams: CurrentUpstreams
     /// Whose `X-Forwarded-Host` names the host the access rules judge.
     let trustedProxies: TrustedProxies
     let resolver: SessionResolver
@@ -58,7 +58,7 @@ struct ProxyController: Sendable {
         let facts = APIDecision.Facts(
             method: request.method.rawValue, path: UpstreamPath.remainder(of: Substring(request.uri.path), droppingSegments: 2), query: query,
             host: host)
-        let (verdict, access) = APIDecision.decide(facts, session: resolved, sessionRefusal: refusal, policy: self.access.current, upstreams: upstreams)
+        let (verdict, access) = APIDecision.decide(facts, session: resolved, sessionRefusal: refusal, policy: self.access.current, upstreams: upstreams.current)
         if let access { access.decision.audit(session: resolved, method: facts.method, path: access.path, via: "api", metrics: metrics, logger: context.logger) }
         switch verdict {
         case .refuse(let error):

@@ -21,7 +21,8 @@ import Logging
 struct AuthzController: Sendable {
     let resolver: SessionResolver
     let access: AccessRules
-    let backend: ServerSettings.BackendSettings
+    /// The answer carries what `backend` (the default upstream in force) is configured to receive.
+    let upstreams: CurrentUpstreams
     let signer: AssertionSigner
     let providers: ProviderSet
     let refresher: RefreshCoordinator
@@ -78,6 +79,7 @@ struct AuthzController: Sendable {
         var headers = HTTPFields()
         var assertion: String?
         var answered = session
+        let backend = upstreams.current.fallback.backend
         if var session {
             if backend.forwardAccessToken, session.credential.isRefreshable,
                 let provider = providers.provider(session.provider) as? any RefreshingProvider,
@@ -85,7 +87,7 @@ struct AuthzController: Sendable {
             {
                 session = try await refresher.refresh(session, provider: provider, force: false)
             }
-            assertion = backend.assertion ? try await signer.assertion(for: session, now: clock.now()) : nil
+            assertion = backend.assertion ? try await signer.assertion(for: session, audience: backend.audience, now: clock.now()) : nil
             answered = session
         }
         ForwardAuthAnswer.fields(session: answered, backend: backend, assertion: assertion) { name, value in

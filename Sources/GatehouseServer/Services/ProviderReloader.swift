@@ -1,26 +1,41 @@
+import Foundation
+import GatehouseConfiguration
 import GatehouseCore
 import Logging
 
-/// Reloads the provider files and the access rules (`access:` of `gatehouse.yaml`) on SIGHUP
-/// (``HangupReloader``). Both are read and validated first; if either does not validate, both old ones stay
-/// in force.
+/// Reloads the provider files, the access rules (`access:` of `gatehouse.yaml`) and the upstreams (`backend` and
+/// `upstreams:`) on SIGHUP (``HangupReloader``). All are read and validated first; if any does not validate, all
+/// the old ones stay in force.
 struct ProviderReloader: Sendable {
     let providers: ProviderSet
     let load: @Sendable () throws -> [any AuthProvider]
     let access: AccessRules
-    /// Reads `access:` again; `nil` when there is no configuration file to read.
-    let loadAccess: (@Sendable () throws -> AccessPolicy)?
+    let upstreams: CurrentUpstreams
+    /// The running `limits.upstream_timeout_seconds` (a restart changes it): the time of an upstream without
+    /// its own `timeout_seconds`.
+    let upstreamTimeout: TimeInterval
+    /// Reads `gatehouse.yaml` again; `nil` when there is no configuration file to read.
+    let loadConfiguration: (@Sendable () throws -> GatewayConfiguration)?
     let logger: Logger
 
     func reload() {
         do {
             let loaded = try load()
-            let policy = try loadAccess?()
+            let configuration = try loadConfiguration?()
             providers.replace(with: loaded)
-            if let policy { access.replace(with: policy) }
-            logger.notice("providers reloaded", metadata: ["count": "\(loaded.count)", "access_rules": "\(policy?.rules.count ?? access.current.rules.count)"])
+            if let configuration {
+                access.replace(with: configuration.access)
+                upstreams.replace(
+                    with: UpstreamTable(backend: configuration.backend, upstreams: configuration.upstreams, defaultTimeout: upstreamTimeout))
+            }
+            logger.notice(
+                "providers reloaded",
+                metadata: [
+                    "count": "\(loaded.count)", "access_rules": "\(access.current.rules.count)",
+                    "upstreams": "\(upstreams.current.all.count - 1)",
+                ])
         } catch {
-            logger.error("reload refused: keeping the previous providers and access rules", metadata: ["errors": "\(error)"])
+            logger.error("reload refused: keeping the previous providers, access rules and upstreams", metadata: ["errors": "\(error)"])
         }
     }
 }

@@ -56,7 +56,7 @@ struct APIRelayHandlerStateMachineTests {
         case .retry(let connection, let again):
             #expect(retried)
             #expect(connection == 1)
-            #expect(again == Machine.Acquire(id: 1, upstream: 0, fresh: true))
+            #expect(again == Machine.Acquire(id: 1, upstream: nil, fresh: true))
             // The second attempt sends everything kept; a second loss is the end.
             guard case .send(let send) = machine.connectionReady(
                 2, for: 1, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))

@@ -1,3 +1,4 @@
+import GatehouseConfiguration
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -76,6 +77,29 @@ struct APIRelayHandlerTests {
         }
     }
 
+    @Test("a table put in force (SIGHUP) takes the next request on the same connection: the new backend's path, host and identity settings")
+    func followsAReplacedTable() async throws {
+        try await withRelay { relay, api in
+            try relay.send(relay.head(.GET, "/v1/api/echo"), .end(nil))
+            let before = try relay.upstreams.sent(0)
+            #expect(before.lowercased().contains("x-gatehouse-subject: alice"))
+            try relay.upstreams.answer(0, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            #expect(try relay.answers().map(\.status) == [200])
+
+            var moved = ServerSettings.BackendSettings()
+            moved.url = "http://127.0.0.1:9999/moved"
+            moved.identityHeaders = false
+            moved.assertion = false
+            api.upstreams.replace(with: UpstreamTable(backend: moved, upstreams: [], defaultTimeout: 30))
+            try relay.send(relay.head(.GET, "/v1/api/echo?q=2"), .end(nil))
+            let after = try relay.upstreams.sent(relay.upstreams.connections.count - 1)
+            #expect(after.hasPrefix("GET /moved/echo?q=2 HTTP/1.1\r\n"), "\(after)")
+            #expect(after.lowercased().contains("host: 127.0.0.1:9999\r\n"))
+            #expect(!after.lowercased().contains("x-gatehouse-subject") && !after.lowercased().contains("x-gatehouse-assertion"))
+            #expect(relay.client.isActive)
+        }
+    }
+
     @Test("bodies stream both ways: the client is read only while the backend can take more, the backend only while the client can")
     func streamsWithBackPressure() async throws {
         try await withRelay { relay, _ in
@@ -143,7 +167,7 @@ struct APIRelayHandlerTests {
     @Test("a backend that does not start its answer within upstream_timeout: 504 then, its connection closed, the client's usable")
     func timesOut() async throws {
         try await withRelay { relay, gatewayRelay in
-            let timeout = TimeAmount.milliseconds(Int64(gatewayRelay.upstreams.all[0].timeout * 1000))
+            let timeout = TimeAmount.milliseconds(Int64(gatewayRelay.upstreams.current.fallback.timeout * 1000))
             try relay.send(relay.head(.GET, "/v1/api/slow"), .end(nil))
             relay.loop.advanceTime(by: timeout - .milliseconds(100))
             #expect(try relay.received().isEmpty)
