@@ -43,6 +43,22 @@ extension ConfigMap {
         return value
     }
 
+    /// A list of host patterns (`app.example.com`, `*.example.com`), every bad entry in one problem; `nil` when
+    /// the key is not written. `empty` ends the problem of an empty list.
+    func hostPatterns(_ key: String, empty: String) throws -> [HostPattern]? {
+        guard let listed = try strings(key) else { return nil }
+        // One problem for all the bad entries: a key has one problem.
+        let bad = listed.filter { HostPattern($0) == nil }
+        if !bad.isEmpty {
+            let entries = bad.map { "'\($0)'" }.joined(separator: ", ")
+            try report(
+                key,
+                "'\(qualified(key))' \(bad.count == 1 ? "entry" : "entries") \(entries) must be a host name like app.example.com, or *.example.com ('*' only as the whole first label), without port")
+        }
+        if listed.isEmpty { try report(key, "'\(qualified(key))' must list at least one host (\(empty))") }
+        return listed.compactMap(HostPattern.init)
+    }
+
     /// A list of strings with the node of each entry, where a problem with it is placed (its line in the file, or
     /// the environment variable that gave the list).
     func locatedStrings(_ key: String) throws -> [(value: String, node: ConfigNode)]? {

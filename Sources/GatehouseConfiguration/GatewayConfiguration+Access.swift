@@ -62,19 +62,7 @@ extension GatewayConfiguration {
             }
             methods = Set(listed.map { $0.uppercased() })
         }
-        var hosts: [HostPattern]?
-        if let listed = try map.strings("hosts") {
-            hosts = listed.compactMap(HostPattern.init)
-            // One problem for all the bad entries: a key has one problem.
-            let bad = listed.filter { HostPattern($0) == nil }
-            if !bad.isEmpty {
-                let entries = bad.map { "'\($0)'" }.joined(separator: ", ")
-                try map.report(
-                    "hosts",
-                    "'\(map.qualified("hosts"))' \(bad.count == 1 ? "entry" : "entries") \(entries) must be a host name like app.example.com, or *.example.com ('*' only as the whole first label), without port")
-            }
-            if listed.isEmpty { try map.report("hosts", "'\(map.qualified("hosts"))' must list at least one host (leave it out for every host)") }
-        }
+        let hosts = try map.hostPatterns("hosts", empty: "leave it out for every host")
         var allow = AccessRule.Allow.authenticated
         if let allowNode = map.node("allow") {
             switch allowNode.value {

@@ -24,6 +24,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var backend: Backend
     /// `upstreams:` — named upstreams chosen by path prefix under `/v1/api`, besides `backend`.
     public var upstreams: [Upstream] = []
+    /// `forward_auth.apps:` — applications behind the operator's own proxy, told apart by host on `/v1/authz`.
+    public var forwardAuthApps: [ForwardAuthApp] = []
     /// `allowed_redirect_uris`: client redirect URIs allowed for every provider.
     public var allowedRedirectURIs: [String]
     public var cors: CORS
@@ -241,6 +243,11 @@ public struct GatewayConfiguration: Sendable, Equatable {
         }
         section { configuration.backend = try Backend(map.mapOrEmpty("backend")) }
         section { configuration.upstreams = try upstreams(map, backend: configuration.backend) }
+        section {
+            let forwardAuth = try map.mapOrEmpty("forward_auth")
+            configuration.forwardAuthApps = try forwardAuthApps(forwardAuth, backend: configuration.backend, upstreams: configuration.upstreams)
+            try forwardAuth.finish()
+        }
         section {
             configuration.allowedRedirectURIs = try map.redirectURIs("allowed_redirect_uris")
         }

@@ -82,6 +82,11 @@ public struct ServerSettings: Sendable {
         get { configuration.upstreams }
         set { configuration.upstreams = newValue }
     }
+    /// `forward_auth.apps:`: applications behind the operator's own proxy, told apart by host on `/v1/authz`.
+    public var forwardAuthApps: [GatewayConfiguration.ForwardAuthApp] {
+        get { configuration.forwardAuthApps }
+        set { configuration.forwardAuthApps = newValue }
+    }
     /// Client redirect URIs allowed for every provider.
     public var allowedRedirectURIs: [String] {
         get { configuration.allowedRedirectURIs }

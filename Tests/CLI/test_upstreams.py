@@ -271,6 +271,8 @@ def test_sighup_puts_new_upstreams_in_force_on_open_connections(serve, tmp_path)
         configure(url(c), "app-v2", [
             f'  - {{name: "billing", prefix: "/billing", url: {q(url(a))}, audience: "billing-v2"}}',
             f'  - {{name: "reports", prefix: "/reports", url: {q(url(b))}}}',
+            "forward_auth:",
+            '  apps: [{name: "portal", hosts: ["portal.example.test"]}]',
         ])
         relayed_before = relayed(gw)
         gw.signal(signal.SIGHUP)
@@ -285,9 +287,12 @@ def test_sighup_puts_new_upstreams_in_force_on_open_connections(serve, tmp_path)
             assert site is b and audience(seen) == "reports", front
             assert connections[front].sock is sockets[front], f"{front}: the connection opened before the reload was not kept"
         assert relayed(gw) - relayed_before == 3  # the relay carried its three, the router its own
-        # /v1/authz answers with what the new `backend` receives.
+        # /v1/authz answers with what the new `backend` receives, and for the new app's host with the app's settings.
         answer = requests.get(gw.url + "/v1/authz", headers={"Authorization": f"Bearer {token}", "X-Original-URI": "/app"}, timeout=5)
-        assert answer.status_code == 200 and jwt.decode(answer.headers["X-Gatehouse-Assertion"], keys, algorithms=["ES256"]).claims["aud"] == "app-v2"
+        assert answer.status_code == 200 and answered_audience(answer, keys) == "app-v2"
+        answer = requests.get(
+            gw.url + "/v1/authz", headers={"Authorization": f"Bearer {token}", "X-Original-URL": "https://portal.example.test/x"}, timeout=5)
+        assert answer.status_code == 200 and answered_audience(answer, keys) == "portal"
         time.sleep(0.2)
         labels = [r.get("upstream") for r in log_records(gw) if r.get("route") == "/v1/api/**"]
         assert labels[-6:] == ["backend", "billing", "reports"] * 2, labels
@@ -348,6 +353,41 @@ def test_check_reports_every_upstream_mistake_at_its_line(cli, tmp_path):
     ])
 
 
+
+def test_check_reports_every_forward_auth_app_mistake_at_its_line(cli, tmp_path):
+    config = write_config(tmp_path, "\n".join([
+        'backend: {url: "http://127.0.0.1:9000"}',
+        "upstreams:",
+        '  - {name: "billing", prefix: "/billing", url: "http://127.0.0.1:9001"}',
+        "forward_auth:",
+        "  apps:",
+        '    - {name: "wiki", hosts: ["wiki.example.com"]}',
+        '    - {name: "billing", hosts: ["billing.example.com"]}',
+        '    - {name: "again", hosts: ["WIKI.example.com."]}',
+        '    - {name: "nohosts"}',
+        '    - {name: "badhosts", hosts: ["a.*.example.com", "x.example.com:8443"]}',
+        '    - {name: "proxied", hosts: ["p.example.com"], url: "http://127.0.0.1:9002"}',
+        '    - {name: "headers", hosts: ["h.example.com"], identity_headers: false}',
+        '    - {name: "Bad_Name", hosts: ["b.example.com"]}',
+        '    - {name: "colour", hosts: ["c.example.com"], colour: "red"}',
+        '  colour: "blue"',
+        "",
+    ]))
+    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    line = lambda needle: line_of(config, needle)  # noqa: E731
+    assert_check_fails(result, [
+        (config, line('- {name: "billing", hosts'), ["already named 'billing'"]),
+        (config, line('- {name: "again"'), ["another app already lists 'WIKI.example.com.'"]),
+        (config, line('- {name: "nohosts"'), ["hosts", "required"]),
+        (config, line('- {name: "badhosts"'), ["'a.*.example.com', 'x.example.com:8443'", "host name"]),
+        (config, line('- {name: "proxied"'), ["'forward_auth.apps[5].url' is not an app's"]),
+        (config, line('- {name: "headers"'), ["identity_headers", "always answers with the identity headers"]),
+        (config, line('- {name: "Bad_Name"'), ["'Bad_Name'", "a-z"]),
+        (config, line('- {name: "colour"'), ["unknown key 'forward_auth.apps[8].colour'"]),
+        (config, line('colour: "blue"'), ["unknown key 'forward_auth.colour'"]),
+    ])
+
+
 # --- per-host rules -----------------------------------------------------------------------------
 
 HOST_RULES = [
@@ -373,6 +413,26 @@ HOST_CASES = [
     ("app.example.test", None, 401),
 ]
 
+# Applications behind the proxy with settings of their own on /v1/authz: the original host picks one.
+FORWARD_AUTH_APPS = [
+    "forward_auth:",
+    "  apps:",
+    '    - {name: "admin", hosts: ["admin.example.test"]}',
+    '    - {name: "tenants", hosts: ["*.tenants.example.test", "tenants.example.test"], assertion: false}',
+]
+# The assertion's audience /v1/authz answers with, by the original host: `None` for no assertion.
+AUDIENCES = {"app.example.test": "backend", "admin.example.test": "admin", "a.tenants.example.test": None}
+
+
+def answered_audience(answer: requests.Response | bytes, keys: KeySet) -> str | None:
+    """The `aud` of the assertion in an allowed /v1/authz answer (a `requests` answer or raw bytes)."""
+    if isinstance(answer, bytes):
+        fields = dict(line.split(": ", 1) for line in answer.decode("latin-1").split("\r\n\r\n")[0].split("\r\n")[1:])
+        value = next((v for k, v in fields.items() if k.lower() == "x-gatehouse-assertion"), "")
+    else:
+        value = answer.headers.get("X-Gatehouse-Assertion", "")
+    return jwt.decode(value, keys, algorithms=["ES256"]).claims["aud"] if value else None
+
 
 @pytest.fixture
 def hosts(serve, tmp_path):
@@ -384,6 +444,7 @@ def hosts(serve, tmp_path):
         f"cors: {{allowed_origins: [{q(ORIGIN)}]}}",
         f"backend: {{url: {q(base)}}}",
         *HOST_RULES,
+        *FORWARD_AUTH_APPS,
         "",
     ]))
     write_capture_provider(tmp_path / "gw", base)
@@ -447,11 +508,16 @@ def test_a_trusted_proxys_forwarded_host_is_judged(serve, tmp_path, front):
 
 def test_per_host_rules_on_authz(hosts):
     gw, _, tokens = hosts
+    keys = KeySet.import_key_set(requests.get(gw.url + "/.well-known/jwks.json", timeout=5).json())
     for host, who, status in HOST_CASES:
         auth = {"Authorization": f"Bearer {tokens[who]}"} if who else {}
         for fields in ({"X-Forwarded-Host": host, "X-Forwarded-Uri": "/page"}, {"X-Original-URL": f"https://{host}/page"}):
             r = requests.get(gw.url + "/v1/authz", headers={**auth, **fields}, timeout=5)
             assert r.status_code == status, (host, who, fields, r.text)
+            if status == 200 and who:
+                # The app of the host (forward_auth.apps) sets the assertion; any other host gets backend's.
+                expected = AUDIENCES[host.lower().rsplit(":", 1)[0].rstrip(".")]
+                assert answered_audience(r, keys) == expected, (host, fields)
     # Envoy's path form: its check request's own Host is the original request's; on the relay (HTTP/1.1) and
     # on the router (HTTP/1.0) alike.
     for host, who, status in HOST_CASES:
@@ -460,6 +526,8 @@ def test_per_host_rules_on_authz(hosts):
             head = [f"GET /v1/authz/page HTTP/{version}", f"Host: {host}", "Connection: close", *auth]
             answer = raw(gw.port, ("\r\n".join(head) + "\r\n\r\n").encode())
             assert status_of(answer) == status, (host, who, version, answer[:300])
+            if status == 200 and who:
+                assert answered_audience(answer, keys) == AUDIENCES[host.lower().rsplit(":", 1)[0].rstrip(".")], (host, version)
     # No host given: a rule with hosts never applies (the default denies; the public rule has none). nginx's
     # `auth_request` sends the gateway's own name as Host: only Envoy's path form takes it.
     r = requests.get(gw.url + "/v1/authz", headers={"Authorization": f"Bearer {tokens['alice']}", "X-Original-URI": "/page", "Host": "app.example.test"}, timeout=5)
@@ -475,6 +543,7 @@ def test_per_host_rules_on_authz(hosts):
 @pytest.mark.parametrize("kind", ["nginx", "caddy"])
 def test_per_host_rules_through_a_real_proxy(hosts, kind, tmp_path):
     gw, site, tokens = hosts
+    keys = KeySet.import_key_set(requests.get(gw.url + "/.well-known/jwks.json", timeout=5).json())
     names = ["app.example.test", "admin.example.test"]
     proxy = Proxy(kind, tmp_path, gw.port, site.port, hosts=names)
     try:
@@ -491,7 +560,10 @@ def test_per_host_rules_through_a_real_proxy(hosts, kind, tmp_path):
             seen = last_seen(site, before)
             assert len(seen) == (status == 200), (host, who)
             if seen:
-                assert {k.lower(): v for k, v in seen[0].items()}["x-gatehouse-subject"] == f"u-{who}"
+                fields = {k.lower(): v for k, v in seen[0].items()}
+                assert fields["x-gatehouse-subject"] == f"u-{who}"
+                # The application gets the assertion made for it: its app's audience (forward_auth.apps), else backend's.
+                assert jwt.decode(fields["x-gatehouse-assertion"], keys, algorithms=["ES256"]).claims["aud"] == AUDIENCES[host], (kind, host)
         # The client names the other host in X-Forwarded-Host: never let in (nginx passes the field on and the
         # gateway refuses the conflict with X-Original-URL; Caddy replaces it with the real host).
         before = len(site.headers)

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseConfiguration
+import GatehouseCore
 
 /// The upstreams of `/v1/api`: `backend` and the named ones of `upstreams:`, and the choice between them — the
 /// longest prefix that is a whole-segment prefix of the normalized path, else `backend`. One table is in force
@@ -9,10 +10,15 @@ final class UpstreamTable: Sendable {
     let all: [UpstreamRoute]
     /// The named upstreams, longest prefix first (ties cannot happen: prefixes are unique).
     private let byPrefix: [UpstreamRoute]
+    /// `forward_auth.apps:`, in the file's order.
+    let forwardAuthApps: [GatewayConfiguration.ForwardAuthApp]
 
-    /// The table of `backend` and `upstreams`.
+    /// The table of `backend`, `upstreams` and the forward-auth apps.
     /// - Parameter defaultTimeout: the time to start an answer of an upstream without `timeout_seconds`.
-    init(backend: ServerSettings.BackendSettings, upstreams: [ServerSettings.UpstreamSettings], defaultTimeout: TimeInterval) {
+    init(
+        backend: ServerSettings.BackendSettings, upstreams: [ServerSettings.UpstreamSettings],
+        forwardAuthApps: [GatewayConfiguration.ForwardAuthApp] = [], defaultTimeout: TimeInterval
+    ) {
         var all = [
             UpstreamRoute(
                 index: 0, name: GatewayConfiguration.defaultUpstreamName, prefix: "", keepPrefix: true, backend: backend,
@@ -26,11 +32,21 @@ final class UpstreamTable: Sendable {
         }
         self.all = all
         byPrefix = all.dropFirst().sorted { $0.prefix.count > $1.prefix.count }
+        self.forwardAuthApps = forwardAuthApps
     }
 
     /// The table of a gateway's settings.
     convenience init(settings: ServerSettings) {
-        self.init(backend: settings.backend, upstreams: settings.upstreams, defaultTimeout: settings.upstreamTimeout)
+        self.init(
+            backend: settings.backend, upstreams: settings.upstreams, forwardAuthApps: settings.forwardAuthApps,
+            defaultTimeout: settings.upstreamTimeout)
+    }
+
+    /// What `/v1/authz` answers with for an original request's host (as ``HostPattern/normalized(_:)`` gives
+    /// it): the identity settings of the first app of `forward_auth.apps:` that lists it, else `backend`'s.
+    func forwardAuthBackend(host: String?) -> ServerSettings.BackendSettings {
+        if let host, let app = forwardAuthApps.first(where: { $0.hosts.contains { $0.matches(host) } }) { return app.backend }
+        return fallback.backend
     }
 
     /// The default upstream (`backend`).

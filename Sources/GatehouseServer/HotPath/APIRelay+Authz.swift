@@ -22,9 +22,6 @@ extension APIRelay {
     /// forwarded access token refreshed, or the request has a body.
     func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> AuthzAnswer? {
         guard head.version == .http1_1, Self.isRouted(head.method), ForwardAuthTarget.isAuthz(head.uri) else { return nil }
-        // The answer carries what `backend` (the default upstream in force) receives.
-        let backend = upstreams.current.fallback.backend
-        guard !backend.forwardAccessToken else { return nil }
         let scan = HeadScan(head.headers, forwardAuth: true)
         // No body, no `Expect`, no upgrade: anything else is the router's.
         guard !scan.expect, scan.upgrades == 0, scan.transferEncodings == 0, !scan.announcesBody else { return nil }
@@ -51,6 +48,13 @@ extension APIRelay {
         } catch {
             return refused(error)
         }
+        let policy = access.current
+        let table = upstreams.current
+        let host = policy.namesHosts || !table.forwardAuthApps.isEmpty ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
+        // The answer carries what the app of the original host receives (`backend`'s settings for any other host).
+        let backend = table.forwardAuthBackend(host: host)
+        // A forwarded access token is refreshed first: the router's.
+        guard !backend.forwardAccessToken else { return nil }
 
         var session: ActiveSession?
         var assertion: String?
@@ -78,8 +82,6 @@ extension APIRelay {
             }
         }
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        let policy = access.current
-        let host = policy.namesHosts ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
         let decision = policy.decide(method: original.method, path: path.segments.map { Substring($0) }, host: host, user: user)
         decision.audit(session: session, method: original.method, path: path, via: "authz", requestID: requestID, metrics: metrics, logger: logger)
         if let refusal = decision.refusal(sessionRefusal: sessionRefusal) {

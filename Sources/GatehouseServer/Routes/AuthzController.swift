@@ -21,7 +21,7 @@ import Logging
 struct AuthzController: Sendable {
     let resolver: SessionResolver
     let access: AccessRules
-    /// The answer carries what `backend` (the default upstream in force) is configured to receive.
+    /// The answer carries what the app of the original host (`forward_auth.apps:`), else `backend`, receives.
     let upstreams: CurrentUpstreams
     let signer: AssertionSigner
     let providers: ProviderSet
@@ -65,7 +65,8 @@ struct AuthzController: Sendable {
         }
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
         let policy = access.current
-        let host = policy.namesHosts ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
+        let table = upstreams.current
+        let host = policy.namesHosts || !table.forwardAuthApps.isEmpty ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
         let decision = policy.decide(method: method, path: path.segments.map { Substring($0) }, host: host, user: user)
         decision.audit(session: session, method: method, path: path, via: "authz", metrics: metrics, logger: context.logger)
         if let error = decision.refusal(sessionRefusal: refusal) {
@@ -79,7 +80,8 @@ struct AuthzController: Sendable {
         var headers = HTTPFields()
         var assertion: String?
         var answered = session
-        let backend = upstreams.current.fallback.backend
+        // What the app of the original host receives (`backend`'s settings for any other host).
+        let backend = table.forwardAuthBackend(host: host)
         if var session {
             if backend.forwardAccessToken, session.credential.isRefreshable,
                 let provider = providers.provider(session.provider) as? any RefreshingProvider,

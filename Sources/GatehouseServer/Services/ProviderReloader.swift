@@ -3,8 +3,8 @@ import GatehouseConfiguration
 import GatehouseCore
 import Logging
 
-/// Reloads the provider files, the access rules (`access:` of `gatehouse.yaml`) and the upstreams (`backend` and
-/// `upstreams:`) on SIGHUP (``HangupReloader``). All are read and validated first; if any does not validate, all
+/// Reloads the provider files, the access rules (`access:` of `gatehouse.yaml`) and the upstreams (`backend`,
+/// `upstreams:` and `forward_auth.apps:`) on SIGHUP (``HangupReloader``). All are read and validated first; if any does not validate, all
 /// the old ones stay in force.
 struct ProviderReloader: Sendable {
     let providers: ProviderSet
@@ -26,7 +26,9 @@ struct ProviderReloader: Sendable {
             if let configuration {
                 access.replace(with: configuration.access)
                 upstreams.replace(
-                    with: UpstreamTable(backend: configuration.backend, upstreams: configuration.upstreams, defaultTimeout: upstreamTimeout))
+                    with: UpstreamTable(
+                        backend: configuration.backend, upstreams: configuration.upstreams, forwardAuthApps: configuration.forwardAuthApps,
+                        defaultTimeout: upstreamTimeout))
             }
             logger.notice(
                 "providers reloaded",
