@@ -18,7 +18,7 @@ import requests
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from conftest import q, write_capture_provider, write_config
+from conftest import q, wait_until, write_capture_provider, write_config
 from gatehouse_testkit import loopback_server
 from proxy_kit import Proxy
 from test_access_policy import Site
@@ -442,6 +442,7 @@ def hosts(serve, tmp_path):
         'store: {kind: "memory"}',
         f"public_url: {q(PUBLIC)}",
         f"cors: {{allowed_origins: [{q(ORIGIN)}]}}",
+        'logging: {format: "json"}',
         f"backend: {{url: {q(base)}}}",
         *HOST_RULES,
         *FORWARD_AUTH_APPS,
@@ -539,6 +540,28 @@ def test_per_host_rules_on_authz(hosts):
         headers={"X-Forwarded-Host": "app.example.test", "X-Original-URL": "https://admin.example.test/page", "X-Forwarded-Uri": "/page"}, timeout=5)
     assert r.status_code == 400, r.text
 
+
+
+def test_the_access_log_names_the_app_authz_answered_for(hosts):
+    """An /v1/authz line's `upstream` is the app of forward_auth.apps the answer was for (allowed or refused), on
+    the relay (HTTP/1.1) and the router (HTTP/1.0); none for a host no app lists."""
+    gw, _, tokens = hosts
+    cases = [("admin.example.test", "alice", 200, "admin"), ("admin.example.test", "mallory", 403, "admin"),
+             ("app.example.test", "alice", 200, None), ("b.tenants.example.test", "alice", 200, "tenants")]
+    for version in ("1.1", "1.0"):
+        for host, who, status, app in cases:
+            head = [f"GET /v1/authz HTTP/{version}", "Host: gw.internal", f"X-Forwarded-Host: {host}", "X-Forwarded-Uri: /page",
+                    "Connection: close", f"Authorization: Bearer {tokens[who]}"]
+            answer = raw(gw.port, ("\r\n".join(head) + "\r\n\r\n").encode())
+            assert status_of(answer) == status, (host, who, version, answer[:300])
+            request_id = next(line.split(":", 1)[1].strip() for line in answer.decode("latin-1").split("\r\n")
+                              if line.lower().startswith("x-request-id:"))
+
+            def line() -> dict | None:
+                return next((r for r in log_records(gw) if r.get("request_id") == request_id and r.get("route") == "/v1/authz"), None)
+
+            assert wait_until(lambda: line() is not None, 5), (host, version, request_id)
+            assert line().get("upstream") == app, (host, who, version, line())
 
 @pytest.mark.parametrize("kind", ["nginx", "caddy"])
 def test_per_host_rules_through_a_real_proxy(hosts, kind, tmp_path):

@@ -42,11 +42,11 @@ final class UpstreamTable: Sendable {
             defaultTimeout: settings.upstreamTimeout)
     }
 
-    /// What `/v1/authz` answers with for an original request's host (as ``HostPattern/normalized(_:)`` gives
-    /// it): the identity settings of the first app of `forward_auth.apps:` that lists it, else `backend`'s.
-    func forwardAuthBackend(host: String?) -> ServerSettings.BackendSettings {
-        if let host, let app = forwardAuthApps.first(where: { $0.hosts.contains { $0.matches(host) } }) { return app.backend }
-        return fallback.backend
+    /// The app of `forward_auth.apps:` that `/v1/authz` answers for, given the original request's host (as
+    /// ``HostPattern/normalized(_:)`` gives it): the first that lists it; `nil` (then `backend`'s settings) when none does.
+    func forwardAuthApp(host: String?) -> GatewayConfiguration.ForwardAuthApp? {
+        guard let host else { return nil }
+        return forwardAuthApps.first { $0.hosts.contains { $0.matches(host) } }
     }
 
     /// The default upstream (`backend`).

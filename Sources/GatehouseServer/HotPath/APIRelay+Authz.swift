@@ -10,10 +10,11 @@ import NIOHTTP1
 extension APIRelay {
     /// What the relay answers to a forward-auth question itself.
     enum AuthzAnswer {
-        /// 200 with the identity fields.
-        case allowed(HTTPResponseHead, Entry)
+        /// 200 with the identity fields; `app`: the name of the app of `forward_auth.apps:` answered for (the
+        /// access log's `upstream`), `nil` for `backend`'s settings.
+        case allowed(HTTPResponseHead, Entry, app: String?)
         /// A problem, with fields of its own (the sign-in page of a 401).
-        case refused(GatehouseError, fields: [(String, String)], Entry)
+        case refused(GatehouseError, fields: [(String, String)], Entry, app: String?)
     }
 
     /// `/v1/authz` answered from memory — the session in the store's cache or this connection's ``Memo`` (or
@@ -27,9 +28,11 @@ extension APIRelay {
         guard !scan.expect, scan.upgrades == 0, scan.transferEncodings == 0, !scan.announcesBody else { return nil }
         let (authorization, fields) = (scan.authorization, scan.forwardAuthFields)
         let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
+        // Known once the original host is.
+        var app: GatewayConfiguration.ForwardAuthApp?
         func refused(_ error: any Error, session: ActiveSession? = nil, fields: [(String, String)] = []) -> AuthzAnswer {
             let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
-            return .refused(ErrorMapping.problem(for: error, logger: logger), fields: fields, entry)
+            return .refused(ErrorMapping.problem(for: error, logger: logger), fields: fields, entry, app: app?.name)
         }
         // In the router's order: the head's limits, the forward-auth fields, the original path, the session.
         if let refusal = RequestHeadLimits.refusal(hosts: scan.hosts, targetBytes: head.uri.utf8.count, fieldBytes: scan.fieldBytes, settings: settings) {
@@ -52,7 +55,8 @@ extension APIRelay {
         let table = upstreams.current
         let host = policy.namesHosts || !table.forwardAuthApps.isEmpty ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
         // The answer carries what the app of the original host receives (`backend`'s settings for any other host).
-        let backend = table.forwardAuthBackend(host: host)
+        app = table.forwardAuthApp(host: host)
+        let backend = app?.backend ?? table.fallback.backend
         // A forwarded access token is refreshed first: the router's.
         guard !backend.forwardAccessToken else { return nil }
 
@@ -94,6 +98,6 @@ extension APIRelay {
         headers.add(name: "Content-Length", value: "0")
         headers.add(name: "X-Request-Id", value: entry.requestID)
         if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
-        return .allowed(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry)
+        return .allowed(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry, app: app?.name)
     }
 }

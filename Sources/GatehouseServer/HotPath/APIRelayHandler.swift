@@ -133,12 +133,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &machine.memo) {
             relay.metrics.relayedAuthz.increment()
             switch answered {
-            case .allowed(let authorized, let entry):
+            case .allowed(let authorized, let entry, let app):
                 machine.answeredLocally()
-                answer(authorized, entry: entry, keepAlive: head.isKeepAlive)
-            case .refused(let error, let fields, let entry):
+                answer(authorized, entry: entry, app: app, keepAlive: head.isKeepAlive)
+            case .refused(let error, let fields, let entry, let app):
                 let close = machine.refused(head, requestComplete: false)
-                refuse(error, entry: entry, head: head, close: close, route: APIRelay.authzRoute, fields: fields)
+                refuse(error, entry: entry, head: head, close: close, route: APIRelay.authzRoute, fields: fields, upstream: app)
             }
             return
         }
@@ -355,11 +355,11 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     /// An answer the relay gives itself (forward authentication from memory): no body; what is left of the
     /// request is dropped.
-    private func answer(_ head: HTTPResponseHead, entry: APIRelay.Entry, keepAlive: Bool) {
+    private func answer(_ head: HTTPResponseHead, entry: APIRelay.Entry, app: String?, keepAlive: Bool) {
         guard let context else { return }
         relay.accessLog.record(
             method: entry.method, route: APIRelay.authzRoute, status: Int(head.status.code), duration: .zero,
-            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: app)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         writeEnd(context, close: !keepAlive)
     }
@@ -368,13 +368,13 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     /// connection ends with the answer when `close`.
     private func refuse(
         _ error: GatehouseError, entry: APIRelay.Entry, head: HTTPRequestHead, close: Bool, route: String = APIRelay.route,
-        fields: [(String, String)] = []
+        fields: [(String, String)] = [], upstream: String? = nil
     ) {
         guard let context else { return }
         if route == APIRelay.route { relay.metrics.relayedRefusals.increment() }
         relay.accessLog.record(
             method: entry.method, route: route, status: error.status, duration: .zero,
-            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID)
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: upstream)
         let body = Problem.body(error, requestID: entry.requestID)
         var responseHead = relay.problemHead(error, bodyLength: body.readableBytes, close: close, requestID: entry.requestID)
         for (name, value) in fields { responseHead.headers.add(name: name, value: value) }

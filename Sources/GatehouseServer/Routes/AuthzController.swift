@@ -67,6 +67,9 @@ struct AuthzController: Sendable {
         let policy = access.current
         let table = upstreams.current
         let host = policy.namesHosts || !table.forwardAuthApps.isEmpty ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
+        // The answer carries what the app of the original host receives (`backend`'s settings for any other host).
+        let app = table.forwardAuthApp(host: host)
+        if let app { context.logFields.upstream(app.name) }
         let decision = policy.decide(method: method, path: path.segments.map { Substring($0) }, host: host, user: user)
         decision.audit(session: session, method: method, path: path, via: "authz", metrics: metrics, logger: context.logger)
         if let error = decision.refusal(sessionRefusal: refusal) {
@@ -80,8 +83,7 @@ struct AuthzController: Sendable {
         var headers = HTTPFields()
         var assertion: String?
         var answered = session
-        // What the app of the original host receives (`backend`'s settings for any other host).
-        let backend = table.forwardAuthBackend(host: host)
+        let backend = app?.backend ?? table.fallback.backend
         if var session {
             if backend.forwardAccessToken, session.credential.isRefreshable,
                 let provider = providers.provider(session.provider) as? any RefreshingProvider,
