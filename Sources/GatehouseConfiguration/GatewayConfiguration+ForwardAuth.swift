@@ -40,7 +40,7 @@ extension GatewayConfiguration {
                     try entry.report("name", "'\(entry.qualified("name"))': an upstream or another app is already named '\(app.name)'")
                 }
             }
-            if let repeated = app.hosts.first(where: { !hosts.insert(Self.hostKey($0)).inserted }) {
+            if let repeated = app.hosts.first(where: { !hosts.insert($0.key).inserted }) {
                 errors.run(file: file, ()) {
                     try entry.report("hosts", "'\(entry.qualified("hosts"))': another app already lists '\(repeated)'")
                 }
@@ -74,12 +74,5 @@ extension GatewayConfiguration {
         defaults.audience = name
         let settings = try Backend(map, defaults: defaults)
         return ForwardAuthApp(name: name, hosts: hosts, backend: settings)
-    }
-
-    /// A pattern as written, compared as hosts are: in any case, without the trailing dot.
-    private static func hostKey(_ pattern: HostPattern) -> String {
-        var key = pattern.description.lowercased()
-        if key.hasSuffix(".") { key.removeLast() }
-        return key
     }
 }

@@ -28,6 +28,10 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
         return label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 
+    /// The pattern as it is compared: lowercased, without the trailing dot (`*.` kept): two patterns that match
+    /// the same hosts have the same key.
+    public var key: String { wildcard ? "*." + name : name }
+
     /// Whether a host (as ``normalized(_:)`` gives it) is this one.
     public func matches(_ host: String) -> Bool {
         guard wildcard else { return host == name }

@@ -42,6 +42,17 @@ final class UpstreamTable: Sendable {
             defaultTimeout: settings.upstreamTimeout)
     }
 
+    /// What `/v1/authz` answers for, from the original request (both front ends ask it): the host the access
+    /// rules and the apps compare (worked out only when one of them looks at hosts), the app of
+    /// `forward_auth.apps:` that lists it, and the settings the answer carries (the app's, else `backend`'s).
+    func forwardAuth(
+        _ original: ForwardAuthTarget, policy: AccessPolicy
+    ) -> (host: String?, app: GatewayConfiguration.ForwardAuthApp?, backend: ServerSettings.BackendSettings) {
+        let host = policy.namesHosts || !forwardAuthApps.isEmpty ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
+        let app = forwardAuthApp(host: host)
+        return (host, app, app?.backend ?? fallback.backend)
+    }
+
     /// The app of `forward_auth.apps:` that `/v1/authz` answers for, given the original request's host (as
     /// ``HostPattern/normalized(_:)`` gives it): the first that lists it; `nil` (then `backend`'s settings) when none does.
     func forwardAuthApp(host: String?) -> GatewayConfiguration.ForwardAuthApp? {

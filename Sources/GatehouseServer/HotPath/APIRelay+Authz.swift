@@ -52,11 +52,9 @@ extension APIRelay {
             return refused(error)
         }
         let policy = access.current
-        let table = upstreams.current
-        let host = policy.namesHosts || !table.forwardAuthApps.isEmpty ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
         // The answer carries what the app of the original host receives (`backend`'s settings for any other host).
-        app = table.forwardAuthApp(host: host)
-        let backend = app?.backend ?? table.fallback.backend
+        let (host, forApp, backend) = upstreams.current.forwardAuth(original, policy: policy)
+        app = forApp
         // A forwarded access token is refreshed first: the router's.
         guard !backend.forwardAccessToken else { return nil }
 

@@ -96,9 +96,9 @@ extension APIRelayHandler.StateMachine {
     /// The backend's answer ended.
     enum UpstreamEndAction {
         case nothing
-        /// Release the connection to its pool when `reuse` (else close it), record, write the end; close
-        /// the client's connection after it when `closeClient`, else resume reading.
-        case finish(connection: Connection?, reuse: Bool, upstream: UpstreamRoute?, record: Record, closeClient: Bool)
+        /// Release the connection to its pool when `reuse` (else close it: the pool is the one of the record's
+        /// route), record, write the end; close the client's connection after it when `closeClient`, else resume reading.
+        case finish(connection: Connection?, reuse: Bool, record: Record, closeClient: Bool)
         /// Record, write the end, join the two connections.
         case tunnel(Connection?, record: Record)
     }

@@ -330,8 +330,8 @@ extension APIRelayHandler {
             }
             state = exchange.requestComplete ? .idle : .discarding
             return .finish(
-                connection: exchange.connection, reuse: exchange.requestComplete && exchange.upstreamKeepAlive, upstream: exchange.entry.upstream,
-                record: exchange.record, closeClient: !exchange.clientKeepAlive)
+                connection: exchange.connection, reuse: exchange.requestComplete && exchange.upstreamKeepAlive, record: exchange.record,
+                closeClient: !exchange.clientKeepAlive)
         }
 
         /// A read of the backend completed: whether to flush the client.

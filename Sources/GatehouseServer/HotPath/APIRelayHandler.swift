@@ -289,8 +289,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         case .end:
             switch machine.upstreamEnd() {
             case .nothing: break
-            case .finish(let connection, let reuse, let upstream, let record, let closeClient):
-                finish(connection, reuse: reuse, upstream: upstream, record: record, closeClient: closeClient, context: context)
+            case .finish(let connection, let reuse, let record, let closeClient):
+                finish(connection, reuse: reuse, record: record, closeClient: closeClient, context: context)
             case .tunnel(let connection, let record):
                 guard let connection else { return }
                 self.record(record)
@@ -326,10 +326,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     // MARK: Endings
 
     private func finish(
-        _ connection: UpstreamConnection?, reuse: Bool, upstream: UpstreamRoute?, record: Machine.Record, closeClient: Bool, context: ChannelHandlerContext
+        _ connection: UpstreamConnection?, reuse: Bool, record: Machine.Record, closeClient: Bool, context: ChannelHandlerContext
     ) {
         if let connection {
-            if reuse, let source = source(of: upstream) {
+            if reuse, let source = source(of: record.entry.upstream) {
                 source.release(connection)
             } else {
                 connection.close()

@@ -65,10 +65,8 @@ struct AuthzController: Sendable {
         }
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
         let policy = access.current
-        let table = upstreams.current
-        let host = policy.namesHosts || !table.forwardAuthApps.isEmpty ? original.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
         // The answer carries what the app of the original host receives (`backend`'s settings for any other host).
-        let app = table.forwardAuthApp(host: host)
+        let (host, app, backend) = upstreams.current.forwardAuth(original, policy: policy)
         if let app { context.logFields.upstream(app.name) }
         let decision = policy.decide(method: method, path: path.segments.map { Substring($0) }, host: host, user: user)
         decision.audit(session: session, method: method, path: path, via: "authz", metrics: metrics, logger: context.logger)
@@ -83,7 +81,6 @@ struct AuthzController: Sendable {
         var headers = HTTPFields()
         var assertion: String?
         var answered = session
-        let backend = app?.backend ?? table.fallback.backend
         if var session {
             if backend.forwardAccessToken, session.credential.isRefreshable,
                 let provider = providers.provider(session.provider) as? any RefreshingProvider,

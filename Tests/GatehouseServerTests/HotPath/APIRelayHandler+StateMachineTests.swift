@@ -172,13 +172,13 @@ struct APIRelayHandlerStateMachineTests {
     func ending() {
         var machine = Self.relaying()
         _ = machine.upstreamHead(Self.ok())
-        guard case .finish(let connection, let reuse, _, let record, let closeClient) = machine.upstreamEnd() else { Issue.record("not finished"); return }
+        guard case .finish(let connection, let reuse, let record, let closeClient) = machine.upstreamEnd() else { Issue.record("not finished"); return }
         #expect(connection == 1 && reuse && !closeClient)
         #expect(record.status == 200)
 
         var early = Self.relaying(.PUT, complete: false)
         _ = early.upstreamHead(Self.ok(.ok, [("Connection", "close")]))
-        guard case .finish(_, let reused, _, _, _) = early.upstreamEnd() else { Issue.record("not finished"); return }
+        guard case .finish(_, let reused, _, _) = early.upstreamEnd() else { Issue.record("not finished"); return }
         #expect(!reused)
         // The rest of the request is dropped, then the next one is decided.
         guard case .nothing = early.clientRead(.end(nil)), case .decide = early.clientRead(.head(Self.head())) else {
