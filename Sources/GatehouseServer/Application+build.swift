@@ -40,7 +40,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     ).addRoutes(to: router)
     LoginPageController(
         providers: gateway.providers, flow: gateway.loginFlow,
-        transport: Gateway.providerTransport(client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout),
+        transport: Gateway.providerTransport(client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout, logger: gateway.logger),
         clock: gateway.clock, loginLifetime: gateway.settings.loginTransactionLifetime,
         jars: LoginPageJars(
             store: gateway.sessions.store, sealer: gateway.sessions.sealer, capacity: gateway.settings.pageLogins,

@@ -80,7 +80,8 @@ public struct Gateway: Sendable {
 
 extension Gateway {
     /// The transport adapters use to reach their providers: the shared client, buffered, with the upstream timeout.
-    public static func providerTransport(client: HTTPClient, timeout: TimeInterval) -> any HTTPTransport {
-        AsyncHTTPTransport(client: client, timeout: timeout)
+    /// A call that fails is logged to `logger` with its technical cause.
+    public static func providerTransport(client: HTTPClient, timeout: TimeInterval, logger: Logger) -> any HTTPTransport {
+        AsyncHTTPTransport(client: client, timeout: timeout, logger: logger)
     }
 }

@@ -125,7 +125,7 @@ public enum GatewayLauncher {
     ) async throws {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamClientConfiguration())
         do {
-            let transport = Gateway.providerTransport(client: client, timeout: TimeInterval(configuration.limits.upstreamTimeoutSeconds))
+            let transport = Gateway.providerTransport(client: client, timeout: TimeInterval(configuration.limits.upstreamTimeoutSeconds), logger: logger)
             let load: @Sendable () throws -> [any AuthProvider] = {
                 try makeProviders?(transport) ?? loadProviders(configuration, transport: transport, logger: logger)
             }

@@ -24,3 +24,45 @@ def test_discovery_failure_is_logged_at_start_and_at_a_login(serve, tmp_path):
     assert wait_until(lambda: "login refused: provider not ready" in gw.log(), 5), gw.log()[-2000:]
     login_line = next(line for line in gw.log().splitlines() if "login refused: provider not ready" in line)
     assert "connection refused" in login_line.lower(), login_line
+
+
+LIBRARY_TEXT = ["NIOSSL", "BoringSSL", "SSL_", "errno", "IOError", ".swift", "/work/", "/build/", "Sources/", "handshakeFailed"]
+
+
+def test_untrusted_certificate_is_said_in_words_to_clients_and_in_full_in_the_log(serve, tmp_path):
+    """A provider whose certificate chains to a CA the gateway does not trust: `/readyz` and the login's 503 say
+    so in words; BoringSSL's codes and source paths stay in the log line that carries the technical cause."""
+    from test_tls import Certificates  # a CA and leaves made with openssl
+    import http.server
+    import ssl
+    import threading
+
+    (tmp_path / "certs").mkdir()
+    certs = Certificates(tmp_path / "certs")
+    chain, key = certs.leaf("localhost")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(chain, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        issuer = f"https://127.0.0.1:{server.server_address[1]}"
+        config = write_config(tmp_path, 'store: {kind: "memory"}\nallowed_redirect_uris: ["http://127.0.0.1/cb"]\n')
+        write_provider(tmp_path, "sso", "\n".join(['id: "sso"', 'kind: "oidc"', f"issuer: {q(issuer)}", 'client_id: "gatehouse"', ""]))
+        gw = serve(tmp_path, ["--config", str(config)])
+        assert wait_until(lambda: "provider not ready" in gw.log(), 15), gw.log()[-2000:]
+        ready = gw.get("/readyz").json()
+        (entry,) = ready["not_ready"]
+        assert "certificate is not trusted" in entry, entry
+        login = gw.get("/v1/auth/sso/login", params={
+            "redirect_uri": "http://127.0.0.1/cb", "state": "s", "code_challenge": "a" * 43, "code_challenge_method": "S256"})
+        assert login.status_code == 503
+        detail = login.json()["detail"]
+        assert "certificate is not trusted" in detail, detail
+        for text in [entry, detail, login.text]:
+            assert not [marker for marker in LIBRARY_TEXT if marker in text], text
+        # The log line of the failed call has the library's own account.
+        cause = next(line for line in gw.log().splitlines() if "provider call failed" in line)
+        assert "CERTIFICATE_VERIFY_FAILED" in cause or "handshake" in cause.lower(), cause
+    finally:
+        server.shutdown()

@@ -38,9 +38,10 @@ struct ProviderHTTP: Sendable {
         do {
             response = try await exchange(request)
         } catch {
-            // The cause goes with the reason into the log (a DNS failure, a refused connection, a deadline); the
-            // client's problem says only that the provider could not be reached.
-            throw .unavailable("\(unreachable()) (\(error))")
+            // The reason and what failed, in words (a refused connection, an untrusted certificate, a deadline): the
+            // reason reaches `/readyz` and problem details. The transport logged the library's own account.
+            let failure = (error as? TransportError)?.description ?? (error is CancellationError ? "cancelled" : "the call failed")
+            throw .unavailable("\(unreachable()) (\(failure))")
         }
         if let serverError, response.status >= 500 { throw .unavailable(serverError(response.status)) }
         return response

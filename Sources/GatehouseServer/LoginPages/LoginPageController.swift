@@ -140,7 +140,8 @@ struct LoginPageController: Sendable {
             response = try await transport.send(TransportRequest(method: request.method.rawValue, url: target, headers: headers, body: body))
         } catch {
             context.logger.warning(
-                "page login failed: login page unreachable", metadata: ["provider": "\(providerID)", "url": "\(AsyncHTTPTransport.redacted(target))", "cause": "\(error)"])
+                "page login failed: login page unreachable", metadata: ["provider": "\(providerID)", "url": "\(AsyncHTTPTransport.redacted(target))",
+                    "cause": "\((error as? TransportError).map { $0.cause ?? $0.description } ?? "\(error)")"])
             throw GatehouseError.upstreamUnavailable("The provider's login page could not be reached.")
         }
         guard response.body.count <= Self.maxBodyBytes else { throw GatehouseError(code: .upstreamTooLarge, status: 502, detail: "The provider's page is too large.") }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseCore
+import Logging
 import NIOCore
 import NIOHTTP1
 
@@ -8,6 +9,8 @@ import NIOHTTP1
 struct AsyncHTTPTransport: HTTPTransport {
     let client: HTTPClient
     let timeout: TimeInterval
+    /// Where the technical cause of a failed call goes; what the adapters (and so clients) get is words.
+    let logger: Logger
     /// Provider answers (tokens, userinfo) are small; anything larger is refused.
     let maxResponseBytes = 1 << 20
 
@@ -26,7 +29,9 @@ struct AsyncHTTPTransport: HTTPTransport {
                 headers: response.headers.map { ($0.name, $0.value) },
                 body: Data(body.readableBytesView))
         } catch {
-            throw TransportError("\(request.method) \(Self.redacted(request.url)): \(error)")
+            let cause = "\(request.method) \(Self.redacted(request.url)): \(error)"
+            logger.warning("provider call failed", metadata: ["cause": "\(cause)"])
+            throw TransportError(ConnectionFailure.words(error), cause: cause)
         }
     }
 

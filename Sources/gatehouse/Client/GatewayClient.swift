@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseServer
 import NIOCore
 import NIOHTTP1
 
@@ -87,25 +88,14 @@ struct GatewayClient: Sendable {
             throw failure
         } catch {
             if let reason = Self.connectionFailure(error) { throw ClientFailure("cannot connect to \(gateway): \(reason)") }
-            throw ClientFailure("\(request.method.rawValue) \(url) failed: \(error)")
+            // Words, not the library's codes (ConnectionFailure).
+            throw ClientFailure("\(request.method.rawValue) \(url) failed: \(ConnectionFailure.words(error))")
         }
     }
 
     /// Why the gateway could not be reached, in a person's words, when the error says so (NIO's own text
     /// is `connection reset (error set): Connection refused (errno: 111)`); nil for any other failure.
     static func connectionFailure(_ error: any Error) -> String? {
-        if let error = error as? IOError {
-            switch error.errnoCode {
-            case ECONNREFUSED: return "connection refused"
-            case EHOSTUNREACH, ENETUNREACH: return "no route to host"
-            case ETIMEDOUT: return "timed out"
-            default: break
-            }
-        }
-        if let error = error as? HTTPClientError, error == .connectTimeout { return "timed out" }
-        let text = String(describing: error)
-        if text.contains("Connection refused") { return "connection refused" }
-        if text.contains("dnsAError") || text.contains("NXDOMAIN") || text.contains("Name or service not known") { return "the host name does not resolve" }
-        return nil
+        ConnectionFailure.known(error)
     }
 }
