@@ -69,3 +69,31 @@ def test_a_request_that_is_not_http_gets_400_with_a_problem(setup):
     assert status == 400, (status, body[:200])
     assert headers["content-type"] == "application/problem+json"
     assert json.loads(body)["code"] == "invalid_request"
+
+
+def test_a_cross_origin_request_over_a_head_limit_gets_its_431_and_414_with_cors(serve, tmp_path):
+    """The relay once answered these itself, without the CORS fields the router adds: a browser then saw a
+    CORS failure instead of the 431 or 414."""
+    import requests
+    from conftest import q, write_capture_provider, write_config
+    from stub_backend import StubBackend
+
+    origin = "https://app.example.test"
+    echo = StubBackend(answer=lambda seen: (200, {"target": seen.path}))
+    try:
+        config = write_config(tmp_path, "\n".join([
+            'store: {kind: "memory"}', f"backend: {{url: {q(echo.base)}}}", f"cors: {{allowed_origins: [{q(origin)}]}}",
+            "limits: {max_header_bytes: 2048}", ""]))
+        write_capture_provider(tmp_path, echo.base)
+        gw = serve(tmp_path, ["--config", str(config)])
+        token = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "captured"}, timeout=5).json()["session_token"]
+        for target, fields, expected in [("/v1/api/x", ("X-Big: " + "b" * 3000,), 431), ("/v1/api/" + "a" * 9000, (), 414)]:
+            status, headers, body = send(gw.port, request(target, token, "Host: 127.0.0.1", f"Origin: {origin}", *fields))
+            assert status == expected, (status, body[:200])
+            assert headers.get("access-control-allow-origin") == origin, headers
+        # Without an Origin the relay answers it, the same status.
+        status, headers, _ = send(gw.port, request("/v1/api/x", token, "Host: 127.0.0.1", "X-Big: " + "b" * 3000))
+        assert status == 431 and "access-control-allow-origin" not in headers
+        assert echo.count() == 0
+    finally:
+        echo.close()

@@ -24,13 +24,13 @@ extension APIRelay {
         guard head.version == .http1_1, head.uri.hasPrefix(Self.prefix), Self.isRouted(head.method) else { return (.none, nil) }
         let scan = HeadScan(head.headers, forwardAuth: false)
         guard !scan.expect, !scan.invalidContentLength, !scan.notOnlyChunked, scan.contentLengths <= 1 else { return (.none, nil) }
+        // The router answers CORS (preflights and `Origin`), its refusals by the head's limits included: a browser
+        // reads a 431 without `Access-Control-Allow-Origin` as a CORS failure, not as the 431 it is.
+        if scan.upgrades == 0, scan.origins > 0, !settings.corsAllowedOrigins.isEmpty { return (.none, nil) }
         if let refusal = RequestHeadLimits.refusal(hosts: scan.hosts, targetBytes: head.uri.utf8.count, fieldBytes: scan.fieldBytes, settings: settings) {
             return (.refuse(refusal), nil)
         }
-        if scan.upgrades == 0 {
-            // The router answers CORS (preflights and `Origin`).
-            return (scan.origins > 0 && !settings.corsAllowedOrigins.isEmpty ? .none : .plain, scan.authorization)
-        }
+        if scan.upgrades == 0 { return (.plain, scan.authorization) }
         // Only a WebSocket handshake is upgraded; anything else that asks for a new protocol goes to the router.
         guard scan.upgrades == 1, scan.websocket, scan.connectionUpgrade, head.method == .GET, scan.contentLengths == 0, scan.transferEncodings == 0,
             scan.origins <= 1
