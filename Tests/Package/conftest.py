@@ -252,9 +252,14 @@ def built(workdir) -> tuple[DebianRoot, Path]:
     root = DebianRoot(workdir / "root")
     with phase("debootstrap"):
         # In a mount namespace of its own: the /proc and /sys debootstrap mounts in the root end with it, even when
-        # it is stopped half-way.
-        bootstrapped = run(["unshare", "--mount", "--propagation", "private", "--",
-                            "debootstrap", "--variant=minbase", SUITE, root.path, MIRROR], timeout=DEBOOTSTRAP_TIMEOUT)
+        # it is stopped half-way. A second attempt, from scratch, when the mirror failed the first.
+        for attempt in (1, 2):
+            bootstrapped = run(["unshare", "--mount", "--propagation", "private", "--",
+                                "debootstrap", "--variant=minbase", SUITE, root.path, MIRROR], timeout=DEBOOTSTRAP_TIMEOUT)
+            if bootstrapped.returncode == 0 or attempt == 2:
+                break
+            print(f"[package] debootstrap failed, trying once more:\n{bootstrapped.stdout[-2000:]}\n{bootstrapped.stderr[-2000:]}")
+            remove_root(root.path)
     try:
         packaged_output = packaging.communicate(timeout=max(60, DEBOOTSTRAP_TIMEOUT - (time.monotonic() - started)))[0]
     except subprocess.TimeoutExpired:
