@@ -68,14 +68,15 @@ func buildApplication(
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let relay = APIRelay(gateway: gateway)
-    let clientIdleTimeout = TimeAmount.milliseconds(Int64(gateway.settings.clientIdleTimeout * 1000))
+    let settings = gateway.settings
+    let client = ClientLimits(
+        idleTimeout: .milliseconds(Int64(settings.clientIdleTimeout * 1000)), bodyTimeout: .milliseconds(Int64(settings.clientBodyTimeout * 1000)),
+        maxURLBytes: settings.maxURLBytes,
+        connections: settings.maxConnectionsPerClient > 0 ? ClientConnectionLimiter(maxPerClient: settings.maxConnectionsPerClient) : nil)
     return Application(
         router: buildRouter(gateway: gateway),
-        server: tls.map {
-            HTTPServerBuilder.gatewayTLS(
-                relay: relay, clientIdleTimeout: clientIdleTimeout, maxURLBytes: gateway.settings.maxURLBytes,
-                maxHeaderBytes: gateway.settings.maxHeaderBytes, contexts: $0)
-        } ?? .gateway(relay: relay, clientIdleTimeout: clientIdleTimeout, maxURLBytes: gateway.settings.maxURLBytes),
+        server: tls.map { HTTPServerBuilder.gatewayTLS(relay: relay, client: client, maxHeaderBytes: settings.maxHeaderBytes, contexts: $0) }
+            ?? .gateway(relay: relay, client: client),
         // A burst of new connections (a thousand clients at once) waits in the kernel's queue rather than being
         // refused or left to retransmit their SYN; the kernel caps it at net.core.somaxconn (as for nginx and Go).
         configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse", backlog: 4096),

@@ -139,6 +139,16 @@ public struct ServerSettings: Sendable {
         get { TimeInterval(configuration.limits.clientIdleTimeoutSeconds) }
         set { configuration.limits.clientIdleTimeoutSeconds = Self.seconds(newValue) }
     }
+    /// A request body that makes no progress for this long is cut (408, or `RST_STREAM` on HTTP/2).
+    public var clientBodyTimeout: TimeInterval {
+        get { TimeInterval(configuration.limits.clientBodyTimeoutSeconds) }
+        set { configuration.limits.clientBodyTimeoutSeconds = Self.seconds(newValue) }
+    }
+    /// Open connections from one client address (0: no bound).
+    public var maxConnectionsPerClient: Int {
+        get { configuration.limits.maxConnectionsPerClient }
+        set { configuration.limits.maxConnectionsPerClient = newValue }
+    }
     /// An unused keep-alive connection to the backend is closed after this long.
     public var upstreamKeepalive: TimeInterval {
         get { TimeInterval(configuration.limits.upstreamKeepaliveSeconds) }

@@ -24,6 +24,8 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let headersTooLarge = ProblemCode(rawValue: "headers_too_large")
     /// The request body is larger than the limit (413).
     public static let payloadTooLarge = ProblemCode(rawValue: "payload_too_large")
+    /// The request body made no progress for `limits.client_body_timeout_seconds` (408).
+    public static let requestTimeout = ProblemCode(rawValue: "request_timeout")
     /// No such route (404).
     public static let notFound = ProblemCode(rawValue: "not_found")
     /// The route exists, not with this method (405).
@@ -103,7 +105,7 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, Custom
 
     /// Every code the gateway answers with by itself, in the order above.
     public static let gatewayCodes: [ProblemCode] = [
-        .invalidRequest, .invalidPath, .uriTooLong, .headersTooLarge, .payloadTooLarge, .notFound, .methodNotAllowed,
+        .invalidRequest, .invalidPath, .uriTooLong, .headersTooLarge, .payloadTooLarge, .requestTimeout, .notFound, .methodNotAllowed,
         .unsupportedOperation, .unknownProvider,
         .invalidGrant, .unsupportedGrantType, .invalidCredential, .loginNotBound, .unknownLogin, .tooManyLogins,
         .originNotAllowed, .providerUnavailable, .accessDenied, .serverError, .temporarilyUnavailable,

@@ -134,6 +134,8 @@ extension APIRelayHandler.StateMachine {
     enum FailureCause {
         case requestUnreadable
         case bodyTooLarge
+        /// A body part after a head forwarded without framing (never from the decoders in front; kept as a wall).
+        case unframedBody
         case upstreamUnreachable(any Error)
         case upstreamTimeout
         case invalidSwitch

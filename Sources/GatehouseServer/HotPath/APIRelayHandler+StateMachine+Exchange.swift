@@ -15,6 +15,9 @@ extension APIRelayHandler.StateMachine {
         /// The status the client got (0 until the answer's head went out).
         var status = 0
         let idempotent: Bool
+        /// The head says how a body is framed (`Content-Length` or `Transfer-Encoding`): without, no body part may
+        /// follow it on the backend connection.
+        let framed: Bool
         /// The client keeps the connection after this exchange (else it is closed after the answer).
         let clientKeepAlive: Bool
         /// A WebSocket handshake: a `101` that completes it (``WebSocketHandshake``) turns the exchange into a tunnel.
@@ -51,6 +54,7 @@ extension APIRelayHandler.StateMachine {
             self.clientKeepAlive = clientKeepAlive
             self.upgrade = upgrade
             expectedAccept = upgrade ? WebSocketHandshake.expectedAccept(of: head) : nil
+            framed = head.headers.contains(name: "content-length") || head.headers.contains(name: "transfer-encoding")
             switch head.method {
             case .GET, .HEAD, .PUT, .DELETE, .OPTIONS, .TRACE: idempotent = true
             default: idempotent = false

@@ -92,6 +92,11 @@ extension APIRelayHandler {
                 state = .relaying(exchange)
                 return .nothing
             case .body(let buffer):
+                // Bytes after a head that announced no body would be read upstream as the next request.
+                guard exchange.framed else {
+                    let error = GatehouseError.invalidRequest("The request carries a body its head did not announce.")
+                    return .fail(fail(exchange, .unframedBody, error, closing: true))
+                }
                 exchange.bodyBytes += buffer.readableBytes
                 guard exchange.bodyBytes <= limits.maxBodyBytes else {
                     let error = GatehouseError.payloadTooLarge("The request body exceeds \(limits.maxBodyBytes) bytes.")

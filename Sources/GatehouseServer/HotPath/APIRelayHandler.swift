@@ -424,6 +424,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             relay.logger.info("the client's request body could not be read; nothing more was sent upstream")
         case .bodyTooLarge:
             break
+        case .unframedBody:
+            relay.logger.warning("a request body came after a head forwarded without framing; its backend connection is closed")
         case .upstreamUnreachable(let error):
             relay.metrics.upstreamErrors.increment()
             if let entry = failure.entry { relay.metrics.upstreamFailed(APIRelay.label(entry.upstream)) }

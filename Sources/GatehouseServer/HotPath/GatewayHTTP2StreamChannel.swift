@@ -9,7 +9,7 @@ import NIOHTTP2
 /// so `/v1/api/…` goes through ``APIRelayHandler`` with its body streamed and its back-pressure kept per stream
 /// (the stream's flow-control window only opens as the relay reads), and everything else to the router.
 ///
-/// Pipeline: `HTTP2FramePayloadToHTTP1ServerCodec` → ``HTTP2StreamHeadAdapter`` → HSTS → ``APIRelayHandler``
+/// Pipeline: ``HTTP2RequestTargetCheck`` → `HTTP2FramePayloadToHTTP1ServerCodec` → ``ClientBodyTimeoutHandler`` → ``HTTP2StreamHeadAdapter`` → HSTS → ``APIRelayHandler``
 /// → HTTP types codec → Hummingbird's connection state → the router (one request per stream).
 struct GatewayHTTP2StreamChannel: Sendable {
     /// The HTTP/1.1 channel whose request handlers each stream gets.
@@ -19,7 +19,10 @@ struct GatewayHTTP2StreamChannel: Sendable {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<GatewayHTTPChannel.Value> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(HTTP2RequestTargetCheck())
             try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+            // In front of the adapter, which holds a head without framing until the stream says more.
+            try pipeline.addHandler(ClientBodyTimeoutHandler(timeout: http1.client.bodyTimeout, cut: .reset))
             try pipeline.addHandler(HTTP2StreamHeadAdapter())
             // A stream's own address is its connection's.
             try http1.addRequestHandlers(

@@ -13,7 +13,8 @@ import NIOHTTPTypesHTTP1
 ///
 /// Pipeline: ``RequestLineWatcher`` → HTTP/1.1 decoder (→ the watcher's boundaries) and encoder →
 /// ``ReadInterestKeeper`` → `HTTPServerPipelineHandler` (one request at a time, so the relay's answers and the
-/// router's keep the order of the requests) → ``APIRelayHandler`` (NIOHTTP1 parts)
+/// router's keep the order of the requests) → ``ClientIdleTimeoutHandler`` → ``ClientBodyTimeoutHandler`` → ``AbsoluteFormAdapter`` (the
+/// target's authority is the host) → ``APIRelayHandler`` (NIOHTTP1 parts)
 /// → HTTP types codec → ``MalformedRequestHandler`` → Hummingbird's connection state → the router.
 struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
@@ -21,10 +22,9 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     /// `nil`: every request goes to the router.
     let relay: APIRelay?
-    /// See ``ClientIdleTimeoutHandler``.
-    let clientIdleTimeout: TimeAmount
-    /// `limits` of the request target: a request line over it is 414 even when the decoder gives up on it.
-    let maxURLBytes: Int
+    /// Timeouts and bounds per client (``ClientIdleTimeoutHandler``, ``ClientBodyTimeoutHandler``,
+    /// ``ClientConnectionLimiter``, ``RequestLineWatcher``).
+    let client: ClientLimits
     /// Behind TLS (``GatewayTLSChannel``): requests are `https`.
     var secure = false
     /// `tls.hsts_seconds`: above 0, every answer carries `Strict-Transport-Security`.
@@ -43,17 +43,20 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         limits.maxHeaderListSize = 80 * 1024
         limits.maxHeaderFieldCount = 1000
         let pipeline = channel.pipeline.syncOperations
+        if let limiter = client.connections, !secure { try pipeline.addHandler(ClientConnectionLimiter.Handler(limiter: limiter)) }
         try pipeline.configureHTTPServerPipeline(
             withPipeliningAssistance: true, withErrorHandling: false, withOutboundHeaderValidation: false,
             withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
-        let watcher = RequestLineWatcher(maxURLBytes: maxURLBytes)
+        let watcher = RequestLineWatcher(maxURLBytes: client.maxURLBytes)
         let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
         // In front of the HTTP handlers, and behind TLS (``GatewayTLSChannel``): it counts the plain bytes, and
         // a WebSocket tunnel joins the pipeline right in front of it (``APIRelayHandler``).
         try pipeline.addHandler(watcher, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
         try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
         try pipeline.addHandler(ReadInterestKeeper(), position: .before(try pipeline.handler(type: HTTPServerPipelineHandler.self)))
-        try pipeline.addHandler(ClientIdleTimeoutHandler(timeout: clientIdleTimeout))
+        try pipeline.addHandler(ClientIdleTimeoutHandler(timeout: client.idleTimeout))
+        try pipeline.addHandler(ClientBodyTimeoutHandler(timeout: client.bodyTimeout, cut: .answer408))
+        try pipeline.addHandler(AbsoluteFormAdapter())
         try addRequestHandlers(to: pipeline, channel: channel, remoteAddress: channel.remoteAddress, malformed: MalformedRequestHandler(requestLine: watcher), logger: logger)
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
     }
@@ -80,7 +83,7 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
 
 extension HTTPServerBuilder {
     /// The gateway's HTTP/1.1 server: ``GatewayHTTPChannel``.
-    static func gateway(relay: APIRelay?, clientIdleTimeout: TimeAmount, maxURLBytes: Int) -> HTTPServerBuilder {
-        .init { responder in GatewayHTTPChannel(responder: responder, relay: relay, clientIdleTimeout: clientIdleTimeout, maxURLBytes: maxURLBytes) }
+    static func gateway(relay: APIRelay?, client: ClientLimits) -> HTTPServerBuilder {
+        .init { responder in GatewayHTTPChannel(responder: responder, relay: relay, client: client) }
     }
 }

@@ -39,7 +39,8 @@ final class UpstreamConnectionPool: UpstreamConnectionSource {
     func connect() -> EventLoopFuture<UpstreamConnection>.Isolated {
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // At the TCP level (`socketOption` would be SOL_SOCKET, where the number means SO_DEBUG: root only).
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     // No outbound validation: the relay writes fields llhttp parsed from the client, its own, and

@@ -43,12 +43,14 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
+            if let limiter = http1.client.connections { try pipeline.addHandler(ClientConnectionLimiter.Handler(limiter: limiter)) }
+            try pipeline.addHandler(PlainHTTPRefusal())
             try pipeline.addHandler(NIOSSLServerHandler(context: contexts.current))
             let (http1, maxHeaderListSize) = (http1, maxHeaderListSize)
-            let protocolSwitch = TLSProtocolSwitch(on: channel.eventLoop, handshakeTimeout: http1.clientIdleTimeout) { result, channel in
+            let protocolSwitch = TLSProtocolSwitch(on: channel.eventLoop, handshakeTimeout: http1.client.idleTimeout) { result, channel in
                 switch result {
                 case .negotiated("h2"):
-                    let keeper = HTTP2ConnectionKeeper(idleTimeout: http1.clientIdleTimeout)
+                    let keeper = HTTP2ConnectionKeeper(idleTimeout: http1.client.idleTimeout)
                     var configuration = NIOHTTP2Handler.Configuration()
                     configuration.connection.initialSettings = [
                         HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
@@ -96,14 +98,10 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
 
 extension HTTPServerBuilder {
     /// The gateway's HTTPS server: ``GatewayTLSChannel``.
-    static func gatewayTLS(
-        relay: APIRelay?, clientIdleTimeout: TimeAmount, maxURLBytes: Int, maxHeaderBytes: Int, contexts: TLSContextStore
-    ) -> HTTPServerBuilder {
+    static func gatewayTLS(relay: APIRelay?, client: ClientLimits, maxHeaderBytes: Int, contexts: TLSContextStore) -> HTTPServerBuilder {
         .init { responder in
             GatewayTLSChannel(
-                http1: GatewayHTTPChannel(
-                    responder: responder, relay: relay, clientIdleTimeout: clientIdleTimeout, maxURLBytes: maxURLBytes, secure: true,
-                    hstsSeconds: contexts.configuration.hstsSeconds),
+                http1: GatewayHTTPChannel(responder: responder, relay: relay, client: client, secure: true, hstsSeconds: contexts.configuration.hstsSeconds),
                 contexts: contexts, maxHeaderListSize: GatewayTLSChannel.http2HeaderListBound(maxHeaderBytes: maxHeaderBytes))
         }
     }

@@ -28,7 +28,9 @@ struct APIRelayHandlerStateMachineTests {
     ) -> Machine {
         var machine = Machine(limits: limits)
         let entry = APIRelay.Entry(requestID: "r1", method: "\(method)", provider: "demo", sessionID: "s")
-        guard case .decide(let head) = machine.clientRead(.head(Self.head(method))),
+        // A head that brings a body says how it is framed (the relay's upstream head always does).
+        let framing = body > 0 || !complete ? [("Transfer-Encoding", "chunked")] : []
+        guard case .decide(let head) = machine.clientRead(.head(Self.head(method, framing))),
             case .start(let acquire) = machine.decided(.forward(head, entry), for: head)
         else { fatalError("not started") }
         if body > 0 { _ = machine.clientRead(bytes(body)) }
@@ -114,6 +116,22 @@ struct APIRelayHandlerStateMachineTests {
         #expect(failure.connection == 1)
         // What is left of the request is dropped.
         guard case .nothing = machine.clientRead(Self.bytes(1)) else { Issue.record("not dropped"); return }
+    }
+
+    @Test("a body part after a head forwarded without framing: 400, the backend connection closed, nothing written on it")
+    func unframedBody() {
+        // Not `relaying`, which frames an incomplete request: this head says nothing of a body.
+        var machine = Machine(limits: Self.limits)
+        let entry = APIRelay.Entry(requestID: "r1", method: "GET", provider: nil, sessionID: nil)
+        guard case .decide(let head) = machine.clientRead(.head(Self.head(.GET))),
+            case .start(let acquire) = machine.decided(.forward(head, entry), for: head)
+        else { Issue.record("not started"); return }
+        _ = machine.connectionReady(1, for: acquire.id, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
+        guard case .fail(let failure) = machine.clientRead(Self.bytes(10)) else { Issue.record("the body would have been written upstream"); return }
+        #expect(failure.error.status == 400)
+        #expect(failure.closing)
+        #expect(failure.connection == 1)
+        guard case .nothing = machine.clientRead(.end(nil)) else { Issue.record("the rest was not dropped"); return }
     }
 
     @Test("the timer: armed once, armed again when early, 504 at the deadline, nothing once the answer started")

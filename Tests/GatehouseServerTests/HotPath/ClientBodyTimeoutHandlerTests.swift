@@ -1,0 +1,79 @@
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import GatehouseServer
+
+/// ``ClientBodyTimeoutHandler`` on `EmbeddedChannel`, whose clock moves only when the test says.
+@Suite("Client body timeout")
+struct ClientBodyTimeoutHandlerTests {
+    private static func channel(_ cut: ClientBodyTimeoutHandler.Cut) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ClientBodyTimeoutHandler(timeout: .seconds(60), cut: cut))
+        try channel.connect(to: .init(ipAddress: "127.0.0.1", port: 1)).wait()
+        return channel
+    }
+
+    private static let head = HTTPServerRequestPart.head(.init(version: .http1_1, method: .POST, uri: "/v1/session", headers: ["content-length": "100"]))
+
+    @Test("a body that stops: 408 and the connection closed after the timeout, not before")
+    func cut() throws {
+        let channel = try Self.channel(.answer408)
+        try channel.writeInbound(Self.head)
+        channel.read()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(59))
+        #expect(try channel.readOutbound(as: HTTPServerResponsePart.self) == nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        guard case .head(let answer) = try channel.readOutbound(as: HTTPServerResponsePart.self) else { Issue.record("no 408"); return }
+        #expect(answer.status == .requestTimeout)
+        #expect(!channel.isActive)
+    }
+
+    @Test("progress starts the clock again; a request's end stops it")
+    func progress() throws {
+        let channel = try Self.channel(.answer408)
+        try channel.writeInbound(Self.head)
+        channel.read()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(50))
+        try channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: "{")))
+        channel.read()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(50))
+        #expect(channel.isActive)
+        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(600))
+        #expect(channel.isActive)
+        #expect(try channel.readOutbound(as: HTTPServerResponsePart.self) == nil)
+    }
+
+    @Test("held back (no read asked: the backend is slower than the client): never cut")
+    func backPressure() throws {
+        let channel = try Self.channel(.answer408)
+        try channel.writeInbound(Self.head)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(600))
+        #expect(channel.isActive)
+        // Reading again starts the clock.
+        channel.read()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(61))
+        #expect(!channel.isActive)
+    }
+
+    @Test("an HTTP/2 stream is closed (RST_STREAM), not answered; an answer under way is not followed by a 408")
+    func reset() throws {
+        let stream = try Self.channel(.reset)
+        try stream.writeInbound(Self.head)
+        stream.read()
+        stream.embeddedEventLoop.advanceTime(by: .seconds(61))
+        #expect(try stream.readOutbound(as: HTTPServerResponsePart.self) == nil)
+        #expect(!stream.isActive)
+
+        let answering = try Self.channel(.answer408)
+        try answering.writeInbound(Self.head)
+        try answering.writeOutbound(HTTPServerResponsePart.head(.init(version: .http1_1, status: .ok)))
+        _ = try answering.readOutbound(as: HTTPServerResponsePart.self)
+        answering.read()
+        answering.embeddedEventLoop.advanceTime(by: .seconds(61))
+        #expect(try answering.readOutbound(as: HTTPServerResponsePart.self) == nil)
+        #expect(!answering.isActive)
+    }
+}
