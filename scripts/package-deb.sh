@@ -17,7 +17,9 @@
 #   /usr/share/man/man1/gatehouse.1.gz
 #   /usr/share/lintian/overrides/gatehouse     the statically linked copies of libyaml and zlib (see there)
 # Depends is computed from the binary's shared libraries by dpkg-shlibdeps (glibc >= 2.36 at least:
-# the binary uses packed relocations, DT_RELR), plus adduser for postinst.
+# the binary uses packed relocations, DT_RELR), plus adduser for postinst and ca-certificates: the
+# gateway's outbound TLS (providers, https upstreams) trusts the system roots in /etc/ssl/certs, which
+# no library of the binary pulls in (Tests/Package installs the package into a bare Debian 12 to see).
 # Needs dpkg-dev (dpkg-shlibdeps) and binutils (strip); check the result with
 # `lintian --fail-on error OUTPUT_DIR/gatehouse_<version>_amd64.deb` (scripts/test does).
 # Maintainer: $DEBFULLNAME <$DEBEMAIL> when both are set.
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
         --binary) [ $# -ge 2 ] || { echo "package-deb.sh: --binary needs a path" >&2; exit 2; }
                   binary="$2"; shift ;;
         --binary=*) binary="${1#--binary=}" ;;
-        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "package-deb.sh: unknown option $1" >&2; exit 2 ;;
         *) output="$1" ;;
     esac
@@ -150,7 +152,8 @@ libc_minimum="$(sed -n 's/.*libc6 (>= \([^)]*\)).*/\1/p' <<<"$shlibs")"
 if [ -z "$libc_minimum" ] || dpkg --compare-versions "$libc_minimum" lt 2.36; then
     shlibs="$(sed -E 's/(^|, )libc6( \([^)]*\))?(,|$)/\1libc6 (>= 2.36)\3/' <<<"$shlibs")"
 fi
-depends="adduser, $shlibs"
+# Run-time needs that no NEEDED entry names: adduser (postinst) and ca-certificates (the trust store).
+depends="adduser, ca-certificates, $shlibs"
 
 # ---------------------------------------------------------------- control
 installed_size="$(du -sk --exclude=DEBIAN "$root" | cut -f1)"

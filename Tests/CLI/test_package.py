@@ -150,8 +150,9 @@ def test_depends_come_from_the_binarys_libraries(deb):
         match = re.match(r"\s*([a-z0-9][a-z0-9+.-]*)(?:\s*\(>=\s*([^)]+)\))?\s*$", item)
         assert match, f"unexpected Depends item {item!r} in {depends!r}"
         packages[match.group(1)] = match.group(2)
-    # The release binary links glibc, SQLite and zlib (scripts/build-release.sh); postinst runs adduser.
-    for name in ["libc6", "libsqlite3-0", "zlib1g", "adduser"]:
+    # The release binary links glibc, SQLite and zlib (scripts/build-release.sh); postinst runs adduser; outbound
+    # TLS (providers, https upstreams) trusts the system roots, which ca-certificates provides.
+    for name in ["libc6", "libsqlite3-0", "zlib1g", "adduser", "ca-certificates"]:
         assert name in packages, f"{name} missing from Depends: {depends}"
     # DT_RELR (packed relocations) needs glibc 2.36.
     assert packages["libc6"], f"libc6 without a version in Depends: {depends}"

@@ -7,6 +7,7 @@ stay next to the tests that need them.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -43,7 +44,8 @@ def echo(seen: Seen) -> tuple[int, Payload]:
 
 
 class StubBackend:
-    """A threaded HTTP/1.1 server on 127.0.0.1 (`base`, `port`).
+    """A threaded HTTP/1.1 server on 127.0.0.1 (`base`, `port`); with `tls` (a server context holding its
+    certificate) an HTTPS one, `base` then `https://127.0.0.1:<port>`.
 
     - `answer(seen) -> (status, payload)` answers every request that is not a probe (default: ``echo``); it may
       sleep to be slow.
@@ -59,6 +61,7 @@ class StubBackend:
         answer: Callable[[Seen], tuple[int, Payload]] = echo,
         probe: dict | Callable[[str], dict | None] | None = DEFAULT_USER,
         probe_path: str = "/probe",
+        tls: ssl.SSLContext | None = None,
     ):
         self.requests: list[Seen] = []
         self.closed: list[float] = []
@@ -68,6 +71,11 @@ class StubBackend:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self):
+                if tls is not None:
+                    self.request.do_handshake()  # on the connection's own thread, not the accepting one
+                super().setup()
 
             def handle_one(self):
                 length = int(self.headers.get("Content-Length") or 0)
@@ -102,8 +110,10 @@ class StubBackend:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True, do_handshake_on_connect=False)
         self.port = self.server.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.base = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @staticmethod

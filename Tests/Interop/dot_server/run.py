@@ -21,6 +21,9 @@ Environment (all optional except as noted):
   DOT_OIDC_CLIENT_ID, DOT_OIDC_CLIENT_SECRET   the OIDC Application's credentials
   DOT_USERNAME, DOT_PASSWORD, DOT_EMAIL   the resource owner (alice)
   DOT_FIRST_NAME, DOT_LAST_NAME    alice's name (the OIDC `name` claim)
+  DOT_TLS_CERT_FILE, DOT_TLS_KEY_FILE   PEM certificate chain and key: serve https instead of http (the URL
+                                   and issuer are then https://127.0.0.1:<port>; each connection's handshake
+                                   runs on its own thread, so a stalled client holds up no other)
 """
 import json
 import os
@@ -56,6 +59,21 @@ def rsa_private_key_pem() -> str:
     return key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode()
+
+
+def tls_context():
+    """The server's TLS context when DOT_TLS_CERT_FILE and DOT_TLS_KEY_FILE are set, else None (plain http)."""
+    cert, key = os.environ.get("DOT_TLS_CERT_FILE"), os.environ.get("DOT_TLS_KEY_FILE")
+    if not cert and not key:
+        return None
+    if not (cert and key):
+        raise SystemExit("run.py: DOT_TLS_CERT_FILE and DOT_TLS_KEY_FILE go together")
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert, key)
+    return context
 
 
 def main() -> int:
@@ -121,16 +139,40 @@ def main() -> int:
 
     port = int(os.environ.get("DOT_PORT", "0"))
     WSGIRequestHandler.protocol_version = "HTTP/1.1"
+    tls = tls_context()
+
     class Server(ThreadedWSGIServer):
         # Django's listen backlog is 10: under the scale-out storm (200 calls through two gateways) the
         # accept queue overflowed and the peer reset connections, a fault of this fixture, not the gateway's.
         request_queue_size = 1024
 
-    httpd = Server(("127.0.0.1", port), WSGIRequestHandler, ipv6=False)
+        def finish_request(self, request, client_address):
+            # On the connection's own thread: the TLS handshake, then the requests over it.
+            if tls is None:
+                return super().finish_request(request, client_address)
+            import ssl
+
+            try:
+                request = tls.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError):
+                return  # a client that does not trust the certificate, or went away
+            try:
+                super().finish_request(request, client_address)
+            finally:
+                request.close()
+
+    class Handler(WSGIRequestHandler):
+        def get_environ(self):
+            environ = super().get_environ()
+            if tls is not None:
+                environ["HTTPS"] = "on"  # wsgi.url_scheme https: Django's request.is_secure()
+            return environ
+
+    httpd = Server(("127.0.0.1", port), Handler, ipv6=False)
     httpd.daemon_threads = True
     httpd.set_app(get_wsgi_application())
     port = httpd.server_address[1]
-    base = f"http://127.0.0.1:{port}"
+    base = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     issuer = f"{base}/o"  # DOT's issuer when mounted under /o/; pinned so it never depends on Host
     from oauth2_provider.settings import oauth2_settings
 
