@@ -69,6 +69,7 @@ class Credentials:
     """Every way a row presents (or fails to present) a session."""
 
     def __init__(self, gw):
+        self.gw = gw
         self.user = sign_in(gw, "user-token")["session_token"]
         self.admin = sign_in(gw, "admin-token")["session_token"]
         self.key = DPoPKey()
@@ -96,14 +97,26 @@ class Credentials:
             case "dpop-no-proof": return {"Authorization": f"DPoP {self.bound}"}
             case "dpop-wrong-htu": return {"Authorization": f"DPoP {self.bound}", "DPoP": self.key.proof(method, url + "/other", self.bound)}
             case "dpop-replayed":
-                # The same proof on every front end of a row: spent by the first, refused by the next.
-                proof = self.replayed_proof.setdefault(method + url, self.key.proof(method, url, self.bound))
-                return {"Authorization": f"DPoP {self.bound}", "DPoP": proof}
+                # A proof spent before the row (through the router, whose requests the relay's counters leave out):
+                # every front end of the row sees it replayed.
+                if method + url not in self.replayed_proof:
+                    proof = self.replayed_proof[method + url] = self.key.proof(method, url, self.bound)
+                    self.spend(method, url, {"Authorization": f"DPoP {self.bound}", "DPoP": proof})
+                return {"Authorization": f"DPoP {self.bound}", "DPoP": self.replayed_proof[method + url]}
         raise AssertionError(kind)
+
+    def spend(self, method: str, url: str, fields: dict[str, str]) -> None:
+        """Presents `fields` once for `method url`: a `/v1/api` call through the router, or a forward-auth question
+        over HTTP/1.0 (the router's alone) about the original request `url`."""
+        api = PUBLIC + "/v1/api"
+        if url.startswith(api):
+            send(self.gw, method, url[len(api):], {**fields, "Origin": ORIGIN}, None)
+        else:
+            authz(self.gw, method, url[len("https://gate.example.test"):], fields, "1.0")
 
 
 KINDS = ["none", "bearer-user", "bearer-admin", "cookie-user", "cookie-user-csrf", "unknown", "revoked", "malformed", "dpop",
-         "dpop-as-bearer", "dpop-as-cookie", "dpop-no-proof", "dpop-wrong-htu"]
+         "dpop-as-bearer", "dpop-as-cookie", "dpop-no-proof", "dpop-wrong-htu", "dpop-replayed"]
 PATHS = ["/public/x", "/admin/x", "/app/x", "/other", "/app/../admin/x", "/%61dmin/x", "/public/%252e%252e/admin/x", "/%2e%2e/x"]
 ROWS = (
     [(method, path, kind, None) for kind in KINDS for path in PATHS for method in ("GET",)]
@@ -190,6 +203,36 @@ def test_a_replayed_proof_is_refused_on_whichever_front_end_sees_it_second(gatew
         a = send(gw, "GET", "/app/x", {**fields, **({"Origin": first} if first else {})}, None)
         b = send(gw, "GET", "/app/x", {**fields, **({"Origin": second} if second else {})}, None)
         assert a[0] == 200 and b[:2] == (401, "invalid_dpop_proof"), (first, a, b)
+
+
+def test_a_proof_is_spent_with_its_credential_even_when_the_rules_refuse_the_request(gateway):
+    """One order on both front ends: the proof is spent before the rules, so a proof shown with a refused request
+    (POST on the GET-only admin path: 403) is used up, and the same request again is a replay, wherever it goes.
+    The relay once spent only what it forwarded: the second request got 403 again there, 401 at the router."""
+    gw, backend = gateway
+    creds = Credentials(gw)
+    url = PUBLIC + "/v1/api/admin/x"
+    for first, second in ((None, ORIGIN), (ORIGIN, None), (None, None)):
+        proof = creds.key.proof("POST", url, creds.bound)
+        fields = {"Authorization": f"DPoP {creds.bound}", "DPoP": proof}
+        a = send(gw, "POST", "/admin/x", {**fields, **({"Origin": first} if first else {})}, None)
+        b = send(gw, "POST", "/admin/x", {**fields, **({"Origin": second} if second else {})}, None)
+        assert a[:2] == (403, "access_denied") and b[:2] == (401, "invalid_dpop_proof"), (first, second, a, b)
+
+
+def test_a_replayed_proof_on_a_path_open_to_anyone_goes_on_without_identity_on_both_front_ends(gateway):
+    """A replayed proof makes the credential unusable, like an unknown token: a public path still answers, with no
+    identity sent upstream. The relay once answered it 401 invalid_dpop_proof, the router 200."""
+    gw, backend = gateway
+    creds = Credentials(gw)
+    url = PUBLIC + "/v1/api/public/x"
+    for first, second in ((None, ORIGIN), (ORIGIN, None), (None, None)):
+        proof = creds.key.proof("GET", url, creds.bound)
+        fields = {"Authorization": f"DPoP {creds.bound}", "DPoP": proof}
+        a = send(gw, "GET", "/public/x", {**fields, **({"Origin": first} if first else {})}, None)
+        b = send(gw, "GET", "/public/x", {**fields, **({"Origin": second} if second else {})}, None)
+        assert a[0] == 200 and a[2]["subject"] == ["admin"], (first, a)
+        assert b[0] == 200 and b[2]["subject"] is None, (second, b)
 
 
 def test_a_websocket_handshake_is_decided_like_a_get(gateway):

@@ -192,22 +192,35 @@ struct APIRelay: Sendable {
             assertion = cached
         }
         let decision = forward(head, routed, upgrade: upgrade, session: session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: assertion)
+        // The proof is part of the credential, so it is spent whatever the rules say (as the router spends it
+        // when it resolves the session): a proof shown once is used up, allowed or refused. Only the record is
+        // waited for; the decision above stands unless the proof turns out to be a replay.
         switch decision {
-        case .forward, .upgrade:
+        case .forward, .upgrade, .refuse:
             guard let proof else { return decision }
             return .spend(proof, then: decision)
-        case .refuse, .pass, .resolveAsync, .spend: return decision
+        case .pass, .resolveAsync, .spend: return decision
         }
     }
 
-    /// Records a proof decided on the event loop; the decision to carry out, or the replay's refusal.
+    /// Records a proof decided on the event loop; the decision to carry out, or, when the proof was spent
+    /// already, the decision for a request whose credential is refused.
     func spend(_ proof: DPoPProof, then decision: Decision, _ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
         do {
             try await resolver.spend(proof)
             return decision
         } catch {
+            return replayed(error, head, remoteAddress: remoteAddress)
+        }
+    }
+
+    /// The decision for a request whose proof could not be spent (a replay): its credential is refused, and
+    /// the one decision says what that means on its path (a path open to anyone goes on without identity).
+    private func replayed(_ error: any Error, _ head: HTTPRequestHead, remoteAddress: String?) -> Decision {
+        guard case .success(let (upgrade, _)) = taken(head, remoteAddress: remoteAddress), let routed = routed(head, remoteAddress: remoteAddress) else {
             return refuse(error, head, session: nil, remoteAddress: remoteAddress)
         }
+        return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: error, remoteAddress: remoteAddress, assertion: nil)
     }
 
     /// The same on `eventLoop`: the record is handed to the store's writer and its answer completes the
@@ -219,7 +232,7 @@ struct APIRelay: Sendable {
         resolver.spend(proof) { recorded in
             switch recorded {
             case .success: promise.succeed(decision)
-            case .failure(let error): promise.succeed(refuse(error, head, session: nil, remoteAddress: remoteAddress))
+            case .failure(let error): promise.succeed(replayed(error, head, remoteAddress: remoteAddress))
             }
         }
         return promise.futureResult
@@ -236,7 +249,6 @@ struct APIRelay: Sendable {
         let chosen = routed.route.upstream
         var session: ActiveSession?
         var refusal: (any Error)?
-        var proof: DPoPProof?
         var presented: (token: String, presentation: SessionResolver.Presentation)?
         do {
             presented = try credential(of: head, authorization: authorization, upgrade: upgrade)
@@ -244,13 +256,17 @@ struct APIRelay: Sendable {
             refusal = error
         }
         if let (token, presentation) = presented {
-            // The steps of ``SessionResolver/resolve(_:method:proofTarget:)``, the proof spent last (below).
+            // The steps of ``SessionResolver/resolve(_:method:proofTarget:)``, in its order: the proof is spent
+            // with the credential, before the rules.
             do {
                 let found = try await resolver.session(token: token, presentation: presentation)
                 let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-                proof = try await resolver.check(
+                if let proof = try await resolver.check(
                     found, token: token, presentation: presentation, proofs: head.headers["dpop"],
                     target: resolver.proofTarget(method: head.method.rawValue, path: path))
+                {
+                    try await resolver.spend(proof)
+                }
                 session = found
             } catch {
                 refusal = error
@@ -265,19 +281,8 @@ struct APIRelay: Sendable {
             }
         }
         let decision = forward(head, routed, upgrade: upgrade, session: session, sessionRefusal: refusal, remoteAddress: remoteAddress, assertion: assertion)
-        switch decision {
-        case .forward, .upgrade:
-            // Spent last, when the request goes upstream for sure.
-            guard let proof else { return decision }
-            do {
-                try await resolver.spend(proof)
-            } catch {
-                return refuse(error, head, session: session, remoteAddress: remoteAddress)
-            }
-            return decision
-        case .refuse, .pass, .spend: return decision
-        case .resolveAsync: return .pass
-        }
+        if case .resolveAsync = decision { return .pass }
+        return decision
     }
 
     /// A refusal the relay answers itself: the error as the one error mapping renders it, for the access log
