@@ -26,7 +26,7 @@ struct BearerTokenClaims: Sendable {
         let missing = settings.requiredScopes.filter { !scope.contains($0) }
         guard missing.isEmpty else { return .refused("The token lacks the required scope(s) \(missing.joined(separator: " ")).") }
         guard let identity = identity(of: .object(claims)) else { return .refused("The token names no subject.") }
-        let expiresAt = claims["exp"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
+        let expiresAt = NumericDate("exp", in: claims).seconds.map(Date.init(timeIntervalSince1970:))
         return .accepted(BearerTokenGrant(identity: identity, expiresAt: expiresAt, scope: scope))
     }
 
