@@ -412,9 +412,33 @@ def test_a_token_not_valid_yet_is_refused(setup, issuer):
     refused_everywhere(gw, backend, issuer.token(nbf=int(time.time()) + 600))
 
 
-def test_a_missing_scope_is_refused(setup, issuer):
+def assert_insufficient_scope(answer: requests.Response, where=None):
+    """RFC 6750 §3.1: a valid token short of scope is 403 `insufficient_scope`, the challenge naming the scope."""
+    assert answer.status_code == 403, (where, answer.status_code, answer.text)
+    assert answer.json()["code"] == "insufficient_scope", (where, answer.text)
+    assert answer.headers["WWW-Authenticate"] == 'Bearer error="insufficient_scope", scope="api"', (where, answer.headers)
+
+
+@pytest.mark.parametrize("kind", ["jwt", "opaque"])
+def test_a_valid_token_without_a_required_scope_is_403_insufficient_scope(setup, issuer, kind):
     gw, backend, _ = setup
-    refused_everywhere(gw, backend, issuer.token(scope="reports"))
+    if kind == "jwt":
+        token = issuer.token(scope="reports")
+    else:
+        token = "opaque-no-scope"
+        issuer.active[token] = {"sub": "svc-opaque", "scope": "read", "aud": AUDIENCE}
+    before = backend.everything()
+    for front in FRONT_ENDS:
+        for _ in range(2):  # the second answer from the cached verdict
+            assert_insufficient_scope(call(gw, "/v1/api/x", token, front), front)
+            authz = requests.get(gw.url + "/v1/authz", headers={"Authorization": f"Bearer {token}", "X-Forwarded-Uri": "/x", **FRONT_ENDS[front]},
+                                 timeout=5)
+            assert_insufficient_scope(authz, ("authz", front))
+            assert "X-Gatehouse-Sign-In" not in authz.headers, "signing in again would not add the scope"
+    assert backend.everything() == before, "a token short of scope reached the backend"
+    # invalid_token stays for what is invalid, whatever its scope.
+    refused_everywhere(gw, backend, issuer.token(scope="reports", aud=["https://other.example.test"]))
+    refused_everywhere(gw, backend, issuer.token(scope="reports", exp=int(time.time()) - 120, iat=int(time.time()) - 600))
 
 
 def test_a_sender_constrained_token_is_refused(setup, issuer):
@@ -464,8 +488,9 @@ def test_opaque_tokens_are_introspected_once_and_cached(setup, issuer):
     assert backend_saw(answer)["x-gatehouse-subject"] == ["svc-opaque"]
     assert issuer.calls["introspect"] - start == 1
     assert call(gw, "/v1/api/x", "opaque-no-aud").status_code == 200
-    for token in ("opaque-other-aud", "opaque-no-scope", "opaque-revoked"):
+    for token in ("opaque-other-aud", "opaque-revoked"):
         refused_everywhere(gw, backend, token)
+    assert_insufficient_scope(call(gw, "/v1/api/x", "opaque-no-scope"))
 
 
 def test_an_unreachable_introspection_endpoint_is_503(setup, issuer):

@@ -142,8 +142,15 @@ import Testing
         }
     }
 
-    @Test("a missing required scope is refused") func missingScope() async throws {
-        #expect(await refusal(try signed { $0["scope"] = "read" })?.contains("scope") == true)
+    @Test("a valid token without a required scope is insufficient_scope, naming every required scope") func missingScope() async throws {
+        #expect(await provider().verifyBearerJWT(try signed { $0["scope"] = "read" }) == .insufficientScope(required: ["api"]))
+        #expect(await provider(requiredScopes: ["api", "write"]).verifyBearerJWT(try signed()) == .insufficientScope(required: ["api", "write"]))
+    }
+
+    @Test("a token that is invalid in another way is refused, scope or not") func invalidBeforeScope() async throws {
+        #expect(await refusal(try signed { $0["scope"] = "read"; $0["aud"] = "https://other.example.com" })?.contains("aud") == true)
+        let expired = try signed { $0["scope"] = "read"; $0["exp"] = Int(clock.now.timeIntervalSince1970) - 61 }
+        #expect(await refusal(expired)?.contains("expired") == true)
     }
 
     @Test("a sender-constrained token (cnf) is refused") func senderConstrained() async throws {
