@@ -21,6 +21,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 import signal
 import sqlite3
 import threading
@@ -455,6 +456,34 @@ def test_a_wrong_typ_is_refused(setup, issuer):
 def test_an_unknown_opaque_token_is_refused(setup, issuer):
     gw, backend, _ = setup
     refused_everywhere(gw, backend, "not-a-token-anyone-issued")
+
+
+# --- session tokens are never introspected ------------------------------------------------------
+
+def test_an_ended_session_token_is_401_invalid_session_without_any_introspection(setup, issuer):
+    """A `gths_` value is the gateway's own: an ended (or altered) one is answered from the store alone, on both
+    front ends and /v1/authz, and the provider's introspection endpoint is never asked about it."""
+    gw, _, _ = setup
+    created = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "user-token"}, timeout=5)
+    assert created.status_code == 201, created.text
+    token = created.json()["session_token"]
+    assert re.fullmatch(r"gths_[A-Za-z0-9_-]{43}", token), token
+    assert call(gw, "/v1/api/x", token).status_code == 200
+    assert requests.delete(gw.url + "/v1/session", headers={"Authorization": f"Bearer {token}"}, timeout=5).status_code == 200
+    altered = token[:-1] + ("A" if token[-1] != "A" else "B")
+    start = issuer.calls["introspect"]
+    for front in FRONT_ENDS:
+        for value in (token, altered, "gths_short"):
+            for _ in range(2):
+                answer = call(gw, "/v1/api/x", value, front)
+                assert answer.status_code == 401 and answer.json()["code"] == "invalid_session", (front, value, answer.text)
+                checked = requests.get(gw.url + "/v1/authz", timeout=5,
+                                       headers={"Authorization": f"Bearer {value}", "X-Forwarded-Uri": "/x", **FRONT_ENDS[front]})
+                assert checked.status_code == 401 and checked.json()["code"] == "invalid_session", (front, value, checked.text)
+    assert issuer.calls["introspect"] == start, "a Gatehouse session token was sent to the provider's introspection endpoint"
+    # The counter does count: an unknown value without the prefix is introspected (and refused as the provider's).
+    assert_refused(call(gw, "/v1/api/x", "not-a-session-token"))
+    assert issuer.calls["introspect"] == start + 1
 
 
 # --- the cache ----------------------------------------------------------------------------------

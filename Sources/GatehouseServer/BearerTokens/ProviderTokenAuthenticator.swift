@@ -89,6 +89,9 @@ final class ProviderTokenAuthenticator: Sendable {
             } else {
                 refusal = "No provider accepts bearer tokens from this token's issuer."
             }
+        } else if SessionToken.isPrefixed(token) {
+            // The gateway's own form: never sent to a provider (``SessionResolver`` keeps it from here already).
+            refusal = "The token has the form of a Gatehouse session token, not of a provider's."
         } else {
             for provider in accepting {
                 guard let verdict = await provider.introspectBearerToken(token) else { continue }
