@@ -7,7 +7,7 @@ import Testing
 
 /// Every HTML page the gateway renders refuses to be framed (`Content-Security-Policy: frame-ancestors 'none'`
 /// and `X-Frame-Options: DENY`), over real loopback HTTP: the home page and `/v1/sign-in`, the sign-out page,
-/// the HTML error pages (of a failed navigation and of an unbound page login), and the provider pages of the
+/// the HTML error pages (of a failed navigation, a refused login and an unbound page login), and the provider pages of the
 /// login-page proxy. A page with a policy of its own keeps it and gains the directive, in one field.
 @Suite("Page framing")
 struct PageFramingTests {
@@ -37,6 +37,15 @@ struct PageFramingTests {
             #expect(done.status == 400)
             expectUnframeable(done, "error page of /v1/sign-out/done")
             #expect(done.headers.first(name: "content-security-policy")?.contains("default-src 'none'") == true)
+
+            // A redirect login the provider refused: the login's own error page.
+            let login = try await gw.http.send(.GET, gw.url("/v1/auth/demo/login?return_to=/"))
+            let redirect = HTTPResult(status: 302, headers: ["location": try #require(login.location)], body: Data())
+            let state = try #require(redirect.locationQuery["state"])
+            let refused = try await gw.http.send(
+                .GET, gw.url("/v1/auth/demo/callback?error=access_denied&state=\(state)"), headers: login.bindingHeaders)
+            #expect(refused.text.contains(#"content="access_denied""#))
+            expectUnframeable(refused, "error page of a refused login")
 
             // A page login: the provider's page (sandboxed, and unframeable), and the refusal of another browser.
             let start = try await gw.http.send(.GET, gw.url("/v1/auth/legacy/pages?return_to=%2F"))
