@@ -47,7 +47,7 @@ struct SeedSessionCommand: AsyncParsableCommand {
         let sealer = try CredentialSealer(keys: try GatewayLauncher.keys(configuration).sealing)
         let settings = GatewayLauncher.settings(from: configuration)
 
-        let token = RandomToken.make()
+        let token = SessionToken.make()
         let now = Date()
         let identity = Identity(subject: subject, email: "\(subject)@example.com", name: "Benchmark User")
         let credential = Credential(accessToken: accessToken ?? RandomToken.make(), tokenType: "Bearer", issuedAt: now)

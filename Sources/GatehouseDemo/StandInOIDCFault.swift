@@ -24,4 +24,7 @@ public enum StandInOIDCFault: Sendable, Equatable {
     case unknownKid
     /// The authorization response's `iss` is another server.
     case wrongCallbackIssuer
+    /// The ID token's NumericDate `claim` (`exp`, `iat`, `nbf`, `auth_time`) as the JSON string `text`
+    /// (`"exp": "9999999999"`, `"inf"`) instead of a number.
+    case textDate(claim: String, text: String)
 }

@@ -131,6 +131,7 @@ public final class StandInOIDCProvider: Sendable {
         case .wrongNonce: claims["nonce"] = .string("not-the-nonce")
         case .missingNonce: claims["nonce"] = nil
         case .changedSubjectOnRefresh where refreshing: claims["sub"] = .string("user-mallory")
+        case .textDate(let claim, let text): claims[claim] = .string(text)
         default: break
         }
         switch fault {

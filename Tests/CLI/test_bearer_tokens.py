@@ -21,6 +21,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 import signal
 import sqlite3
 import threading
@@ -412,9 +413,33 @@ def test_a_token_not_valid_yet_is_refused(setup, issuer):
     refused_everywhere(gw, backend, issuer.token(nbf=int(time.time()) + 600))
 
 
-def test_a_missing_scope_is_refused(setup, issuer):
+def assert_insufficient_scope(answer: requests.Response, where=None):
+    """RFC 6750 §3.1: a valid token short of scope is 403 `insufficient_scope`, the challenge naming the scope."""
+    assert answer.status_code == 403, (where, answer.status_code, answer.text)
+    assert answer.json()["code"] == "insufficient_scope", (where, answer.text)
+    assert answer.headers["WWW-Authenticate"] == 'Bearer error="insufficient_scope", scope="api"', (where, answer.headers)
+
+
+@pytest.mark.parametrize("kind", ["jwt", "opaque"])
+def test_a_valid_token_without_a_required_scope_is_403_insufficient_scope(setup, issuer, kind):
     gw, backend, _ = setup
-    refused_everywhere(gw, backend, issuer.token(scope="reports"))
+    if kind == "jwt":
+        token = issuer.token(scope="reports")
+    else:
+        token = "opaque-no-scope"
+        issuer.active[token] = {"sub": "svc-opaque", "scope": "read", "aud": AUDIENCE}
+    before = backend.everything()
+    for front in FRONT_ENDS:
+        for _ in range(2):  # the second answer from the cached verdict
+            assert_insufficient_scope(call(gw, "/v1/api/x", token, front), front)
+            authz = requests.get(gw.url + "/v1/authz", headers={"Authorization": f"Bearer {token}", "X-Forwarded-Uri": "/x", **FRONT_ENDS[front]},
+                                 timeout=5)
+            assert_insufficient_scope(authz, ("authz", front))
+            assert "X-Gatehouse-Sign-In" not in authz.headers, "signing in again would not add the scope"
+    assert backend.everything() == before, "a token short of scope reached the backend"
+    # invalid_token stays for what is invalid, whatever its scope.
+    refused_everywhere(gw, backend, issuer.token(scope="reports", aud=["https://other.example.test"]))
+    refused_everywhere(gw, backend, issuer.token(scope="reports", exp=int(time.time()) - 120, iat=int(time.time()) - 600))
 
 
 def test_a_sender_constrained_token_is_refused(setup, issuer):
@@ -431,6 +456,34 @@ def test_a_wrong_typ_is_refused(setup, issuer):
 def test_an_unknown_opaque_token_is_refused(setup, issuer):
     gw, backend, _ = setup
     refused_everywhere(gw, backend, "not-a-token-anyone-issued")
+
+
+# --- session tokens are never introspected ------------------------------------------------------
+
+def test_an_ended_session_token_is_401_invalid_session_without_any_introspection(setup, issuer):
+    """A `gths_` value is the gateway's own: an ended (or altered) one is answered from the store alone, on both
+    front ends and /v1/authz, and the provider's introspection endpoint is never asked about it."""
+    gw, _, _ = setup
+    created = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "user-token"}, timeout=5)
+    assert created.status_code == 201, created.text
+    token = created.json()["session_token"]
+    assert re.fullmatch(r"gths_[A-Za-z0-9_-]{43}", token), token
+    assert call(gw, "/v1/api/x", token).status_code == 200
+    assert requests.delete(gw.url + "/v1/session", headers={"Authorization": f"Bearer {token}"}, timeout=5).status_code == 200
+    altered = token[:-1] + ("A" if token[-1] != "A" else "B")
+    start = issuer.calls["introspect"]
+    for front in FRONT_ENDS:
+        for value in (token, altered, "gths_short"):
+            for _ in range(2):
+                answer = call(gw, "/v1/api/x", value, front)
+                assert answer.status_code == 401 and answer.json()["code"] == "invalid_session", (front, value, answer.text)
+                checked = requests.get(gw.url + "/v1/authz", timeout=5,
+                                       headers={"Authorization": f"Bearer {value}", "X-Forwarded-Uri": "/x", **FRONT_ENDS[front]})
+                assert checked.status_code == 401 and checked.json()["code"] == "invalid_session", (front, value, checked.text)
+    assert issuer.calls["introspect"] == start, "a Gatehouse session token was sent to the provider's introspection endpoint"
+    # The counter does count: an unknown value without the prefix is introspected (and refused as the provider's).
+    assert_refused(call(gw, "/v1/api/x", "not-a-session-token"))
+    assert issuer.calls["introspect"] == start + 1
 
 
 # --- the cache ----------------------------------------------------------------------------------
@@ -464,8 +517,9 @@ def test_opaque_tokens_are_introspected_once_and_cached(setup, issuer):
     assert backend_saw(answer)["x-gatehouse-subject"] == ["svc-opaque"]
     assert issuer.calls["introspect"] - start == 1
     assert call(gw, "/v1/api/x", "opaque-no-aud").status_code == 200
-    for token in ("opaque-other-aud", "opaque-no-scope", "opaque-revoked"):
+    for token in ("opaque-other-aud", "opaque-revoked"):
         refused_everywhere(gw, backend, token)
+    assert_insufficient_scope(call(gw, "/v1/api/x", "opaque-no-scope"))
 
 
 def test_an_unreachable_introspection_endpoint_is_503(setup, issuer):

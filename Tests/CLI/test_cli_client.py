@@ -418,6 +418,7 @@ def test_login_then_whoami_api_and_logout(binary, demo, crypto, proxy, logins, t
     page = browser.get(back, timeout=HTTP_TIMEOUT)  # the client redeems the code, then answers the page
     assert page.status_code == 200 and page.headers["Content-Type"].startswith("text/html"), page.text
     assert "Signed in" in page.text and "close this tab" in page.text
+    assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"] and page.headers["X-Frame-Options"] == "DENY"
     code, out, err = login.finish()
     assert code == 0, err
     assert re.search(r"^Signed in as alice \([^)]*@[^)]*\) with demo$", out, re.M), out
@@ -617,6 +618,7 @@ def test_a_callback_with_a_wrong_state_fails_the_login(binary, demo, logins, tmp
     assert login.proc.poll() is None
     page = requests.get(redirect_uri, params={"code": "stolen-code", "state": "not-the-state"}, timeout=HTTP_TIMEOUT)
     assert page.status_code == 400 and "state" in page.text, page.text
+    assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"] and page.headers["X-Frame-Options"] == "DENY"
     code, out, err = login.finish()
     assert code != 0
     assert err.startswith("error: ") and "state" in err, err

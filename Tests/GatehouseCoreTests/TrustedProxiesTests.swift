@@ -26,31 +26,49 @@ import Testing
         #expect(throws: TrustedProxies.InvalidEntry(entry: entry)) { try TrustedProxies(["127.0.0.1", entry]) }
     }
 
-    @Test func fromATrustedProxyTheChainIsKeptAndAppendedTo() {
+    @Test func fromATrustedProxyTheChainIsKeptAndAppendedTo() throws {
         let fields = ForwardedFields(
-            peer: "10.0.0.2", trusted: true, incomingFor: "203.0.113.9, 10.0.0.1", incomingProto: "https", incomingHost: "app.example.com",
+            peer: "10.0.0.2", proxies: try TrustedProxies(["10.0.0.0/8"]), incomingFor: "203.0.113.9, 10.0.0.1", incomingProto: "https",
+            incomingHost: "app.example.com",
             publicProto: "http", publicHost: "gate.internal")
-        #expect(fields == ForwardedFields(peer: nil, trusted: false, incomingFor: nil, incomingProto: nil, incomingHost: nil, publicProto: "https", publicHost: "app.example.com").with(for: "203.0.113.9, 10.0.0.1, 10.0.0.2"))
+        var expected = ForwardedFields(
+            peer: nil, proxies: .none, incomingFor: nil, incomingProto: nil, incomingHost: nil, publicProto: "https", publicHost: "app.example.com")
+        expected.forwardedFor = "203.0.113.9, 10.0.0.1, 10.0.0.2"
+        expected.realIP = "203.0.113.9"
+        #expect(fields == expected)
     }
 
-    @Test func fromAnyoneElseTheClientsValuesAreReplaced() {
+    @Test func fromAnyoneElseTheClientsValuesAreReplaced() throws {
         let fields = ForwardedFields(
-            peer: "198.51.100.4", trusted: false, incomingFor: "1.2.3.4", incomingProto: "https", incomingHost: "evil.example",
-            publicProto: "http", publicHost: "gate.example")
+            peer: "198.51.100.4", proxies: try TrustedProxies(["10.0.0.0/8"]), incomingFor: "1.2.3.4", incomingProto: "https",
+            incomingHost: "evil.example", publicProto: "http", publicHost: "gate.example")
         #expect(fields.forwardedFor == "198.51.100.4" && fields.proto == "http" && fields.host == "gate.example")
+        #expect(fields.realIP == "198.51.100.4")
     }
 
-    @Test func aTrustedProxyWithoutHeadersGetsThePublicValues() {
+    @Test func aTrustedProxyWithoutHeadersGetsThePublicValues() throws {
         let fields = ForwardedFields(
-            peer: "10.0.0.2", trusted: true, incomingFor: nil, incomingProto: nil, incomingHost: " ", publicProto: "https", publicHost: "gate.example")
+            peer: "10.0.0.2", proxies: try TrustedProxies(["10.0.0.2"]), incomingFor: nil, incomingProto: nil, incomingHost: " ",
+            publicProto: "https", publicHost: "gate.example")
         #expect(fields.forwardedFor == "10.0.0.2" && fields.proto == "https" && fields.host == "gate.example")
+        #expect(fields.realIP == "10.0.0.2")
     }
-}
 
-extension ForwardedFields {
-    fileprivate func with(for value: String) -> ForwardedFields {
-        var copy = self
-        copy.forwardedFor = value
-        return copy
+    /// X-Real-IP behind trusted proxies: the chain read from the right, trusted hops skipped (nginx's
+    /// `real_ip_recursive on`); what is no address stops at the nearest trusted hop.
+    @Test(arguments: [
+        ("203.0.113.9, 10.0.0.1", "203.0.113.9"),  // two trusted hops
+        ("198.51.100.1, 203.0.113.9, 10.0.0.1", "203.0.113.9"),  // the client's own claim (left) is not believed
+        ("10.0.0.7, 10.0.0.1", "10.0.0.7"),  // trusted all the way: the furthest
+        ("unknown, 10.0.0.1", "10.0.0.1"),  // no address: the nearest trusted hop
+        ("203.0.113.9:4711, 10.0.0.1", "10.0.0.1"),
+        ("", "10.0.0.2"),
+    ])
+    func realIPBehindTrustedProxies(chain: String, client: String) throws {
+        let proxies = try TrustedProxies(["10.0.0.0/8"])
+        #expect(ForwardedFields.clientAddress(chain: chain, peer: "10.0.0.2", proxies: proxies) == client)
+        let fields = ForwardedFields(
+            peer: "10.0.0.2", proxies: proxies, incomingFor: chain, incomingProto: nil, incomingHost: nil, publicProto: "https", publicHost: "g")
+        #expect(fields.realIP == client)
     }
 }

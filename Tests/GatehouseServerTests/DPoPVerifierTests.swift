@@ -119,6 +119,9 @@ struct DPoPVerifierTests {
             ("crit empty", Self.proof(key: key) { header, _ in header["crit"] = [String]() }),
             ("no jti", Self.proof(key: key) { _, claims in claims["jti"] = nil }),
             ("no iat", Self.proof(key: key) { _, claims in claims["iat"] = nil }),
+            // A NumericDate is a JSON number (RFC 7519 §2), not the same instant as text.
+            ("iat as a string", Self.proof(key: key) { _, claims in claims["iat"] = String(Int(now.timeIntervalSince1970)) }),
+            ("iat as \"inf\"", Self.proof(key: key) { _, claims in claims["iat"] = "inf" }),
             ("not a JWS", "abc.def"),
         ]
         for (name, proof) in cases {

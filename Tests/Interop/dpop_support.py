@@ -249,5 +249,5 @@ def assert_grant(r: requests.Response, token_type: str) -> str:
     body = r.json()
     assert body.get("token_type") == token_type, f"token_type {body.get('token_type')!r}, expected {token_type!r}: {body}"
     token = body["session_token"]
-    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", token), token
+    assert re.fullmatch(r"gths_[A-Za-z0-9_-]{43}", token), token
     return token

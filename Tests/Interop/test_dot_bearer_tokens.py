@@ -8,7 +8,9 @@ endpoint) in front of the echo backend. Access tokens are issued by DOT to the i
 - active: the backend sees DOT's `username` as the subject, no token, and an assertion with `"via":"bearer"`;
 - revoked at DOT (RFC 7009), and unknown: 401 `invalid_token`;
 - fifty calls with one token: at most one introspection;
-- the introspection endpoint down: 503 `provider_unavailable` with `Retry-After`.
+- the introspection endpoint down: 503 `provider_unavailable` with `Retry-After`;
+- a Gatehouse session token (`gths_…`, from provider `dotbearercap`, kind capture) that has ended: 401
+  `invalid_session`, and DOT's introspection endpoint is never asked about it.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ from conftest import _run_gateway, _write_main_config, _write_secret, _q, _requi
 from interop_support import TIMEOUT, dot_sign_in, free_port, pkce_pair, query_of
 
 PROVIDER = "dotbearer"
+#: A capture provider on the same gateway, only to make Gatehouse sessions (`POST /v1/auth/{id}/token`).
+SESSIONS = "dotbearercap"
 
 
 class CountingPassThrough:
@@ -68,7 +72,7 @@ def introspection(dot_server):
 
 
 @pytest.fixture(scope="module")
-def bearer_gateway(interop_tmp, dot_server, echo_backend, introspection):
+def bearer_gateway(interop_tmp, dot_server, echo_backend, introspection, capture_probe):
     binary = _require_binary()
     root = interop_tmp / "bearer-gateway"
     root.mkdir()
@@ -88,6 +92,14 @@ bearer_tokens:
   audiences: ["interop-backend"]
   required_scopes: ["read"]
   introspection_endpoint: {_q(introspection.url)}
+""")
+    (providers / f"{SESSIONS}.yaml").write_text(f"""id: {_q(SESSIONS)}
+kind: "capture"
+login_url: {_q(capture_probe + "/login")}
+allowed_origins: [{_q(capture_probe)}]
+success_url: {_q(capture_probe + "/welcome*")}
+probe: {{url: {_q(capture_probe + "/me")}, auth: "bearer"}}
+claims: {{subject: "id", email: "email"}}
 """)
     yield from _run_gateway(binary, root / "gatehouse.yaml", interop_tmp / "bearer-gateway.log", port, root, PROVIDER)
 
@@ -166,3 +178,21 @@ def test_the_introspection_endpoint_down_is_503(bearer_gateway, dot_server, intr
         introspection.down = False
     # Nothing was cached: the same token works once the endpoint is back.
     assert api(bearer_gateway, token).status_code == 200
+
+
+def test_an_ended_session_token_is_never_sent_to_dots_introspection(bearer_gateway, introspection):
+    created = requests.post(bearer_gateway.url + f"/v1/auth/{SESSIONS}/token", json={"token": "cap-alice"}, timeout=TIMEOUT)
+    assert created.status_code == 201, created.text
+    token = created.json()["session_token"]
+    assert token.startswith("gths_")
+    assert api(bearer_gateway, token).status_code == 200
+    ended = requests.delete(bearer_gateway.url + "/v1/session", headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
+    assert ended.status_code == 200, ended.text
+    before = introspection.calls
+    for _ in range(3):
+        answer = api(bearer_gateway, token)
+        assert answer.status_code == 401 and answer.json()["code"] == "invalid_session", answer.text
+    assert introspection.calls == before, "an ended Gatehouse session token reached DOT's introspection endpoint"
+    # The count is live: an unknown value without the prefix is asked about.
+    assert api(bearer_gateway, "AbCdEfGhIjKlMnOpQrStUvWxYz0124").status_code == 401
+    assert introspection.calls == before + 1

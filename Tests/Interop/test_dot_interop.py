@@ -152,7 +152,7 @@ def new_session(gateway, dot, rt0, at0) -> tuple[str, dict]:
     assert body["token_type"] == "Bearer"
     assert isinstance(body["expires_in"], int) and body["expires_in"] > 0
     token = body["session_token"]
-    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", token), "session token: 32 random bytes, base64url"
+    assert re.fullmatch(r"gths_[A-Za-z0-9_-]{43}", token), "session token: gths_ and 32 random bytes, base64url"
     assert_session_view(body["session"], dot)
     return token, body
 

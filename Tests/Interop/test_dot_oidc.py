@@ -109,7 +109,7 @@ def test_oidc_login_refresh_logout(oidc_gateway, dot_server):
     assert_no_provider_tokens(r, dot, rt0, at0)
     body = r.json()
     token = body["session_token"]
-    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", token)
+    assert re.fullmatch(r"gths_[A-Za-z0-9_-]{43}", token)
     assert_oidc_session_view(body["session"], gateway, dot)
 
     # DOT issued one access/refresh pair and one ID token for it

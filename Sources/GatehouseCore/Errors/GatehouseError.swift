@@ -14,6 +14,8 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var dpopNonce: String?
     /// A refused provider-issued bearer token: the 401 challenges with `Bearer error="invalid_token"` (RFC 6750 §3).
     public var challengesBearer = false
+    /// The scopes the challenge of an `insufficient_scope` answer names (`scope="…"`, RFC 6750 §3.1).
+    public var requiredScope: [String]?
 
     public init(code: ProblemCode, status: Int, detail: String, retryAfter: Int? = nil) {
         self.code = code
@@ -59,6 +61,16 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
     public static func invalidBearerToken(_ detail: String) -> Self {
         var error = Self(code: .invalidToken, status: 401, detail: detail)
         error.challengesBearer = true
+        return error
+    }
+    /// A valid provider-issued bearer token without every scope the gateway requires: 403, challenged with
+    /// `Bearer error="insufficient_scope", scope="…"` (RFC 6750 §3.1).
+    public static func insufficientScope(_ required: [String]) -> Self {
+        var error = Self(
+            code: .insufficientScope, status: 403,
+            detail: "The token is valid but does not grant the scope(s) this gateway requires: \(required.joined(separator: " ")).")
+        error.challengesBearer = true
+        error.requiredScope = required
         return error
     }
     /// A provider that could not be asked (its keys, discovery or introspection endpoint unreachable).

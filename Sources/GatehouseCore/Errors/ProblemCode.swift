@@ -76,6 +76,8 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let useDPoPNonce = ProblemCode(rawValue: "use_dpop_nonce")
     /// The token is presented with the wrong scheme: a key-bound session as `Bearer`, or a bearer session as `DPoP`.
     public static let invalidToken = ProblemCode(rawValue: "invalid_token")
+    /// A provider-issued bearer token, valid, that lacks a scope `bearer_tokens.required_scopes` lists (RFC 6750 §3.1).
+    public static let insufficientScope = ProblemCode(rawValue: "insufficient_scope")
 
     // MARK: Upstreams and providers' APIs
     /// An upstream (provider or backend) cannot be reached; try again (`Retry-After`).
@@ -110,7 +112,7 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, Custom
         .invalidGrant, .unsupportedGrantType, .invalidCredential, .loginNotBound, .unknownLogin, .tooManyLogins,
         .originNotAllowed, .providerUnavailable, .accessDenied, .serverError, .temporarilyUnavailable,
         .invalidSession, .reauthenticationRequired, .csrfRequired, .providerMismatch, .notRefreshable,
-        .invalidDPoPProof, .useDPoPNonce, .invalidToken,
+        .invalidDPoPProof, .useDPoPNonce, .invalidToken, .insufficientScope,
         .upstreamUnavailable, .badGateway, .upstreamTimeout, .upstreamTooLarge, .providerTokenRejected,
         .providerInsufficientScope, .providerError,
         .storeUnavailable, .noProviders, .invalidConfiguration, .internalError,

@@ -7,6 +7,10 @@ public enum BearerTokenVerdict: Sendable, Equatable {
     case accepted(BearerTokenGrant)
     /// Not a token this provider vouches for; `reason` describes only the client's own token, so it is safe to show.
     case refused(String)
+    /// The provider's token, valid and meant for this gateway, but without every scope `bearer_tokens.required_scopes`
+    /// lists (`required`, all of them, for the challenge's `scope`): RFC 6750 §3.1 `insufficient_scope`, which is
+    /// a 403, not a 401, since presenting the same token again can never succeed and a new sign-in would not help.
+    case insufficientScope(required: [String])
     /// The provider could not be asked (its JWKS or introspection endpoint unreachable).
     case unavailable(String)
 }

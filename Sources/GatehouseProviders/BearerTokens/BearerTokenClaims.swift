@@ -22,11 +22,11 @@ struct BearerTokenClaims: Sendable {
         if audienceRequired || claims["aud"] != nil {
             guard audiences.contains(where: settings.audiences.contains) else { return .refused("The token is not meant for this gateway (aud).") }
         }
-        let scope = Self.scopes(of: claims)
-        let missing = settings.requiredScopes.filter { !scope.contains($0) }
-        guard missing.isEmpty else { return .refused("The token lacks the required scope(s) \(missing.joined(separator: " ")).") }
         guard let identity = identity(of: .object(claims)) else { return .refused("The token names no subject.") }
-        let expiresAt = claims["exp"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
+        // Last: only a token valid in every other way lacks scope rather than being invalid (RFC 6750 §3.1).
+        let scope = Self.scopes(of: claims)
+        guard settings.requiredScopes.allSatisfy(scope.contains) else { return .insufficientScope(required: settings.requiredScopes) }
+        let expiresAt = NumericDate("exp", in: claims).seconds.map(Date.init(timeIntervalSince1970:))
         return .accepted(BearerTokenGrant(identity: identity, expiresAt: expiresAt, scope: scope))
     }
 

@@ -46,10 +46,12 @@ struct JWTAccessTokenVerifier: Sendable {
         }
         guard payload["iss"]?.stringValue == issuer else { return .refused("The token's iss is not the provider's issuer.") }
         let now = clock.now().timeIntervalSince1970
-        guard let exp = payload["exp"]?.doubleValue else { return .refused("The token has no exp.") }
+        // NumericDates are JSON numbers only: `"exp": "inf"` read as text would never expire.
+        if let name = NumericDate.malformedClaim(in: payload) { return .refused("The token's \(name) is not a JSON number (NumericDate).") }
+        guard let exp = NumericDate("exp", in: payload).seconds else { return .refused("The token has no exp.") }
         guard now < exp + clockSkew else { return .refused("The token has expired.") }
-        if let nbf = payload["nbf"]?.doubleValue, nbf > now + clockSkew { return .refused("The token is not valid yet (nbf).") }
-        if let iat = payload["iat"]?.doubleValue, iat > now + clockSkew { return .refused("The token is issued in the future (iat).") }
+        if let nbf = NumericDate("nbf", in: payload).seconds, nbf > now + clockSkew { return .refused("The token is not valid yet (nbf).") }
+        if let iat = NumericDate("iat", in: payload).seconds, iat > now + clockSkew { return .refused("The token is issued in the future (iat).") }
         return claims.verdict(payload, audienceRequired: true)
     }
 

@@ -21,7 +21,10 @@ struct TokenIntrospectionClient: Sendable {
         guard response.status == 200 else { return .unavailable("The provider's introspection endpoint answered \(response.status).") }
         guard let answer = response.json?.objectValue else { return .unavailable("The provider's introspection answer is not a JSON object.") }
         guard case .bool(true)? = answer["active"] else { return .refused("The provider says the token is not active.") }
-        if let exp = answer["exp"]?.doubleValue, clock.now().timeIntervalSince1970 >= exp { return .refused("The token has expired.") }
+        // RFC 7662 §2.2: `exp`, `iat` and `nbf` are integer timestamps; an answer with text there is not trusted
+        // (read as text, `"exp": "inf"` would never expire).
+        if let name = NumericDate.malformedClaim(in: answer) { return .refused("The introspection answer's \(name) is not a JSON number.") }
+        if let exp = NumericDate("exp", in: answer).seconds, clock.now().timeIntervalSince1970 >= exp { return .refused("The token has expired.") }
         if let type = answer["token_type"]?.stringValue, !["bearer", "access_token"].contains(type.lowercased()) {
             return .refused("The token is not an access token.")
         }

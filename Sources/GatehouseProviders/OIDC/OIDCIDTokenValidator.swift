@@ -101,16 +101,20 @@ struct OIDCIDTokenValidator: Sendable {
             throw Self.refusal("id_token_malformed", "The ID token has no sub.")
         }
         let now = clock.now().timeIntervalSince1970
-        guard let exp = claims["exp"]?.doubleValue else {
+        // NumericDates are JSON numbers only: `"exp": "inf"` read as text would never expire.
+        if let name = NumericDate.malformedClaim(in: claims) {
+            throw Self.refusal("id_token_malformed", "The ID token's \(name) is not a JSON number (NumericDate).")
+        }
+        guard let exp = NumericDate("exp", in: claims).seconds else {
             throw Self.refusal("id_token_malformed", "The ID token has no exp.")
         }
         guard now < exp + configuration.clockSkew else {
             throw Self.refusal("id_token_expired", "The ID token has expired.")
         }
-        guard let iat = claims["iat"]?.doubleValue else {
+        guard let iat = NumericDate("iat", in: claims).seconds else {
             throw Self.refusal("id_token_malformed", "The ID token has no iat.")
         }
-        if iat > now + configuration.clockSkew || (claims["nbf"]?.doubleValue).map({ $0 > now + configuration.clockSkew }) == true {
+        if iat > now + configuration.clockSkew || NumericDate("nbf", in: claims).seconds.map({ $0 > now + configuration.clockSkew }) == true {
             throw Self.refusal("id_token_not_yet_valid", "The ID token is issued in the future.")
         }
         if let nonce {

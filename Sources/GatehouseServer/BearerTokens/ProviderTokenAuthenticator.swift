@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// A JWT goes to the one accepting provider whose issuer is its `iss`; an opaque token is introspected by the
 /// accepting providers that can, in order, until one says active. Refusals are 401 `invalid_token` with
-/// `WWW-Authenticate: Bearer error="invalid_token"`; a provider that could not be asked (and no other said
+/// `WWW-Authenticate: Bearer error="invalid_token"`; a valid token without a required scope is 403
+/// `insufficient_scope` (RFC 6750 §3.1); a provider that could not be asked (and no other said
 /// active) is 503 `provider_unavailable`. Concurrent requests with the same uncached token share one verification.
 final class ProviderTokenAuthenticator: Sendable {
     let providers: ProviderSet
@@ -74,32 +75,39 @@ final class ProviderTokenAuthenticator: Sendable {
         var unavailable: String?
         var refusal = "The token is not one an accepting provider vouches for."
         var accepted: (provider: any BearerTokenProvider, grant: BearerTokenGrant)?
+        // The provider's own valid token, short of scope: no other provider is asked, the answer is 403.
+        var insufficient: [String]?
         if Self.isJWT(token) {
             let issuer = Self.unverifiedIssuer(of: token)
             if let issuer, let provider = accepting.first(where: { $0.bearerTokenIssuer == issuer }) {
                 switch await provider.verifyBearerJWT(token) {
                 case .accepted(let grant): accepted = (provider, grant)
                 case .refused(let reason): refusal = reason
+                case .insufficientScope(let required): insufficient = required
                 case .unavailable(let reason): unavailable = reason
                 }
             } else {
                 refusal = "No provider accepts bearer tokens from this token's issuer."
             }
+        } else if SessionToken.isPrefixed(token) {
+            // The gateway's own form: never sent to a provider (``SessionResolver`` keeps it from here already).
+            refusal = "The token has the form of a Gatehouse session token, not of a provider's."
         } else {
             for provider in accepting {
                 guard let verdict = await provider.introspectBearerToken(token) else { continue }
                 switch verdict {
                 case .accepted(let grant): accepted = (provider, grant)
                 case .refused(let reason): refusal = reason
+                case .insufficientScope(let required): insufficient = required
                 case .unavailable(let reason): unavailable = unavailable ?? reason
                 }
-                if accepted != nil { break }
+                if accepted != nil || insufficient != nil { break }
             }
         }
         let now = clock.now()
         guard let (provider, grant) = accepted else {
-            if let unavailable { return .failure(.providerUnavailable(unavailable)) }
-            let error = GatehouseError.invalidBearerToken(refusal)
+            if let unavailable, insufficient == nil { return .failure(.providerUnavailable(unavailable)) }
+            let error = insufficient.map(GatehouseError.insufficientScope) ?? GatehouseError.invalidBearerToken(refusal)
             verdicts.keep(
                 .failure(error), tokenHash: hash, until: now.addingTimeInterval(ProviderTokenVerdicts.refusalLifetime), now: now, generation: generation)
             return .failure(error)

@@ -30,8 +30,8 @@ enum ErrorPage {
         fields[.contentType] = "text/html; charset=utf-8"
         fields[.cacheControl] = "no-store"
         if let retryAfter = error.retryAfter { fields[.retryAfter] = String(retryAfter) }
-        fields[HTTPField.Name("Content-Security-Policy")!] = "default-src 'none'"
-        return Response(status: HTTPResponse.Status(code: error.status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: html)))
+        fields[PageFraming.contentSecurityPolicy] = "default-src 'none'"
+        return Response(status: HTTPResponse.Status(code: error.status), headers: PageFraming.denying(fields), body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
     /// The request id a request's logger carries (``AccessLogMiddleware`` sets it), for pages made where

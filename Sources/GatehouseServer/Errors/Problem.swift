@@ -17,6 +17,12 @@ enum Problem {
         switch error.code {
         case .invalidToken where error.challengesBearer:
             headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\""
+        case .insufficientScope:
+            // Scope tokens are NQCHAR, no quote and no backslash (RFC 6749 §3.3); anything else stays out of the quoted string.
+            let scope = (error.requiredScope ?? []).filter { token in
+                token.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
+            }
+            headers[.wwwAuthenticate] = "Bearer error=\"insufficient_scope\", scope=\"\(scope.joined(separator: " "))\""
         case .invalidDPoPProof, .useDPoPNonce, .invalidToken:
             // RFC 9449 §7.1: the DPoP challenge, with the error and the algorithms a proof may use.
             if error.status == 401 {

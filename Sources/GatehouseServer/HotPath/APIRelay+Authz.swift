@@ -87,7 +87,10 @@ extension APIRelay {
         let decision = policy.decide(method: original.method, path: path.segments.map { Substring($0) }, host: host, user: user)
         decision.audit(session: session, method: original.method, path: path, via: "authz", requestID: requestID, metrics: metrics, logger: logger)
         if let refusal = decision.refusal(sessionRefusal: sessionRefusal) {
-            let signIn = decision == .needsSession ? [(ForwardAuthAnswer.signInField, ForwardAuthAnswer.signInURL(publicURL: settings.publicURL, returningTo: original.target))] : []
+            // As the router: the sign-in page only with a 401 (a token short of scope is 403, and a sign-in would not add it).
+            let signsIn = decision == .needsSession && (refusal as? GatehouseError)?.status == 401
+            let signIn =
+                signsIn ? [(ForwardAuthAnswer.signInField, ForwardAuthAnswer.signInURL(publicURL: settings.publicURL, returningTo: original.target))] : []
             return refused(refusal, session: session, fields: signIn)
         }
         var headers = HTTPHeaders()

@@ -79,16 +79,20 @@ extension APIRelay {
             headers.add(name: "Upgrade", value: "websocket")
         }
         if settings.trustedProxies.isEmpty {
-            if let remoteAddress { headers.add(name: "X-Forwarded-For", value: remoteAddress) }
+            if let remoteAddress {
+                headers.add(name: "X-Forwarded-For", value: remoteAddress)
+                headers.add(name: "X-Real-IP", value: remoteAddress)
+            }
             headers.add(name: "X-Forwarded-Proto", value: forwardedProto)
             headers.add(name: "X-Forwarded-Host", value: forwardedHost)
         } else {
             let forwarded = ForwardedFields(
-                peer: remoteAddress, trusted: settings.trustedProxies.trusts(remoteAddress),
+                peer: remoteAddress, proxies: settings.trustedProxies,
                 incomingFor: ForwardedFields.joined(head.headers[canonicalForm: "x-forwarded-for"]),
                 incomingProto: head.headers.first(name: "x-forwarded-proto"), incomingHost: head.headers.first(name: "x-forwarded-host"),
                 publicProto: forwardedProto, publicHost: forwardedHost)
             if let value = forwarded.forwardedFor { headers.add(name: "X-Forwarded-For", value: value) }
+            if let value = forwarded.realIP { headers.add(name: "X-Real-IP", value: value) }
             headers.add(name: "X-Forwarded-Proto", value: forwarded.proto)
             headers.add(name: "X-Forwarded-Host", value: forwarded.host)
         }

@@ -169,7 +169,12 @@ struct LoginPageController: Sendable {
         out[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
         // Whatever the provider serves (HTML, SVG, …) runs sandboxed, as an opaque origin: its scripts
         // cannot call the gateway's API with the user's session cookie; forms and navigations still work.
-        out[HTTPField.Name("Content-Security-Policy")!] = "sandbox allow-scripts allow-forms allow-popups allow-modals"
+        // And no site may frame it (``PageFraming``): a provider's sign-in form under the gateway's address is
+        // as good a clickjacking target as the gateway's own pages. A provider page that frames another of its
+        // pages cannot be served this way: a sandboxed page is an opaque origin, which no `frame-ancestors`
+        // source other than `*` matches, so there is nothing narrower to allow.
+        out[PageFraming.contentSecurityPolicy] = "sandbox allow-scripts allow-forms allow-popups allow-modals"
+        out = PageFraming.denying(out)
         out[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         let rewriter = rewriter(id: id, provider: provider)
         if let location = response.header("Location") {

@@ -3,7 +3,7 @@
 ///
 /// Dropped: hop-by-hop fields (and those `Connection` lists), the client's credentials (`Authorization`,
 /// its `DPoP` proof, the gateway's session cookie), its `X-Request-Id` (the gateway sends the request's id), anything claiming to be the gateway's or a proxy's (`X-Gatehouse-*`,
-/// `X-Forwarded-*`, `Forwarded`), `Host` and `Content-Length` (each path frames the request itself), and any
+/// `X-Forwarded-*`, `Forwarded`, `X-Real-IP`: the gateway sets its own, ``ForwardedFields``), `Host` and `Content-Length` (each path frames the request itself), and any
 /// name with an underscore: CGI and WSGI servers fold `_` into `-` (`X_Gatehouse_Subject` is
 /// `X-Gatehouse-Subject` to them), so like nginx and Apache by default none passes.
 enum ForwardedHeaderRule {
@@ -24,7 +24,7 @@ enum ForwardedHeaderRule {
         switch name.utf8.count {
         case 4 where ASCII.equalsIgnoringCase(name, "host"), 4 where ASCII.equalsIgnoringCase(name, "dpop"): return .drop
         case 6 where ASCII.equalsIgnoringCase(name, "cookie"): return .filterCookie
-        case 9 where ASCII.equalsIgnoringCase(name, "forwarded"): return .drop
+        case 9 where ASCII.equalsIgnoringCase(name, "forwarded"), 9 where ASCII.equalsIgnoringCase(name, "x-real-ip"): return .drop
         case 13 where ASCII.equalsIgnoringCase(name, "authorization"): return .drop
         case 14 where ASCII.equalsIgnoringCase(name, "content-length"): return .drop
         case 12 where ASCII.equalsIgnoringCase(name, "x-request-id"): return .drop

@@ -107,7 +107,7 @@ struct UpstreamClient: Sendable {
         }
     }
 
-    /// The client's headers as ``ForwardedHeaderRule`` lets them pass, plus `X-Forwarded-*`.
+    /// The client's headers as ``ForwardedHeaderRule`` lets them pass, plus `X-Forwarded-*` and `X-Real-IP`.
     private func forwardedHeaders(of request: Request, _ context: GatehouseRequestContext) -> [(name: String, value: String)] {
         let listed = HopByHopHeaders.listed(in: request.headers[values: .connection])
         var headers: [(name: String, value: String)] = []
@@ -125,11 +125,12 @@ struct UpstreamClient: Sendable {
         // The host the client reached is the gateway's public one, whatever `Host` the client sent, unless a
         // trusted proxy in front says otherwise.
         let forwarded = ForwardedFields(
-            peer: context.remoteAddress, trusted: trustedProxies.trusts(context.remoteAddress),
+            peer: context.remoteAddress, proxies: trustedProxies,
             incomingFor: ForwardedFields.joined(request.headers[values: Self.xForwardedFor]),
             incomingProto: request.headers[Self.xForwardedProto], incomingHost: request.headers[Self.xForwardedHost],
             publicProto: forwardedProto, publicHost: forwardedHost)
         if let value = forwarded.forwardedFor { headers.append(("X-Forwarded-For", value)) }
+        if let value = forwarded.realIP { headers.append(("X-Real-IP", value)) }
         headers.append(("X-Forwarded-Proto", forwarded.proto))
         headers.append(("X-Forwarded-Host", forwarded.host))
         headers.append(("X-Request-Id", context.requestID))

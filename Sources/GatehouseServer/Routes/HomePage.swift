@@ -56,7 +56,7 @@ struct HomePage: Sendable {
         }
         html += "</ul></body></html>"
         return Response(
-            status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            status: .ok, headers: PageFraming.denying([.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]),
             body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 

@@ -46,14 +46,14 @@ struct SignOutController: Sendable {
             <input type="hidden" name="return_to" value="\(HTMLEscaping.escape(returnTo))">\
             <button type="submit">Sign out</button></form></body></html>
             """
-        // No script, and no framing (a sign-out button under someone else's page); no `form-action`, which
+        // No script, and no framing (a sign-out button under someone else's page, ``PageFraming``); no `form-action`, which
         // browsers also apply to the redirect on to the provider.
         return Response(
             status: .ok,
-            headers: [
+            headers: PageFraming.denying([
                 .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
-                HTTPField.Name("Content-Security-Policy")!: "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-            ],
+                PageFraming.contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'",
+            ]),
             body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 

@@ -27,7 +27,7 @@ struct SessionManager: Sendable {
     func create(
         provider: String, result: LoginResult, id: String = RandomToken.make(byteCount: 16), dpopThumbprint: String? = nil
     ) async throws -> (token: String, session: ActiveSession) {
-        let token = RandomToken.make()
+        let token = SessionToken.make()
         let now = clock.now()
         let record = SessionRecord(
             id: id,

@@ -102,11 +102,14 @@ struct SessionResolver: Sendable {
     }
 
     /// The same on a route that takes provider-issued bearer tokens: a `Bearer` value that is not a session
-    /// token is verified as a provider's (a JWT never is a session token; an opaque one is first looked up in
-    /// the store). Throws `invalid_session` as ``session(token:)`` does when no provider accepts bearer tokens,
-    /// else `invalid_token` or `provider_unavailable` for a provider token.
+    /// token is verified as a provider's (a JWT never is a session token; a `gths_` one always is; another opaque
+    /// one, which may be a session token issued before the prefix, is first looked up in the store). Throws
+    /// `invalid_session` as ``session(token:)`` does when no provider accepts bearer tokens, else `invalid_token`,
+    /// `insufficient_scope` or `provider_unavailable` for a provider token.
     func session(token: String, presentation: Presentation) async throws -> ActiveSession {
-        guard presentation == .bearer else { return try await session(token: token) }
+        // A value of the gateway's own form is judged by the store alone: an ended or altered session token is 401
+        // `invalid_session`, and never reaches a provider's introspection endpoint (``SessionToken``).
+        guard presentation == .bearer, !SessionToken.isPrefixed(token) else { return try await session(token: token) }
         if let cached = providerTokens.cachedSession(token: token, now: sessions.clock.now()) { return try cached.get() }
         guard providerTokens.isEnabled else { return try await session(token: token) }
         if ProviderTokenAuthenticator.isJWT(token) { return try await providerTokens.session(token: token) }

@@ -126,6 +126,9 @@ struct LoopbackCallbackServer: Sendable {
             ("Content-Length", String(body.readableBytes)),
             ("Cache-Control", "no-store"),
             ("Referrer-Policy", "no-referrer"),
+            // A page of the client's own, on loopback: no script, and framed by nothing, as the gateway's pages.
+            ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
+            ("X-Frame-Options", "DENY"),
             ("Connection", "close"),
         ])
         try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: page.status, headers: headers)))

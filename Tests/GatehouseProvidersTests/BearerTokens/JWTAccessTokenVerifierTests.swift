@@ -126,8 +126,31 @@ import Testing
         #expect(await refusal(try signed { $0["iat"] = Int(clock.now.timeIntervalSince1970) + 120 })?.contains("iat") == true)
     }
 
-    @Test("a missing required scope is refused") func missingScope() async throws {
-        #expect(await refusal(try signed { $0["scope"] = "read" })?.contains("scope") == true)
+    @Test(
+        "exp, iat, nbf or auth_time given as a JSON string is refused",
+        arguments: [("exp", "9999999999"), ("exp", "inf"), ("iat", "1700000000"), ("nbf", "0"), ("auth_time", "1700000000")])
+    func textDate(claim: String, text: String) async throws {
+        #expect(await refusal(try signed { $0[claim] = text })?.contains("not a JSON number") == true)
+    }
+
+    @Test("exp, iat, nbf and auth_time as JSON numbers are accepted") func numericDates() async throws {
+        let now = Int(clock.now.timeIntervalSince1970)
+        let token = try signed { $0["nbf"] = now - 5; $0["auth_time"] = now - 60 }
+        guard case .accepted = await provider().verifyBearerJWT(token) else {
+            Issue.record("refused")
+            return
+        }
+    }
+
+    @Test("a valid token without a required scope is insufficient_scope, naming every required scope") func missingScope() async throws {
+        #expect(await provider().verifyBearerJWT(try signed { $0["scope"] = "read" }) == .insufficientScope(required: ["api"]))
+        #expect(await provider(requiredScopes: ["api", "write"]).verifyBearerJWT(try signed()) == .insufficientScope(required: ["api", "write"]))
+    }
+
+    @Test("a token that is invalid in another way is refused, scope or not") func invalidBeforeScope() async throws {
+        #expect(await refusal(try signed { $0["scope"] = "read"; $0["aud"] = "https://other.example.com" })?.contains("aud") == true)
+        let expired = try signed { $0["scope"] = "read"; $0["exp"] = Int(clock.now.timeIntervalSince1970) - 61 }
+        #expect(await refusal(expired)?.contains("expired") == true)
     }
 
     @Test("a sender-constrained token (cnf) is refused") func senderConstrained() async throws {
