@@ -425,7 +425,24 @@ def raw_request(gateway: Gateway, text: bytes) -> tuple[int, bytes]:
         return int(head.split(b" ")[1]), head
 
 
-@pytest.mark.parametrize("target", ["/v1/api/public/x", "/v1/authz"])
+@pytest.mark.parametrize("path", ["/v1/session", "/v1/authz", "/v1/api/tokened/x"])
+def test_http2_authority_is_checked_before_the_router_too(gateway, path):
+    """The router's routes (and an upstream the router serves) get the same 400 as the relay's."""
+    connection = gateway.h2()
+    connection.conn.config.validate_outbound_headers = False
+    try:
+        stream = connection.conn.get_next_available_stream_id()
+        connection.conn.send_headers(stream, [(":method", "GET"), (":path", path), (":scheme", "https"),
+                                              (":authority", "admin.test"), ("host", "localhost")], end_stream=True)
+        connection.flush()
+        outcome, status, body = connection.read_until(stream)
+        assert (outcome, status) == ("answer", 400), (path, outcome, status)
+        assert json.loads(body)["code"] == "invalid_request"
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("target", ["/v1/api/public/x", "/v1/authz", "/v1/session"])
 def test_http1_absolute_form_authority_is_the_host(gateway, backends, target):
     first, _ = backends
     first.clear()
