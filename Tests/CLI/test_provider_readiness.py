@@ -3,7 +3,9 @@ first login), `/readyz` reports it as degraded, and a login there answers 503 wi
 (the connection error itself)."""
 from __future__ import annotations
 
-from conftest import free_port, q, wait_until, write_config, write_provider
+import requests
+
+from conftest import free_port, q, wait_until, write_capture_provider, write_config, write_provider
 
 
 def test_discovery_failure_is_logged_at_start_and_at_a_login(serve, tmp_path):
@@ -49,10 +51,11 @@ def test_untrusted_certificate_is_said_in_words_to_clients_and_in_full_in_the_lo
         issuer = f"https://127.0.0.1:{server.server_address[1]}"
         config = write_config(tmp_path, 'store: {kind: "memory"}\nallowed_redirect_uris: ["http://127.0.0.1/cb"]\n')
         write_provider(tmp_path, "sso", "\n".join(['id: "sso"', 'kind: "oidc"', f"issuer: {q(issuer)}", 'client_id: "gatehouse"', ""]))
+        write_capture_provider(tmp_path, issuer)
         gw = serve(tmp_path, ["--config", str(config)])
         assert wait_until(lambda: "provider not ready" in gw.log(), 15), gw.log()[-2000:]
         ready = gw.get("/readyz").json()
-        (entry,) = ready["not_ready"]
+        (entry,) = ready["not_ready"]  # the capture provider needs no discovery
         assert "certificate is not trusted" in entry, entry
         login = gw.get("/v1/auth/sso/login", params={
             "redirect_uri": "http://127.0.0.1/cb", "state": "s", "code_challenge": "a" * 43, "code_challenge_method": "S256"})
@@ -61,8 +64,19 @@ def test_untrusted_certificate_is_said_in_words_to_clients_and_in_full_in_the_lo
         assert "certificate is not trusted" in detail, detail
         for text in [entry, detail, login.text]:
             assert not [marker for marker in LIBRARY_TEXT if marker in text], text
-        # The log line of the failed call has the library's own account.
+        # The log line of the failed call has the library's own account (the discovery document was fetched, and
+        # failed, at start-up: the login reuses that answer).
         cause = next(line for line in gw.log().splitlines() if "provider call failed" in line)
-        assert "CERTIFICATE_VERIFY_FAILED" in cause or "handshake" in cause.lower(), cause
+        assert "CERTIFICATE_VERIFY_FAILED" in cause, cause
+        # A call made for a request (a capture provider's probe of a posted token) logs its cause with that
+        # request's id, the one its problem carries.
+        posted = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "captured"}, timeout=10)
+        assert posted.status_code == 503, posted.text
+        problem = posted.json()
+        assert not [marker for marker in LIBRARY_TEXT if marker in posted.text], posted.text
+        assert wait_until(lambda: any("provider call failed" in line and problem["request_id"] in line
+                                      for line in gw.log().splitlines()), 5), gw.log()[-3000:]
+        line = next(line for line in gw.log().splitlines() if "provider call failed" in line and problem["request_id"] in line)
+        assert "CERTIFICATE_VERIFY_FAILED" in line and "/probe" in line, line
     finally:
         server.shutdown()

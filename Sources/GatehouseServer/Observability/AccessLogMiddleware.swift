@@ -25,7 +25,7 @@ struct AccessLogMiddleware: RouterMiddleware {
         let fields = context.logFields
         var response: Response
         do {
-            response = try await next(request, context)
+            response = try await RequestScope.$requestID.withValue(id) { try await next(request, context) }
         } catch {
             // Only an error no inner layer answered (ProblemMiddleware answers everything it sees).
             record(request, context, status: 500, started: started, fields: fields)

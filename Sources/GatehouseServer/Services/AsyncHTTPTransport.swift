@@ -30,7 +30,10 @@ struct AsyncHTTPTransport: HTTPTransport {
                 body: Data(body.readableBytesView))
         } catch {
             let cause = "\(request.method) \(Self.redacted(request.url)): \(error)"
-            logger.warning("provider call failed", metadata: ["cause": "\(cause)"])
+            var metadata: Logger.Metadata = ["cause": "\(cause)"]
+            // The request it was made for, so that its problem's request_id finds this cause.
+            if let requestID = RequestScope.requestID { metadata["request_id"] = .string(requestID) }
+            logger.warning("provider call failed", metadata: metadata)
             throw TransportError(ConnectionFailure.words(error), cause: cause)
         }
     }
