@@ -2,6 +2,7 @@ import Foundation
 import GatehouseCore
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import NIOHTTP1
 
 /// Renders RFC 9457 problem documents.
@@ -33,6 +34,24 @@ enum Problem {
         }
         if let nonce = error.dpopNonce { headers[DPoPVerifier.nonceField] = nonce }
         return headers
+    }
+
+    /// The head of a problem answer written as NIOHTTP1 parts (the relay, the connection's own guards).
+    static func head(_ error: GatehouseError, bodyLength: Int, close: Bool, requestID: String? = nil) -> HTTPResponseHead {
+        var fields = HTTPHeaders(headers(error).map { ($0.name.rawName, $0.value) })
+        if let requestID { fields.add(name: "X-Request-Id", value: requestID) }
+        fields.add(name: "Content-Length", value: String(bodyLength))
+        if close { fields.add(name: "Connection", value: "close") }
+        return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: error.status), headers: fields)
+    }
+
+    /// Answers `error` on an HTTP/1.1 connection from a handler whose outbound parts are NIOHTTP1's, then closes
+    /// the connection: for refusals after which nothing more of it can be trusted.
+    static func answerAndClose(_ error: GatehouseError, context: ChannelHandlerContext) {
+        let document = body(error)
+        context.write(NIOAny(HTTPServerResponsePart.head(head(error, bodyLength: document.readableBytes, close: true))), promise: nil)
+        context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(document))), promise: nil)
+        context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
     /// The JSON document, with `request_id` when the request has one.

@@ -41,10 +41,6 @@ extension APIRelay {
 
     /// A problem answer written by the relay itself (502, 504, 413, 400).
     func problemHead(_ error: GatehouseError, bodyLength: Int, close: Bool, requestID: String) -> HTTPResponseHead {
-        var headers = HTTPHeaders(Problem.headers(error).map { ($0.name.rawName, $0.value) })
-        headers.add(name: "X-Request-Id", value: requestID)
-        headers.add(name: "Content-Length", value: String(bodyLength))
-        if close { headers.add(name: "Connection", value: "close") }
-        return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: error.status), headers: headers)
+        Problem.head(error, bodyLength: bodyLength, close: close, requestID: requestID)
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import GatehouseCore
-import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
@@ -15,7 +14,6 @@ import NIOHTTP1
 final class AbsoluteFormAdapter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
 
     /// The rest of a refused request is dropped; the connection closes after the answer.
     private var refused = false
@@ -61,13 +59,6 @@ final class AbsoluteFormAdapter: ChannelInboundHandler, RemovableChannelHandler 
 
     private func refuse(_ detail: String, context: ChannelHandlerContext) {
         refused = true
-        let error = GatehouseError.invalidRequest(detail)
-        let body = Problem.body(error)
-        var headers = HTTPHeaders(Problem.headers(error).map { ($0.name.rawName, $0.value) })
-        headers.add(name: "Content-Length", value: String(body.readableBytes))
-        headers.add(name: "Connection", value: "close")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        Problem.answerAndClose(.invalidRequest(detail), context: context)
     }
 }

@@ -1,5 +1,4 @@
 import GatehouseCore
-import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
@@ -117,14 +116,9 @@ final class ClientBodyTimeoutHandler: ChannelDuplexHandler, RemovableChannelHand
             context.close(promise: nil)
             return
         }
-        let error = GatehouseError(code: .requestTimeout, status: 408, detail: "The request body made no progress for \(timeout.nanoseconds / 1_000_000_000) seconds.")
-        let body = Problem.body(error)
-        var headers = HTTPHeaders(Problem.headers(error).map { ($0.name.rawName, $0.value) })
-        headers.add(name: "Content-Length", value: String(body.readableBytes))
-        headers.add(name: "Connection", value: "close")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .requestTimeout, headers: headers))), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        let seconds = timeout.nanoseconds / 1_000_000_000
+        Problem.answerAndClose(
+            GatehouseError(code: .requestTimeout, status: 408, detail: "The request body made no progress for \(seconds) seconds."), context: context)
     }
 
     private func stop() {

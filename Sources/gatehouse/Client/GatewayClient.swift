@@ -87,15 +87,9 @@ struct GatewayClient: Sendable {
         } catch let failure as ClientFailure {
             throw failure
         } catch {
-            if let reason = Self.connectionFailure(error) { throw ClientFailure("cannot connect to \(gateway): \(reason)") }
+            if let reason = ConnectionFailure.known(error) { throw ClientFailure("cannot connect to \(gateway): \(reason)") }
             // Words, not the library's codes (ConnectionFailure).
             throw ClientFailure("\(request.method.rawValue) \(url) failed: \(ConnectionFailure.words(error))")
         }
-    }
-
-    /// Why the gateway could not be reached, in a person's words, when the error says so (NIO's own text
-    /// is `connection reset (error set): Connection refused (errno: 111)`); nil for any other failure.
-    static func connectionFailure(_ error: any Error) -> String? {
-        ConnectionFailure.known(error)
     }
 }
