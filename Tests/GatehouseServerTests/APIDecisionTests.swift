@@ -62,9 +62,10 @@ struct APIDecisionTests {
         upstreams: UpstreamTable = single, host: String? = nil
     ) -> Expected {
         let facts = APIDecision.Facts(method: method, path: Substring(path), query: query.map { Substring($0) }, host: host)
-        let (verdict, _) = APIDecision.decide(facts, session: user.map(Self.session), sessionRefusal: refusal, policy: policy, upstreams: upstreams)
-        switch verdict {
-        case .forward(let target, let session, let upstream):
+        let credential: CredentialOutcome = user.map { .session(Self.session($0), proof: nil) } ?? refusal.map { .refused($0) } ?? .none
+        switch APIDecision.decide(facts, credential: credential, policy: policy, upstreams: upstreams).verdict {
+        case .forward(let forward):
+            let (target, session, upstream) = (forward.target, forward.session, forward.upstream)
             #expect(upstream.index == APIDecision.route(facts, upstreams: upstreams).upstream.index, "the front ends' early choice is the decision's")
             return .forward(upstream.isDefault ? target : "\(upstream.name):\(target)", identified: session != nil)
         case .refuse(let error):
@@ -121,10 +122,10 @@ struct APIDecisionTests {
     @Test("the audit gets the decision and the normalized path judged, only when rules were consulted")
     func auditFacts() {
         let facts = APIDecision.Facts(method: "GET", path: "/app/../admin/x", query: nil)
-        let judged = APIDecision.decide(facts, session: Self.session("alice"), sessionRefusal: nil, policy: Self.rules, upstreams: Self.single).access
+        let judged = APIDecision.decide(facts, credential: .session(Self.session("alice"), proof: nil), policy: Self.rules, upstreams: Self.single).access
         #expect(judged?.decision == .deny(rule: "admin"))
         #expect(judged?.path.encoded == "/admin/x")
-        #expect(APIDecision.decide(facts, session: Self.session("alice"), sessionRefusal: nil, policy: AccessPolicy(), upstreams: Self.single).access == nil)
+        #expect(APIDecision.decide(facts, credential: .session(Self.session("alice"), proof: nil), policy: AccessPolicy(), upstreams: Self.single).access == nil)
     }
 
     /// Several upstreams, open policy: (path, query, expected target as `name:target`, or the default's target).

@@ -203,27 +203,27 @@ struct DPoPVerifierTests {
         let unbound = ActiveSession(record: record, identity: Identity(subject: "u"), credential: credential)
         let v = verifier()
 
-        try await v.authorize(bound, token: Self.token, presentation: .dpop, proofs: [Self.proof(key: key)], target: Self.target)
+        try await v.authorize(bound, .dpop, [Self.proof(key: key)])
         await #expect(throws: GatehouseError.invalidToken("This session is bound to a key: present it as 'Authorization: DPoP <token>' with a DPoP proof.")) {
-            try await v.authorize(bound, token: Self.token, presentation: .bearer, proofs: [], target: Self.target)
+            try await v.authorize(bound, .bearer, [])
         }
         // A copied token without the key: as the session cookie too (with or without a proof beside it).
         for proofs in [[], [Self.proof(key: key)]] {
             await #expect(throws: GatehouseError.invalidToken("This session is bound to a key: present it as 'Authorization: DPoP <token>' with a DPoP proof.")) {
-                try await v.authorize(bound, token: Self.token, presentation: .cookie, proofs: proofs, target: Self.target)
+                try await v.authorize(bound, .cookie, proofs)
             }
         }
-        try await v.authorize(unbound, token: Self.token, presentation: .cookie, proofs: [], target: Self.target)
+        try await v.authorize(unbound, .cookie, [])
         await #expect(throws: GatehouseError.self) {
-            try await v.authorize(bound, token: Self.token, presentation: .dpop, proofs: [Self.proof(key: .init())], target: Self.target)
+            try await v.authorize(bound, .dpop, [Self.proof(key: .init())])
         }
         await #expect(throws: GatehouseError.self) {
-            try await v.authorize(bound, token: Self.token, presentation: .dpop, proofs: [], target: Self.target)
+            try await v.authorize(bound, .dpop, [])
         }
         await #expect(throws: GatehouseError.self) {
-            try await v.authorize(unbound, token: Self.token, presentation: .dpop, proofs: [Self.proof(key: key)], target: Self.target)
+            try await v.authorize(unbound, .dpop, [Self.proof(key: key)])
         }
-        try await v.authorize(unbound, token: Self.token, presentation: .bearer, proofs: [], target: Self.target)
+        try await v.authorize(unbound, .bearer, [])
     }
 
     @Test("at a sign-in: optional binds when a proof comes, required refuses none (400), off ignores proofs")
@@ -242,5 +242,15 @@ struct DPoPVerifierTests {
         } catch let error as GatehouseError {
             #expect(error.code == .invalidDPoPProof && error.status == 400)
         }
+    }
+}
+
+extension DPoPVerifier {
+    /// The check and the spend, as a front end carries them out for a decided request.
+    fileprivate func authorize(_ session: ActiveSession, _ presentation: SessionResolver.Presentation, _ proofs: [String]) async throws {
+        let presented = PresentedCredential(
+            token: DPoPVerifierTests.token, presentation: presentation, authorization: nil, proofs: proofs,
+            target: presentation == .dpop ? DPoPVerifierTests.target : nil)
+        if let proof = try await check(session, presented) { try await spend(proof, status: 401) }
     }
 }

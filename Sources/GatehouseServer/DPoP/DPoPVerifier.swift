@@ -44,28 +44,19 @@ struct DPoPVerifier: Sendable {
 
     // MARK: Sessions
 
-    /// Whether a session's request may go on, given how its token came: a bound session only as
-    /// `Authorization: DPoP` with a proof of this request signed by its key (as a cookie or `Bearer`: 401
-    /// `invalid_token`), an unbound one never as `DPoP`.
-    /// The proof is spent (its `jti` recorded) only when everything else holds.
-    func authorize(_ session: ActiveSession, token: String, presentation: SessionResolver.Presentation, proofs: [String], target: Target) async throws {
-        let proof = try await check(session, token: token, presentation: presentation, proofs: proofs, target: target)
-        if let proof { try await spend(proof, status: 401) }
-    }
-
-    /// ``authorize(_:token:presentation:proofs:target:)`` without spending: the proof to spend, if any.
-    func check(_ session: ActiveSession, token: String, presentation: SessionResolver.Presentation, proofs: [String], target: Target) async throws -> DPoPProof? {
-        guard let bound = try boundKey(session, presentation: presentation) else { return nil }
-        return try matching(await verify(proofs, target: target, accessToken: token, status: 401), bound: bound)
+    /// Whether a session may be used as it was presented: a bound session only as `Authorization: DPoP` with a
+    /// proof of this request signed by its key (as a cookie or `Bearer`: 401 `invalid_token`), an unbound one
+    /// never as `DPoP`. The proof to spend once the request is decided (`nil`: none is needed); it is not spent here.
+    func check(_ session: ActiveSession, _ presented: PresentedCredential) async throws -> DPoPProof? {
+        guard let bound = try boundKey(session, presentation: presented.presentation), let target = presented.target else { return nil }
+        return try matching(await verify(presented.proofs, target: target, accessToken: presented.token, status: 401), bound: bound)
     }
 
     /// The same without leaving the caller's thread: `.some(proof)` (the proof to spend, `nil` when none is
-    /// needed), or `nil` when the proof's signature must be awaited (``check(_:token:presentation:proofs:target:)``).
-    func checkWithoutWaiting(
-        _ session: ActiveSession, token: String, presentation: SessionResolver.Presentation, proofs: [String], target: Target
-    ) throws -> DPoPProof?? {
-        guard let bound = try boundKey(session, presentation: presentation) else { return .some(nil) }
-        guard let proof = try verifyWithoutWaiting(proofs, target: target, accessToken: token, status: 401) else { return nil }
+    /// needed), or `nil` when the proof's signature must be awaited (``check(_:_:)``).
+    func checkWithoutWaiting(_ session: ActiveSession, _ presented: PresentedCredential) throws -> DPoPProof?? {
+        guard let bound = try boundKey(session, presentation: presented.presentation), let target = presented.target else { return .some(nil) }
+        guard let proof = try verifyWithoutWaiting(presented.proofs, target: target, accessToken: presented.token, status: 401) else { return nil }
         return .some(try matching(proof, bound: bound))
     }
 

@@ -1,3 +1,4 @@
+import GatehouseConfiguration
 import GatehouseCore
 
 /// The one decision of a `/v1/api/{path…}` request, once its credential has been looked at: the event-loop
@@ -30,20 +31,52 @@ struct APIDecision: Sendable {
 
     /// What to do with it.
     enum Verdict: Sendable {
-        /// Send the request to `upstream` at `target` (origin-form: the base path, the normalized path, the
-        /// query), as `session` (`nil`: a path the rules open to anyone, with no identity).
-        case forward(target: String, session: ActiveSession?, upstream: UpstreamRoute)
+        /// Send the request upstream.
+        case forward(Forward)
         /// Answer with this error (a ``GatehouseError`` the one error mapping renders, or what the credential's
         /// look-up threw).
         case refuse(any Error)
     }
 
+    /// Where and as whom a request goes.
+    struct Forward: Sendable {
+        let upstream: UpstreamRoute
+        /// Origin-form: the upstream's base path, the normalized path, the query.
+        let target: String
+        /// `nil`: a path the rules open to anyone, with no identity.
+        let session: ActiveSession?
+
+        /// The audience of the assertion the upstream receives; `nil` when it receives none (no session, or
+        /// `assertion: false`). Signing it is the front end's effect.
+        var audience: String? {
+            session != nil && upstream.backend.assertion ? upstream.backend.audience : nil
+        }
+    }
+
+    /// The decision as data: what a front end carries out for a request, effects included.
+    ///
+    /// The proof presented with the session is spent whatever the verdict, before it is carried out: it is part of
+    /// the credential (a proof shown once is used up, allowed or refused), as on the gateway's other routes
+    /// (``SessionResolver/resolve(_:method:path:)``). When recording it finds a replay (here or on another instance),
+    /// the front end carries out the decision for that refused credential instead
+    /// (``decide(_:route:credential:policy:)`` with `.refused`): a path open to anyone still goes on, without identity.
+    struct Plan: Sendable {
+        let verdict: Verdict
+        /// The credential's session, whatever the verdict: the audit line and the access log name it.
+        let session: ActiveSession?
+        /// The DPoP proof to record first; `nil` without one.
+        let proof: DPoPProof?
+        /// The access rules' decision when they were consulted, and the path they judged: the audit line
+        /// (``AccessDecision/audit(session:method:path:via:requestID:metrics:logger:)``).
+        let access: (decision: AccessDecision, path: NormalizedPath)?
+    }
+
     /// Where a request's path takes it (steps 2, 3 and 5 above, from the path alone): chosen once, before the
     /// credential is looked at — a front end must know the upstream first (what it receives, whether the
-    /// front end reaches it) — and handed to ``decide(_:route:session:sessionRefusal:policy:)``.
+    /// front end reaches it) — and handed to ``decide(_:route:credential:policy:)``.
     enum Route: Sendable {
         /// To `upstream` at `target`; `path` is `nil` when nothing needed it normalized yet (a plain path to
-        /// the only upstream: ``decide(_:route:session:sessionRefusal:policy:)`` splits it when it judges).
+        /// the only upstream: ``decide(_:route:credential:policy:)`` splits it when it judges).
         case to(UpstreamRoute, target: String, path: NormalizedPath?)
         /// A path that does not normalize: refused (400), no upstream gets it.
         case invalid(any Error, fallback: UpstreamRoute)
@@ -79,22 +112,21 @@ struct APIDecision: Sendable {
         return .to(upstream, target: Self.target(path, raw: plain ? facts.path : nil, query: facts.query, upstream: upstream), path: path)
     }
 
-    /// The verdict, and the access policy's decision when the rules were consulted (for the audit line:
-    /// ``AccessDecision/audit(session:method:path:via:metrics:logger:)``, with the path judged).
-    /// - Parameters:
-    ///   - session: the session the credential gave; `nil` when none was presented or it was refused.
-    ///   - sessionRefusal: why the presented credential gave no session (`nil`: none was presented).
-    ///   - upstreams: `backend` and `upstreams:`.
-    static func decide(
-        _ facts: Facts, session: ActiveSession?, sessionRefusal: (any Error)?, policy: AccessPolicy, upstreams: UpstreamTable
-    ) -> (verdict: Verdict, access: (decision: AccessDecision, path: NormalizedPath)?) {
-        decide(facts, route: route(facts, upstreams: upstreams), session: session, sessionRefusal: sessionRefusal, policy: policy)
+    /// The plan of a request whose credential has been looked at (`credential`, from either of
+    /// ``SessionResolver``'s entry points). `upstreams`: `backend` and `upstreams:`.
+    static func decide(_ facts: Facts, credential: CredentialOutcome, policy: AccessPolicy, upstreams: UpstreamTable) -> Plan {
+        decide(facts, route: route(facts, upstreams: upstreams), credential: credential, policy: policy)
     }
 
     /// The same with the route already chosen (``route(_:upstreams:)`` of the same facts).
-    static func decide(
+    static func decide(_ facts: Facts, route: Route, credential: CredentialOutcome, policy: AccessPolicy) -> Plan {
+        let (verdict, access) = verdict(facts, route: route, session: credential.session, sessionRefusal: credential.refusal, policy: policy)
+        return Plan(verdict: verdict, session: credential.session, proof: credential.proof, access: access)
+    }
+
+    private static func verdict(
         _ facts: Facts, route: Route, session: ActiveSession?, sessionRefusal: (any Error)?, policy: AccessPolicy
-    ) -> (verdict: Verdict, access: (decision: AccessDecision, path: NormalizedPath)?) {
+    ) -> (Verdict, (decision: AccessDecision, path: NormalizedPath)?) {
         // Unless some rule lets anyone in, a request without a session ends here, before its path is read.
         if session == nil, !policy.hasAnonymousRules {
             return (.refuse(sessionRefusal ?? GatehouseError.invalidSession()), nil)
@@ -104,7 +136,7 @@ struct APIDecision: Sendable {
             return (.refuse(error), nil)
         case .to(let upstream, let target, let path):
             // Without rules (and the default fallback) every session reaches everything: nothing to judge.
-            guard !policy.isOpenToSessions else { return (.forward(target: target, session: session, upstream: upstream), nil) }
+            guard !policy.isOpenToSessions else { return (.forward(Forward(upstream: upstream, target: target, session: session)), nil) }
             let segments = path.map { $0.segments.map { Substring($0) } } ?? facts.path.split(separator: "/")
             let judgedPath = path ?? NormalizedPath(segments: segments.map(String.init), trailingSlash: facts.path.hasSuffix("/"))
             return judge(
@@ -139,12 +171,12 @@ struct APIDecision: Sendable {
     private static func judge(
         _ facts: Facts, path: NormalizedPath, segments: [Substring], target: String, upstream: UpstreamRoute, session: ActiveSession?,
         sessionRefusal: (any Error)?, policy: AccessPolicy
-    ) -> (verdict: Verdict, access: (decision: AccessDecision, path: NormalizedPath)?) {
+    ) -> (Verdict, (decision: AccessDecision, path: NormalizedPath)?) {
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
         // Normalized only when some rule names hosts (it costs a copy).
         let host = policy.namesHosts ? facts.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
         let decision = policy.decide(method: facts.method, path: segments, host: host, user: user)
         if let refusal = decision.refusal(sessionRefusal: sessionRefusal) { return (.refuse(refusal), (decision, path)) }
-        return (.forward(target: target, session: session, upstream: upstream), (decision, path))
+        return (.forward(Forward(upstream: upstream, target: target, session: session)), (decision, path))
     }
 }

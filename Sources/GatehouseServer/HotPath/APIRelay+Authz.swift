@@ -17,22 +17,21 @@ extension APIRelay {
         case refused(GatehouseError, fields: [(String, String)], Entry, app: String?)
     }
 
-    /// `/v1/authz` answered from memory — the session in the store's cache or this connection's ``Memo`` (or
-    /// none), the access rules, a cached assertion — as ``AuthzController`` answers it, refusals included;
-    /// `nil` for the router when the store must be read, a DPoP proof checked, an assertion signed or a
-    /// forwarded access token refreshed, or the request has a body.
-    func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> AuthzAnswer? {
+    /// `/v1/authz` answered from memory — the session in the store's cache or this connection's ``CredentialMemo``
+    /// (or none), a cached assertion — with the one decision (``ForwardAuthDecision``) as ``AuthzController``
+    /// answers it, refusals included; `nil` for the router when the store must be read, a DPoP proof checked, an
+    /// assertion signed or a forwarded access token refreshed, or the request has a body.
+    func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout CredentialMemo?) -> AuthzAnswer? {
         guard head.version == .http1_1, Self.isRouted(head.method), ForwardAuthTarget.isAuthz(head.uri) else { return nil }
         let scan = HeadScan(head.headers, forwardAuth: true)
         // No body, no `Expect`, no upgrade: anything else is the router's.
         guard !scan.expect, scan.upgrades == 0, scan.transferEncodings == 0, !scan.announcesBody else { return nil }
         let (authorization, fields) = (scan.authorization, scan.forwardAuthFields)
         let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
-        // Known once the original host is.
-        var app: GatewayConfiguration.ForwardAuthApp?
-        func refused(_ error: any Error, session: ActiveSession? = nil, fields: [(String, String)] = []) -> AuthzAnswer {
+        func refused(_ error: any Error, session: ActiveSession? = nil, signIn: String? = nil, app: String? = nil) -> AuthzAnswer {
             let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
-            return .refused(ErrorMapping.problem(for: error, logger: logger), fields: fields, entry, app: app?.name)
+            let fields = signIn.map { [(ForwardAuthAnswer.signInField, $0)] } ?? []
+            return .refused(ErrorMapping.problem(for: error, logger: logger), fields: fields, entry, app: app)
         }
         // In the router's order: the head's limits, the forward-auth fields, the original path, the session.
         if let refusal = RequestHeadLimits.refusal(hosts: scan.hosts, targetBytes: head.uri.utf8.count, fieldBytes: scan.fieldBytes, settings: settings) {
@@ -51,54 +50,54 @@ extension APIRelay {
         } catch {
             return refused(error)
         }
-        let policy = access.current
-        // The answer carries what the app of the original host receives (`backend`'s settings for any other host).
-        let (host, forApp, backend) = upstreams.current.forwardAuth(original, policy: policy)
-        app = forApp
-        // A forwarded access token is refreshed first: the router's.
-        guard !backend.forwardAccessToken else { return nil }
-
-        var session: ActiveSession?
-        var assertion: String?
-        var sessionRefusal: (any Error)?
         let now = clock.now()
-        let audience = backend.assertion ? backend.audience : nil
-        if let kept = remembered(memo, authorization: authorization, audience: audience, now: now) {
-            (session, assertion) = (kept.session, kept.assertion)
-        } else {
-            do {
-                // GET: no X-CSRF is asked of a cookie here (see ``AuthzController``).
-                if let (token, presentation) = try credential(of: head, authorization: authorization, method: "GET") {
-                    // From memory (a session, or a provider token's cached verdict), or the router reads the store,
-                    // verifies the provider token or checks the proof.
-                    switch fromMemory(token: token, presentation: presentation, authorization: authorization, audience: audience, now: now) {
-                    case .found(let found, let keep):
-                        (session, assertion) = (found.session, found.assertion)
-                        if keep { memo = found }
-                    case .refused(let refusal): sessionRefusal = refusal
-                    case .unknown: return nil
-                    }
-                }
-            } catch {
-                sessionRefusal = error
+        let credential: CredentialOutcome
+        var kept: CredentialMemo?
+        do {
+            // GET: no X-CSRF is asked of a cookie here (see ``AuthzController``).
+            let presented = try presented(head, authorization: authorization, method: "GET")
+            // A proof names the original request, which the router works out.
+            if presented?.presentation == .dpop { return nil }
+            guard let found = resolver.credentialFromMemory(presented, memo: memo, now: now) else { return nil }
+            (credential, kept) = found
+        } catch {
+            credential = .refused(error)
+        }
+        let plan = ForwardAuthDecision.decide(
+            original, path: path, credential: credential, policy: access.current, upstreams: upstreams.current, publicURL: settings.publicURL)
+        func audit() {
+            plan.access.decision.audit(session: plan.session, method: original.method, path: path, via: "authz", requestID: requestID, metrics: metrics, logger: logger)
+        }
+        let (session, backend): (ActiveSession?, ServerSettings.BackendSettings)
+        switch plan.verdict {
+        case .allowAfterRefresh:
+            // A forwarded access token is refreshed first: the router's.
+            return nil
+        case .refuse(let error, let signIn):
+            audit()
+            return refused(error, session: plan.session, signIn: signIn, app: plan.app?.name)
+        case .allow(let allowed, let settings):
+            (session, backend) = (allowed, settings)
+        }
+        var assertion: String?
+        if let session, backend.assertion {
+            if let remembered = kept?.assertion(for: backend.audience) {
+                assertion = remembered
+            } else if let (signed, until) = signer.cachedAssertionEntry(for: session, audience: backend.audience, now: now) {
+                assertion = signed
+                kept = kept?.with(assertion: signed, audience: backend.audience, reusedUntil: until)
+            } else {
+                return nil
             }
         }
-        let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        let decision = policy.decide(method: original.method, path: path.segments.map { Substring($0) }, host: host, user: user)
-        decision.audit(session: session, method: original.method, path: path, via: "authz", requestID: requestID, metrics: metrics, logger: logger)
-        if let refusal = decision.refusal(sessionRefusal: sessionRefusal) {
-            // As the router: the sign-in page only with a 401 (a token short of scope is 403, and a sign-in would not add it).
-            let signsIn = decision == .needsSession && (refusal as? GatehouseError)?.status == 401
-            let signIn =
-                signsIn ? [(ForwardAuthAnswer.signInField, ForwardAuthAnswer.signInURL(publicURL: settings.publicURL, returningTo: original.target))] : []
-            return refused(refusal, session: session, fields: signIn)
-        }
+        audit()
+        if let kept { memo = kept }
         var headers = HTTPHeaders()
         ForwardAuthAnswer.fields(session: session, backend: backend, assertion: assertion) { headers.add(name: $0, value: $1) }
         let entry = Entry(requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
         headers.add(name: "Content-Length", value: "0")
         headers.add(name: "X-Request-Id", value: entry.requestID)
         if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
-        return .allowed(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry, app: app?.name)
+        return .allowed(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry, app: plan.app?.name)
     }
 }

@@ -38,12 +38,11 @@ extension APIRelay {
         return (.upgrade, scan.authorization)
     }
 
-    /// The credential the request presents (``SessionResolver/token(authorization:cookies:csrf:method:)``);
+    /// The credential the request presents (``SessionResolver/presented(authorization:cookies:csrf:method:proofs:target:)``);
     /// `nil` when none. A browser sends the cookie on any site's WebSocket: on an upgrade only the gateway's own
-    /// origins may present it so, and from anywhere else the cookie is no credential.
-    func credential(
-        of head: HTTPRequestHead, authorization: String?, upgrade: Bool = false, method: String? = nil
-    ) throws -> (token: String, presentation: SessionResolver.Presentation)? {
+    /// origins may present it so, and from anywhere else the cookie is no credential. `method`: the one the
+    /// cookie's `X-CSRF` rule judges (`/v1/authz` asks none: `GET`).
+    func presented(_ head: HTTPRequestHead, authorization: String?, upgrade: Bool = false, method: String? = nil) throws -> PresentedCredential? {
         // Read only without `Authorization`, which wins over a cookie.
         let cookies = authorization == nil ? head.headers["cookie"] : []
         if authorization == nil {
@@ -52,8 +51,13 @@ extension APIRelay {
                 guard let origin = head.headers.first(name: "origin"), upgradeOrigins.contains(ASCII.lowercased(origin)) else { return nil }
             }
         }
-        let (token, presentation) = try resolver.token(
-            authorization: authorization, cookies: cookies, csrf: head.headers.first(name: "x-csrf"), method: method ?? head.method.rawValue)
-        return (token, presentation)
+        return try resolver.presented(
+            authorization: authorization, cookies: cookies, csrf: head.headers.first(name: "x-csrf"), method: method ?? head.method.rawValue,
+            proofs: head.headers["dpop"], target: resolver.proofTarget(method: head.method.rawValue, path: Self.path(of: head.uri)))
+    }
+
+    /// The path of an origin-form target, without its query.
+    static func path(of uri: String) -> Substring {
+        uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
     }
 }

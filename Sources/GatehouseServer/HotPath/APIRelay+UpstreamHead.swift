@@ -8,41 +8,31 @@ import NIOHTTP1
 
 /// The one decision carried out: the route, the facts, the upstream head and its fields.
 extension APIRelay {
-    /// The one decision (``APIDecision``) for a request whose credential has been looked at, carried out:
-    /// the upstream head, or the refusal.
-    func forward(
-        _ head: HTTPRequestHead, _ routed: Routed, upgrade: Bool, session: ActiveSession?, sessionRefusal: (any Error)?, remoteAddress: String?, assertion: String?
-    ) -> Decision {
-        var assertion = assertion
-        let facts = routed.facts
-        // The upstream the decision below forwards to (its route): what it receives is known before.
-        let chosen = routed.route.upstream
-        if let session {
-            if chosen.backend.assertion, assertion == nil {
-                guard let cached = signer.cachedAssertion(for: session, audience: chosen.backend.audience, now: clock.now()) else { return .resolveAsync }
-                assertion = cached
-            }
-        }
-        let (verdict, judged) = APIDecision.decide(facts, route: routed.route, session: session, sessionRefusal: sessionRefusal, policy: routed.policy)
+    /// The one decision's plan (``APIDecision/Plan``) carried out — its proof aside (``decide(_:remoteAddress:memo:)``
+    /// spends it): the audit line, and the upstream head with `assertion` (signed for the plan's audience), or the
+    /// refusal.
+    func carryOut(_ plan: APIDecision.Plan, _ head: HTTPRequestHead, _ routed: Routed, upgrade: Bool, assertion: String?, remoteAddress: String?) -> Decision {
         let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
-        if let judged {
-            judged.decision.audit(session: session, method: facts.method, path: judged.path, via: "api", requestID: requestID, metrics: metrics, logger: logger)
+        if let judged = plan.access {
+            judged.decision.audit(session: plan.session, method: routed.facts.method, path: judged.path, via: "api", requestID: requestID, metrics: metrics, logger: logger)
         }
-        switch verdict {
+        switch plan.verdict {
         case .refuse(let error):
-            return refuse(error, head, session: session, remoteAddress: remoteAddress, requestID: requestID)
-        case .forward(let target, let session, let upstream):
+            return refuse(error, head, session: plan.session, remoteAddress: remoteAddress, requestID: requestID)
+        case .forward(let forward):
+            let session = forward.session
             if let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > settings.maxBodyBytes {
                 return refuse(
                     GatehouseError.payloadTooLarge("The request body exceeds \(settings.maxBodyBytes) bytes."), head, session: session,
                     remoteAddress: remoteAddress, requestID: requestID)
             }
             let entry = Entry(
-                requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id, upstream: upstream)
+                requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id, upstream: forward.upstream)
             var headers = headers(
-                of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion, upstream: upstream, target: routed.target)
+                of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion, upstream: forward.upstream,
+                target: routed.target)
             headers.add(name: "X-Request-Id", value: entry.requestID)
-            let upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers)
+            let upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: forward.target, headers: headers)
             return upgrade ? .upgrade(upstream, entry) : .forward(upstream, entry)
         }
     }

@@ -99,132 +99,107 @@ struct APIRelay: Sendable {
         /// The relay answers with this problem itself (the one decision refused the request).
         case refuse(GatehouseError, Entry)
         /// The request was decided on the event loop with a DPoP proof; record the proof's `jti` in the store
-        /// (``spend(_:then:_:remoteAddress:)``, the one step that leaves the loop), then carry out `then`.
+        /// (``spend(_:then:_:remoteAddress:on:)``, the one step that leaves the loop), then carry out `then`.
         indirect case spend(DPoPProof, then: Decision)
     }
 
-    /// The decision from memory alone. `memo` is the connection's (``Memo``): used when it still holds,
-    /// replaced after a bearer token's look-up.
-    func decide(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout Memo?) -> Decision {
+    /// The decision from memory alone (``SessionResolver/credentialFromMemory(_:memo:now:)``, the connection's
+    /// `memo` included, which is replaced when the request goes upstream); `.resolveAsync` when the store must be
+    /// read, a provider token verified, a proof's signature awaited or an assertion signed first.
+    func decide(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout CredentialMemo?) -> Decision {
         let (upgrade, authorization): (Bool, String?)
         switch taken(head, remoteAddress: remoteAddress) {
-        case .failure(let decision): return decision.value
-        case .success(let claimed): (upgrade, authorization) = claimed
+        case .ended(let decision): return decision
+        case .taken(let asUpgrade, let value): (upgrade, authorization) = (asUpgrade, value)
         }
         guard let routed = routed(head, remoteAddress: remoteAddress) else { return .pass }
-        let backend = routed.route.upstream.backend
-        let audience = backend.assertion ? backend.audience : nil
         let now = clock.now()
-        if let kept = remembered(memo, authorization: authorization, audience: audience, now: now) {
-            return forward(head, routed, upgrade: upgrade, session: kept.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: kept.assertion)
-        }
-        let presented: (token: String, presentation: SessionResolver.Presentation)?
+        let credential: CredentialOutcome
+        var kept: CredentialMemo?
         do {
-            presented = try credential(of: head, authorization: authorization, upgrade: upgrade)
+            guard let found = resolver.credentialFromMemory(try presented(head, authorization: authorization, upgrade: upgrade), memo: memo, now: now) else {
+                return .resolveAsync
+            }
+            (credential, kept) = found
         } catch {
-            // An unusable credential (a scheme that is not ours, a cookie without X-CSRF) is no session: the
-            // rules may still open the path to anyone, as for no credential at all.
-            return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: error, remoteAddress: remoteAddress, assertion: nil)
+            credential = .refused(error)
         }
-        guard let (token, presentation) = presented else {
-            return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: nil)
+        let plan = APIDecision.decide(routed.facts, route: routed.route, credential: credential, policy: routed.policy)
+        // The assertion from the connection's memo or the signer's cache; signing one leaves the loop.
+        var assertion: String?
+        if case .forward(let forward) = plan.verdict, let session = forward.session, let audience = forward.audience {
+            if let remembered = kept?.assertion(for: audience) {
+                assertion = remembered
+            } else if let (signed, until) = signer.cachedAssertionEntry(for: session, audience: audience, now: now) {
+                assertion = signed
+                kept = kept?.with(assertion: signed, audience: audience, reusedUntil: until)
+            } else {
+                return .resolveAsync
+            }
         }
-        if presentation == .dpop {
-            return decideWithProof(head, routed, token: token, upgrade: upgrade, remoteAddress: remoteAddress, audience: audience, now: now)
-        }
-        // From memory (a session, or a provider token's cached verdict); any other miss leaves the loop.
-        switch fromMemory(token: token, presentation: presentation, authorization: authorization, audience: audience, now: now) {
-        case .found(let found, let keep):
-            let decision = forward(head, routed, upgrade: upgrade, session: found.session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: found.assertion)
-            if keep { Self.keep(found, after: decision, in: &memo) }
-            return decision
-        case .refused(let refusal):
-            return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: refusal, remoteAddress: remoteAddress, assertion: nil)
-        case .unknown:
-            return .resolveAsync
-        }
-    }
-
-    /// Keeps `found` as the connection's memo when the request it decided goes upstream.
-    private static func keep(_ found: Memo, after decision: Decision, in memo: inout Memo?) {
+        let decision = carryOut(plan, head, routed, upgrade: upgrade, assertion: assertion, remoteAddress: remoteAddress)
         switch decision {
-        case .forward, .upgrade: memo = found
+        case .forward, .upgrade: if let kept { memo = kept }
         case .pass, .resolveAsync, .refuse, .spend: break
         }
+        // Only the proof's record leaves the loop; the decision stands unless the proof turns out to be a replay.
+        return plan.proof.map { .spend($0, then: decision) } ?? decision
     }
 
-    /// A decision wrapped as an error, so that ``taken(_:remoteAddress:)`` can end a request early.
-    private struct Ended: Error {
-        let value: Decision
+    /// The decision after reading the store, checking a DPoP proof or signing an assertion; never `.resolveAsync`.
+    func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
+        let (upgrade, authorization): (Bool, String?)
+        switch taken(head, remoteAddress: remoteAddress) {
+        case .ended(let decision): return decision
+        case .taken(let asUpgrade, let value): (upgrade, authorization) = (asUpgrade, value)
+        }
+        guard let routed = routed(head, remoteAddress: remoteAddress) else { return .pass }
+        let credential: CredentialOutcome
+        do {
+            credential = await resolver.credential(try presented(head, authorization: authorization, upgrade: upgrade), providerTokens: true)
+        } catch {
+            credential = .refused(error)
+        }
+        var plan = APIDecision.decide(routed.facts, route: routed.route, credential: credential, policy: routed.policy)
+        if let proof = plan.proof {
+            do {
+                try await resolver.spend(proof)
+            } catch {
+                plan = APIDecision.decide(routed.facts, route: routed.route, credential: .refused(error), policy: routed.policy)
+            }
+        }
+        var assertion: String?
+        if case .forward(let forward) = plan.verdict, let session = forward.session, let audience = forward.audience {
+            do {
+                assertion = try await signer.assertion(for: session, audience: audience, now: clock.now())
+            } catch {
+                return refuse(error, head, session: session, remoteAddress: remoteAddress)
+            }
+        }
+        return carryOut(plan, head, routed, upgrade: upgrade, assertion: assertion, remoteAddress: remoteAddress)
     }
 
     /// Whether the relay takes the head (``claim(_:)``): as an upgrade or not, and its `Authorization` value;
     /// or the decision when it ends here (not the relay's, or refused by the head's limits).
-    private func taken(_ head: HTTPRequestHead, remoteAddress: String?) -> Result<(upgrade: Bool, authorization: String?), Ended> {
+    private func taken(_ head: HTTPRequestHead, remoteAddress: String?) -> Taken {
         let (claim, authorization) = claim(head)
         switch claim {
-        case .none: return .failure(Ended(value: .pass))
-        case .refuse(let error): return .failure(Ended(value: refuse(error, head, session: nil, remoteAddress: remoteAddress)))
-        case .plain: return .success((false, authorization))
-        case .upgrade: return .success((true, authorization))
+        case .none: return .ended(.pass)
+        case .refuse(let error): return .ended(refuse(error, head, session: nil, remoteAddress: remoteAddress))
+        case .plain: return .taken(upgrade: false, authorization: authorization)
+        case .upgrade: return .taken(upgrade: true, authorization: authorization)
         }
     }
 
-    /// A DPoP-bound call decided on the event loop, like a bearer one: the session from memory, the proof
-    /// checked here (its key's verifier kept from an earlier proof); only its `jti` record then leaves the loop
-    /// (``Decision/spend(_:then:)``). Anything this cannot settle without waiting goes to ``decideAsync(_:remoteAddress:)``.
-    private func decideWithProof(
-        _ head: HTTPRequestHead, _ routed: Routed, token: String, upgrade: Bool, remoteAddress: String?, audience: String?, now: Date
-    ) -> Decision {
-        guard let session = resolver.cachedSessionForProof(token: token, now: now) else { return .resolveAsync }
-        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        let checked: DPoPProof??
-        do {
-            checked = try resolver.checkWithoutWaiting(
-                session, token: token, presentation: .dpop, proofs: head.headers["dpop"], target: resolver.proofTarget(method: head.method.rawValue, path: path))
-        } catch {
-            return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: error, remoteAddress: remoteAddress, assertion: nil)
-        }
-        guard case .some(let proof) = checked else { return .resolveAsync }
-        var assertion: String?
-        if let audience {
-            guard let cached = signer.cachedAssertion(for: session, audience: audience, now: now) else { return .resolveAsync }
-            assertion = cached
-        }
-        let decision = forward(head, routed, upgrade: upgrade, session: session, sessionRefusal: nil, remoteAddress: remoteAddress, assertion: assertion)
-        // The proof is part of the credential, so it is spent whatever the rules say (as the router spends it
-        // when it resolves the session): a proof shown once is used up, allowed or refused. Only the record is
-        // waited for; the decision above stands unless the proof turns out to be a replay.
-        switch decision {
-        case .forward, .upgrade, .refuse:
-            guard let proof else { return decision }
-            return .spend(proof, then: decision)
-        case .pass, .resolveAsync, .spend: return decision
-        }
+    private enum Taken {
+        case taken(upgrade: Bool, authorization: String?)
+        /// Not the relay's, or refused by the head's limits.
+        case ended(Decision)
     }
 
-    /// Records a proof decided on the event loop; the decision to carry out, or, when the proof was spent
-    /// already, the decision for a request whose credential is refused.
-    func spend(_ proof: DPoPProof, then decision: Decision, _ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
-        do {
-            try await resolver.spend(proof)
-            return decision
-        } catch {
-            return replayed(error, head, remoteAddress: remoteAddress)
-        }
-    }
-
-    /// The decision for a request whose proof could not be spent (a replay): its credential is refused, and
-    /// the one decision says what that means on its path (a path open to anyone goes on without identity).
-    private func replayed(_ error: any Error, _ head: HTTPRequestHead, remoteAddress: String?) -> Decision {
-        guard case .success(let (upgrade, _)) = taken(head, remoteAddress: remoteAddress), let routed = routed(head, remoteAddress: remoteAddress) else {
-            return refuse(error, head, session: nil, remoteAddress: remoteAddress)
-        }
-        return forward(head, routed, upgrade: upgrade, session: nil, sessionRefusal: error, remoteAddress: remoteAddress, assertion: nil)
-    }
-
-    /// The same on `eventLoop`: the record is handed to the store's writer and its answer completes the
-    /// future on the request's loop — no task per request.
+    /// Records a proof decided on the event loop on `eventLoop` (the record is handed to the store's writer and
+    /// its answer completes the future on the request's loop — no task per request): the decision to carry out,
+    /// or, when the proof was spent already, the decision for the refused credential (``APIDecision/Plan``).
     func spend(
         _ proof: DPoPProof, then decision: Decision, _ head: HTTPRequestHead, remoteAddress: String?, on eventLoop: any EventLoop
     ) -> EventLoopFuture<Decision> {
@@ -238,51 +213,14 @@ struct APIRelay: Sendable {
         return promise.futureResult
     }
 
-    /// The decision after reading the store, checking a DPoP proof or signing an assertion; never `.resolveAsync`.
-    func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
-        let (upgrade, authorization): (Bool, String?)
-        switch taken(head, remoteAddress: remoteAddress) {
-        case .failure(let decision): return decision.value
-        case .success(let claimed): (upgrade, authorization) = claimed
+    /// The decision for a request whose proof could not be spent (a replay): its credential is refused, and the one
+    /// decision says what that means on its path (a path open to anyone goes on without identity).
+    private func replayed(_ error: any Error, _ head: HTTPRequestHead, remoteAddress: String?) -> Decision {
+        guard case .taken(let upgrade, _) = taken(head, remoteAddress: remoteAddress), let routed = routed(head, remoteAddress: remoteAddress) else {
+            return refuse(error, head, session: nil, remoteAddress: remoteAddress)
         }
-        guard let routed = routed(head, remoteAddress: remoteAddress) else { return .pass }
-        let chosen = routed.route.upstream
-        var session: ActiveSession?
-        var refusal: (any Error)?
-        var presented: (token: String, presentation: SessionResolver.Presentation)?
-        do {
-            presented = try credential(of: head, authorization: authorization, upgrade: upgrade)
-        } catch {
-            refusal = error
-        }
-        if let (token, presentation) = presented {
-            // The steps of ``SessionResolver/resolve(_:method:proofTarget:)``, in its order: the proof is spent
-            // with the credential, before the rules.
-            do {
-                let found = try await resolver.session(token: token, presentation: presentation)
-                let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-                if let proof = try await resolver.check(
-                    found, token: token, presentation: presentation, proofs: head.headers["dpop"],
-                    target: resolver.proofTarget(method: head.method.rawValue, path: path))
-                {
-                    try await resolver.spend(proof)
-                }
-                session = found
-            } catch {
-                refusal = error
-            }
-        }
-        var assertion: String?
-        if let session, chosen.backend.assertion {
-            do {
-                assertion = try await signer.assertion(for: session, audience: chosen.backend.audience, now: clock.now())
-            } catch {
-                return refuse(error, head, session: session, remoteAddress: remoteAddress)
-            }
-        }
-        let decision = forward(head, routed, upgrade: upgrade, session: session, sessionRefusal: refusal, remoteAddress: remoteAddress, assertion: assertion)
-        if case .resolveAsync = decision { return .pass }
-        return decision
+        let plan = APIDecision.decide(routed.facts, route: routed.route, credential: .refused(error), policy: routed.policy)
+        return carryOut(plan, head, routed, upgrade: upgrade, assertion: nil, remoteAddress: remoteAddress)
     }
 
     /// A refusal the relay answers itself: the error as the one error mapping renders it, for the access log

@@ -38,8 +38,8 @@ extension APIRelayHandler {
         }
 
         private(set) var state = State.idle
-        /// The session this connection's last request presented (``APIRelay/Memo``).
-        var memo: APIRelay.Memo?
+        /// The session this connection's last request presented (``CredentialMemo``).
+        var memo: CredentialMemo?
         private let limits: Limits
         /// A read the channel asked for while the relay could not take more.
         private var readPending = false

@@ -43,31 +43,39 @@ struct ProxyController: Sendable {
     // MARK: Routes
 
     private func backendCall(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
-        var resolved: ActiveSession?
-        var refusal: (any Error)?
-        do {
-            resolved = try await resolver.resolve(request.headers, method: request.method, path: Substring(request.uri.path), providerTokens: true).0
-            if let resolved { context.logFields.session(provider: resolved.provider, id: resolved.id) }
-        } catch {
-            refusal = error
-        }
-        // The one decision of `/v1/api` (the relay asks it too); this route only carries it out.
+        let path = Substring(request.uri.path)
+        let credential = await resolver.credential(
+            request.headers, method: request.method, target: resolver.proofTarget(method: request.method.rawValue, path: path), providerTokens: true)
+        // The one decision of `/v1/api` (the relay asks it too); this route only carries out its plan.
         let query = request.uri.query.map { Substring($0) }
         let host = APIDecision.host(
             own: request.head.authority, forwarded: request.headers[Self.xForwardedHost], trusted: trustedProxies.trusts(context.remoteAddress))
         let facts = APIDecision.Facts(
-            method: request.method.rawValue, path: UpstreamPath.remainder(of: Substring(request.uri.path), droppingSegments: 2), query: query,
-            host: host)
-        let (verdict, access) = APIDecision.decide(facts, session: resolved, sessionRefusal: refusal, policy: self.access.current, upstreams: upstreams.current)
-        if let access { access.decision.audit(session: resolved, method: facts.method, path: access.path, via: "api", metrics: metrics, logger: context.logger) }
-        switch verdict {
+            method: request.method.rawValue, path: UpstreamPath.remainder(of: path, droppingSegments: 2), query: query, host: host)
+        let (policy, table) = (access.current, upstreams.current)
+        var plan = APIDecision.decide(facts, credential: credential, policy: policy, upstreams: table)
+        var session = credential.session
+        if let proof = plan.proof {
+            do {
+                try await resolver.spend(proof)
+            } catch {
+                session = nil
+                plan = APIDecision.decide(facts, credential: .refused(error), policy: policy, upstreams: table)
+            }
+        }
+        if let session { context.logFields.session(provider: session.provider, id: session.id) }
+        if let access = plan.access {
+            access.decision.audit(session: session, method: facts.method, path: access.path, via: "api", metrics: metrics, logger: context.logger)
+        }
+        switch plan.verdict {
         case .refuse(let error):
             throw error
-        case .forward(let target, let session, let chosen):
+        case .forward(let forward):
+            let (chosen, target) = (forward.upstream, forward.target)
             context.logFields.upstream(chosen.name)
             let url = chosen.origin + target
             let hop = UpstreamClient.Hop(timeout: chosen.timeout, label: chosen.name)
-            guard let session else {
+            guard let session = forward.session else {
                 // A path the rules open to anyone, asked without a session: forwarded with no identity.
                 let body = try await upstream.forwardBody(of: request)
                 return upstream.makeResponse(try await upstream.send(request, context, url: url, body: body, hop: hop, attach: { _ in }), dropCookies: false)

@@ -108,15 +108,11 @@ struct SignOutController: Sendable {
     /// proof (`DELETE /v1/session`).
     private func cookieSession(_ request: Request) async throws -> ActiveSession? {
         guard let token = resolver.cookies.token(in: request.headers[values: .cookie]), !token.isEmpty else { return nil }
-        let session: ActiveSession
         do {
-            session = try await resolver.session(token: token)
+            return try await resolver.cookieSession(token: token)
         } catch let error as GatehouseError where error.code == .invalidSession {
             return nil
         }
-        _ = try await resolver.check(
-            session, token: token, presentation: .cookie, proofs: [], target: resolver.proofTarget(method: "POST", path: "/v1/sign-out"))
-        return session
     }
 
     private func formFields(_ request: Request) async throws -> [String: String] {

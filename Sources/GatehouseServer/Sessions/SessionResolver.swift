@@ -40,102 +40,121 @@ struct SessionResolver: Sendable {
         case cookie
     }
 
-    /// The session of a request to one of the gateway's own routes (the proof names `public_url` + `path`);
-    /// throws `invalid_session`, `csrf_required`, `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`.
-    /// `providerTokens`: the route takes provider-issued bearer tokens (`/v1/api/**`), which may also throw
-    /// `provider_unavailable`.
-    func resolve(
-        _ headers: HTTPFields, method: HTTPRequest.Method, path: Substring, providerTokens: Bool = false
-    ) async throws -> (ActiveSession, Presentation) {
-        try await resolve(headers, method: method, proofTarget: proofTarget(method: method.rawValue, path: path), providerTokens: providerTokens)
+    // MARK: Reading the credential
+
+    /// The credential a request presents; `nil` when none. Throws for one that cannot be used as sent (a scheme
+    /// that is not ours, a cookie without `X-CSRF` on an unsafe method): `invalid_session`, `csrf_required`.
+    /// `target`: the request a DPoP proof must name (read only for `Authorization: DPoP`).
+    func presented(_ headers: HTTPFields, method: HTTPRequest.Method, target: @autoclosure () -> DPoPVerifier.Target) throws -> PresentedCredential? {
+        try presented(
+            authorization: headers[.authorization], cookies: headers[values: .cookie], csrf: headers[Self.csrfHeader], method: method.rawValue,
+            proofs: headers[values: DPoPVerifier.proofField], target: target())
     }
 
-    /// The same, for a proof that names another request than this one (`/v1/authz`: the original request).
-    func resolve(
-        _ headers: HTTPFields, method: HTTPRequest.Method, proofTarget: DPoPVerifier.Target, providerTokens: Bool = false
-    ) async throws -> (ActiveSession, Presentation) {
-        let (token, presentation) = try token(in: headers, method: method)
-        let session = try await (providerTokens ? session(token: token, presentation: presentation) : session(token: token))
-        if let proof = try await check(session, token: token, presentation: presentation, proofs: headers[values: DPoPVerifier.proofField], target: proofTarget) {
-            try await spend(proof)
+    /// The same over plain values, for front ends that hold other header types: the `Authorization` value, the
+    /// `Cookie` values (read only without `Authorization`), the `X-CSRF` value, the method and the `DPoP` values.
+    func presented(
+        authorization: String?, cookies: @autoclosure () -> [String], csrf: @autoclosure () -> String?, method: String,
+        proofs: @autoclosure () -> [String], target: @autoclosure () -> DPoPVerifier.Target
+    ) throws -> PresentedCredential? {
+        if let authorization {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else {
+                throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>'.")
+            }
+            let token = String(ASCII.trimmed(parts[1]))
+            if ASCII.equalsIgnoringCase(parts[0], "bearer") {
+                return PresentedCredential(token: token, presentation: .bearer, authorization: authorization, proofs: [], target: nil)
+            }
+            if ASCII.equalsIgnoringCase(parts[0], "dpop") {
+                return PresentedCredential(token: token, presentation: .dpop, authorization: authorization, proofs: proofs(), target: target())
+            }
+            throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>' or 'Authorization: DPoP <token>'.")
         }
-        return (session, presentation)
+        guard let cookie = self.cookies.token(in: cookies()) else { return nil }
+        if !Self.safeMethods.contains(method), (csrf() ?? "").isEmpty {
+            throw GatehouseError.forbidden(.csrfRequired, "A cookie-authenticated \(method) needs the X-CSRF header.")
+        }
+        return PresentedCredential(token: cookie, presentation: .cookie, authorization: nil, proofs: [], target: nil)
     }
 
-    // MARK: The steps, for front ends that carry them out themselves (the event-loop relay)
-
-    /// The session of `token` from memory alone, and until when that answer holds unless the store's cache
-    /// evicts something (``cacheEpoch``); `nil` when the store must be read. A session bound to a key is never
-    /// answered from memory: its proof is checked with ``check(_:token:presentation:proofs:target:)``.
-    func cachedSession(token: String, now: Date) -> (session: ActiveSession, until: Date)? {
-        guard !token.isEmpty else { return nil }
-        return cachedSession(tokenHash: RandomToken.hash(token), now: now)
+    /// The request a proof sent to one of the gateway's own routes must name.
+    func proofTarget(method: String, path: Substring) -> DPoPVerifier.Target {
+        dpop.target(method: method, path: path)
     }
 
-    /// The same by the token's hash (``RandomToken/hash(_:)``): hashed once for this and a provider token's
-    /// verdict (``cachedProviderVerdict(tokenHash:now:)``).
-    func cachedSession(tokenHash: String, now: Date) -> (session: ActiveSession, until: Date)? {
-        guard let found = sessions.cachedSession(tokenHash: tokenHash, now: now), found.session.record.dpopThumbprint == nil else { return nil }
-        return found
+    // MARK: The credential: two entry points, one outcome
+
+    /// What `presented` gives from memory alone — the connection's `memo` while it holds, the store's cache, a
+    /// provider token's cached verdict, a proof whose key's verifier is kept — and the memo to keep for the
+    /// connection (a bearer token, which a keep-alive client sends again byte for byte); `nil` when the store
+    /// must be read, a provider token verified or a proof's signature awaited: ask ``credential(_:providerTokens:)``.
+    /// On the routes that take provider-issued tokens (`/v1/api/**`, `/v1/authz`).
+    func credentialFromMemory(_ presented: PresentedCredential?, memo: CredentialMemo?, now: Date) -> (credential: CredentialOutcome, memo: CredentialMemo?)? {
+        guard let presented else { return (.none, nil) }
+        if let memo, let authorization = presented.authorization, memo.authorization == authorization, now < memo.until, holds(memo.source) {
+            return (.session(memo.session, proof: nil), memo)
+        }
+        // Hashed once: the session cache and the provider tokens' verdicts are both by the token's hash.
+        let tokenHash = RandomToken.hash(presented.token)
+        let keeps = presented.presentation == .bearer ? presented.authorization : nil
+        // A JWT is never a session token (those have no dots): no session look-up for a provider's JWT.
+        if presented.presentation != .bearer || !ProviderTokenAuthenticator.isJWT(presented.token) {
+            // Read before the look-up: an eviction after it makes the memo stale at once.
+            if let epoch = sessions.cacheEpoch, let (session, until) = sessions.cachedSession(tokenHash: tokenHash, now: now) {
+                let checked: DPoPProof??
+                do {
+                    checked = try dpop.checkWithoutWaiting(session, presented)
+                } catch {
+                    return (.refused(error), nil)
+                }
+                guard case .some(let proof) = checked else { return nil }
+                let memo = keeps.map {
+                    CredentialMemo(authorization: $0, source: .session(epoch: epoch), until: min(until, now.addingTimeInterval(1)), session: session)
+                }
+                return (.session(session, proof: proof), memo)
+            }
+        }
+        guard presented.presentation == .bearer, let cached = providerTokens.cachedVerdict(tokenHash: tokenHash, now: now) else { return nil }
+        switch cached.verdict {
+        case .success(let session):
+            let memo = keeps.map {
+                CredentialMemo(
+                    authorization: $0, source: .providerToken(generation: cached.generation), until: min(cached.until, now.addingTimeInterval(1)),
+                    session: session)
+            }
+            return (.session(session, proof: nil), memo)
+        case .failure(let refusal):
+            return (.refused(refusal), nil)
+        }
     }
 
-    /// The session of a token presented as `Authorization: DPoP` from memory alone, bound or not (the proof
-    /// decides, ``checkWithoutWaiting(_:token:presentation:proofs:target:)``); `nil` when the store must be read.
-    func cachedSessionForProof(token: String, now: Date) -> ActiveSession? {
-        sessions.cachedSession(token: token, now: now)?.session
-    }
-
-    /// ``check(_:token:presentation:proofs:target:)`` on the caller's thread: `.some(proof)`, or `nil` when
-    /// the proof's signature must be awaited.
-    func checkWithoutWaiting(
-        _ session: ActiveSession, token: String, presentation: Presentation, proofs: [String], target: DPoPVerifier.Target
-    ) throws -> DPoPProof?? {
-        try dpop.checkWithoutWaiting(session, token: token, presentation: presentation, proofs: proofs, target: target)
-    }
-
-    /// The store cache's eviction epoch (``CachedSessionLookup/evictionEpoch``); `nil` without one.
-    var cacheEpoch: UInt64? { sessions.cacheEpoch }
-
-    /// The session of `token` from the store: `invalid_session` when unknown, idle too long or past its end.
-    func session(token: String) async throws -> ActiveSession {
-        try await sessions.authenticate(token: token)
-    }
-
-    /// The same on a route that takes provider-issued bearer tokens: a `Bearer` value that is not a session
-    /// token is verified as a provider's (a JWT never is a session token; a `gths_` one always is; another opaque
-    /// one, which may be a session token issued before the prefix, is first looked up in the store). Throws
-    /// `invalid_session` as ``session(token:)`` does when no provider accepts bearer tokens, else `invalid_token`,
-    /// `insufficient_scope` or `provider_unavailable` for a provider token.
-    func session(token: String, presentation: Presentation) async throws -> ActiveSession {
-        // A value of the gateway's own form is judged by the store alone: an ended or altered session token is 401
-        // `invalid_session`, and never reaches a provider's introspection endpoint (``SessionToken``).
-        guard presentation == .bearer, !SessionToken.isPrefixed(token) else { return try await session(token: token) }
-        if let cached = providerTokens.cachedSession(token: token, now: sessions.clock.now()) { return try cached.get() }
-        guard providerTokens.isEnabled else { return try await session(token: token) }
-        if ProviderTokenAuthenticator.isJWT(token) { return try await providerTokens.session(token: token) }
+    /// What `presented` gives, reading the store, verifying a provider-issued token (`providerTokens`: the route
+    /// takes them) and checking a DPoP proof as needed. The proof is checked, not spent (``CredentialOutcome/session(_:proof:)``).
+    func credential(_ presented: PresentedCredential?, providerTokens: Bool) async -> CredentialOutcome {
+        guard let presented else { return .none }
         do {
-            return try await session(token: token)
-        } catch let error as GatehouseError where error.code == .invalidSession {
-            return try await providerTokens.session(token: token)
+            let session = try await providerTokens ? session(of: presented) : sessions.authenticate(token: presented.token)
+            return .session(session, proof: try await dpop.check(session, presented))
+        } catch {
+            return .refused(error)
         }
     }
 
-    /// A provider-issued token's cached verdict by the token's hash (it must have come as `Bearer`), until when
-    /// it holds and under which providers' generation (``providerGeneration``); `nil`: not cached.
-    func cachedProviderVerdict(tokenHash: String, now: Date) -> (verdict: Result<ActiveSession, GatehouseError>, until: Date, generation: UInt64)? {
-        providerTokens.cachedVerdict(tokenHash: tokenHash, now: now)
+    /// The same from a request's header fields, for the router's routes that decide with a credential
+    /// (`/v1/api/**`, `/v1/authz`): one that cannot be used as sent is `.refused`.
+    func credential(
+        _ headers: HTTPFields, method: HTTPRequest.Method, target: @autoclosure () -> DPoPVerifier.Target, providerTokens: Bool
+    ) async -> CredentialOutcome {
+        do {
+            return await credential(try presented(headers, method: method, target: target()), providerTokens: providerTokens)
+        } catch {
+            return .refused(error)
+        }
     }
 
-    /// The providers' generation now: a provider token's verdict holds only under the one it was made under.
-    var providerGeneration: UInt64 { providerTokens.generation }
-
-    /// Whether the session may be used as it was presented (a bound one only as `Authorization: DPoP` with
-    /// a proof of `target` by its key); the proof to ``spend(_:)`` once the request is sure to go on.
-    func check(_ session: ActiveSession, token: String, presentation: Presentation, proofs: [String], target: DPoPVerifier.Target) async throws -> DPoPProof? {
-        try await dpop.check(session, token: token, presentation: presentation, proofs: proofs, target: target)
-    }
-
-    /// Records a checked proof's `jti`; a replay (here or on another instance) is refused with 401.
+    /// Records a checked proof's `jti`; a replay (here or on another instance) is refused with 401. The effect
+    /// a front end carries out for a decision's proof (``CredentialOutcome/session(_:proof:)``).
     func spend(_ proof: DPoPProof) async throws {
         try await dpop.spend(proof, status: 401)
     }
@@ -145,39 +164,60 @@ struct SessionResolver: Sendable {
         dpop.spend(proof, status: 401, completion: completion)
     }
 
-    /// The request a proof sent to one of the gateway's own routes must name.
-    func proofTarget(method: String, path: Substring) -> DPoPVerifier.Target {
-        dpop.target(method: method, path: path)
+    /// The session of a request to a route that needs one, its proof spent: ``presented(_:method:target:)``,
+    /// ``credential(_:providerTokens:)`` and ``spend(_:)`` in one; throws `invalid_session` (none presented),
+    /// `csrf_required`, `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`. The proof names
+    /// `public_url` + `path`.
+    func resolve(_ headers: HTTPFields, method: HTTPRequest.Method, path: Substring) async throws -> (ActiveSession, Presentation) {
+        guard let presented = try presented(headers, method: method, target: proofTarget(method: method.rawValue, path: path)) else {
+            throw GatehouseError.invalidSession("No session token: send 'Authorization: Bearer <token>' or the session cookie.")
+        }
+        switch await credential(presented, providerTokens: false) {
+        case .none: throw GatehouseError.invalidSession()
+        case .refused(let error): throw error
+        case .session(let session, let proof):
+            if let proof { try await spend(proof) }
+            return (session, presented.presentation)
+        }
     }
 
-    /// The token a request presents and how.
-    func token(in headers: HTTPFields, method: HTTPRequest.Method) throws -> (String, Presentation) {
-        try token(
-            authorization: headers[.authorization], cookies: headers[values: .cookie], csrf: headers[Self.csrfHeader],
-            method: method.rawValue)
+    /// The session of a cookie alone, as the store has it; `invalid_session` when unknown or ended, `invalid_token`
+    /// for a key-bound session (it is taken only with its proof).
+    func cookieSession(token: String) async throws -> ActiveSession {
+        let presented = PresentedCredential(token: token, presentation: .cookie, authorization: nil, proofs: [], target: nil)
+        let session = try await sessions.authenticate(token: token)
+        _ = try await dpop.check(session, presented)
+        return session
     }
 
-    /// The same over plain values, for front ends that hold other header types: the `Authorization` value,
-    /// the `Cookie` values, the `X-CSRF` value and the method.
-    func token(
-        authorization: String?, cookies: @autoclosure () -> [String], csrf: @autoclosure () -> String?, method: String
-    ) throws -> (String, Presentation) {
-        if let authorization {
-            let parts = authorization.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2 else {
-                throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>'.")
-            }
-            if ASCII.equalsIgnoringCase(parts[0], "bearer") { return (String(ASCII.trimmed(parts[1])), .bearer) }
-            if ASCII.equalsIgnoringCase(parts[0], "dpop") { return (String(ASCII.trimmed(parts[1])), .dpop) }
-            throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>' or 'Authorization: DPoP <token>'.")
+    // MARK: Private
+
+    /// Whether what a memo rests on still holds.
+    private func holds(_ source: CredentialMemo.Source) -> Bool {
+        switch source {
+        case .session(let epoch): epoch == sessions.cacheEpoch
+        case .providerToken(let generation): generation == providerTokens.generation
         }
-        if let cookie = self.cookies.token(in: cookies()) {
-            if !Self.safeMethods.contains(method), (csrf() ?? "").isEmpty {
-                throw GatehouseError.forbidden(.csrfRequired, "A cookie-authenticated \(method) needs the X-CSRF header.")
-            }
-            return (cookie, .cookie)
+    }
+
+    /// The session of a token on a route that takes provider-issued bearer tokens: a `Bearer` value that is not a
+    /// session token is verified as a provider's (a JWT never is a session token; a `gths_` one always is; another
+    /// opaque one, which may be a session token issued before the prefix, is first looked up in the store). Throws
+    /// `invalid_session` when no provider accepts bearer tokens, else `invalid_token`, `insufficient_scope` or
+    /// `provider_unavailable` for a provider token.
+    private func session(of presented: PresentedCredential) async throws -> ActiveSession {
+        let token = presented.token
+        // A value of the gateway's own form is judged by the store alone: an ended or altered session token is 401
+        // `invalid_session`, and never reaches a provider's introspection endpoint (``SessionToken``).
+        guard presented.presentation == .bearer, !SessionToken.isPrefixed(token) else { return try await sessions.authenticate(token: token) }
+        if let cached = providerTokens.cachedSession(token: token, now: sessions.clock.now()) { return try cached.get() }
+        guard providerTokens.isEnabled else { return try await sessions.authenticate(token: token) }
+        if ProviderTokenAuthenticator.isJWT(token) { return try await providerTokens.session(token: token) }
+        do {
+            return try await sessions.authenticate(token: token)
+        } catch let error as GatehouseError where error.code == .invalidSession {
+            return try await providerTokens.session(token: token)
         }
-        throw GatehouseError.invalidSession("No session token: send 'Authorization: Bearer <token>' or the session cookie.")
     }
 
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS"]

@@ -51,46 +51,47 @@ struct AuthzController: Sendable {
             originalMethod: single(Self.originalMethod), originalURI: single(Self.originalURI),
             originalURL: single(Self.originalURL), ownMethod: request.method.rawValue, ownTarget: request.uri.description,
             ownHost: request.head.authority, forwardedHost: single(Self.forwardedHost))
-        let method = original.method
         let path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
-
-        var session: ActiveSession?
-        var refusal: (any Error)?
-        do {
-            // GET: no X-CSRF asked of a cookie (see the type's comment). A DPoP proof names the original request.
-            session = try await resolver.resolve(request.headers, method: .get, proofTarget: proofTarget(request, original), providerTokens: true).0
-            if let session { context.logFields.session(provider: session.provider, id: session.id) }
-        } catch {
-            refusal = error
+        // GET: no X-CSRF asked of a cookie (see the type's comment). A DPoP proof names the original request.
+        let credential = await resolver.credential(request.headers, method: .get, target: proofTarget(request, original), providerTokens: true)
+        let (policy, table) = (access.current, upstreams.current)
+        // The one decision of `/v1/authz` (the relay asks it too); this route only carries out its plan.
+        var plan = ForwardAuthDecision.decide(original, path: path, credential: credential, policy: policy, upstreams: table, publicURL: publicURL)
+        var session = credential.session
+        if let proof = plan.proof {
+            do {
+                try await resolver.spend(proof)
+            } catch {
+                session = nil
+                plan = ForwardAuthDecision.decide(original, path: path, credential: .refused(error), policy: policy, upstreams: table, publicURL: publicURL)
+            }
         }
-        let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        let policy = access.current
-        // The answer carries what the app of the original host receives (`backend`'s settings for any other host).
-        let (host, app, backend) = upstreams.current.forwardAuth(original, policy: policy)
-        if let app { context.logFields.upstream(app.name) }
-        let decision = policy.decide(method: method, path: path.segments.map { Substring($0) }, host: host, user: user)
-        decision.audit(session: session, method: method, path: path, via: "authz", metrics: metrics, logger: context.logger)
-        if let error = decision.refusal(sessionRefusal: refusal) {
-            // A 401 names the sign-in page that returns to the original request, for the proxy to send a
-            // browser to (nginx: `auth_request_set` + `error_page 401`); a store fault stays what it is.
-            guard decision == .needsSession, let unauthorized = error as? GatehouseError, unauthorized.status == 401 else { throw error }
+        if let session { context.logFields.session(provider: session.provider, id: session.id) }
+        if let app = plan.app { context.logFields.upstream(app.name) }
+        plan.access.decision.audit(session: session, method: original.method, path: path, via: "authz", metrics: metrics, logger: context.logger)
+        var answered: ActiveSession?
+        let backend: ServerSettings.BackendSettings
+        switch plan.verdict {
+        case .refuse(let error, let signIn):
+            // A 401 names the sign-in page that returns to the original request, for the proxy to send a browser
+            // to (nginx: `auth_request_set` + `error_page 401`).
+            guard let signIn, let unauthorized = error as? GatehouseError else { throw error }
             var response = Problem.response(unauthorized, requestID: context.requestID)
-            response.headers[Self.signIn] = ForwardAuthAnswer.signInURL(publicURL: publicURL, returningTo: original.target)
+            response.headers[Self.signIn] = signIn
             return response
-        }
-        var headers = HTTPFields()
-        var assertion: String?
-        var answered = session
-        if var session {
-            if backend.forwardAccessToken, session.credential.isRefreshable,
-                let provider = providers.provider(session.provider) as? any RefreshingProvider,
+        case .allow(let session, let settings):
+            (answered, backend) = (session, settings)
+        case .allowAfterRefresh(var session, let settings):
+            if session.credential.isRefreshable, let provider = providers.provider(session.provider) as? any RefreshingProvider,
                 refreshPolicy.needsRefresh(session.credential, now: clock.now())
             {
                 session = try await refresher.refresh(session, provider: provider, force: false)
             }
-            assertion = backend.assertion ? try await signer.assertion(for: session, audience: backend.audience, now: clock.now()) : nil
-            answered = session
+            (answered, backend) = (session, settings)
         }
+        var assertion: String?
+        if let answered, backend.assertion { assertion = try await signer.assertion(for: answered, audience: backend.audience, now: clock.now()) }
+        var headers = HTTPFields()
         ForwardAuthAnswer.fields(session: answered, backend: backend, assertion: assertion) { name, value in
             if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
