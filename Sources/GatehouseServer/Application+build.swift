@@ -26,15 +26,15 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         resolver: gateway.resolver, dpop: gateway.dpop, metrics: gateway.metrics, settings: gateway.settings
     ).addRoutes(to: router)
     SignOutController(
-        sessions: gateway.sessions, resolver: gateway.resolver, providers: gateway.providers, access: gateway.access, metrics: gateway.metrics, settings: gateway.settings).addRoutes(to: router)
+        sessions: gateway.sessions, resolver: gateway.resolver, providers: gateway.providers, policy: gateway.policy, metrics: gateway.metrics, settings: gateway.settings).addRoutes(to: router)
     ProxyController(
-        providers: gateway.providers, upstreams: gateway.upstreams, trustedProxies: gateway.settings.trustedProxies,
+        providers: gateway.providers, trustedProxies: gateway.settings.trustedProxies,
         resolver: gateway.resolver, refresher: gateway.refresher,
         refreshPolicy: gateway.refreshPolicy, signer: gateway.signer, clock: gateway.clock, upstream: gateway.upstream,
-        access: gateway.access, metrics: gateway.metrics
+        policy: gateway.policy, metrics: gateway.metrics
     ).addRoutes(to: router)
     AuthzController(
-        resolver: gateway.resolver, access: gateway.access, upstreams: gateway.upstreams, signer: gateway.signer,
+        resolver: gateway.resolver, policy: gateway.policy, signer: gateway.signer,
         providers: gateway.providers, refresher: gateway.refresher, refreshPolicy: gateway.refreshPolicy, clock: gateway.clock,
         metrics: gateway.metrics, publicURL: gateway.settings.publicURL
     ).addRoutes(to: router)
@@ -46,7 +46,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
             store: gateway.sessions.store, sealer: gateway.sessions.sealer, capacity: gateway.settings.pageLogins,
             perClient: gateway.settings.pageLoginsPerClient)
     ).addRoutes(to: router)
-    HomePage(providers: gateway.providers, resolver: gateway.resolver, access: gateway.access).addRoutes(to: router)
+    HomePage(providers: gateway.providers, resolver: gateway.resolver, policy: gateway.policy).addRoutes(to: router)
     return router
 }
 

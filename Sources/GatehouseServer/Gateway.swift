@@ -24,10 +24,8 @@ public struct Gateway: Sendable {
     /// DPoP proofs and session binding (RFC 9449).
     let dpop: DPoPVerifier
     let upstream: UpstreamClient
-    /// `access:`, replaced on SIGHUP.
-    public let access: AccessRules
-    /// `backend` and `upstreams:`, replaced on SIGHUP.
-    let upstreams: CurrentUpstreams
+    /// `access:`, `backend`, `upstreams:` and `forward_auth.apps:`, replaced together on SIGHUP.
+    let policy: CurrentPolicy
     /// One line and one count per answered request (router and relay).
     let accessLog: AccessLog
 
@@ -57,8 +55,7 @@ public struct Gateway: Sendable {
         self.clock = clock
         self.logger = logger
         self.httpClient = httpClient
-        access = AccessRules(settings.access)
-        upstreams = CurrentUpstreams(UpstreamTable(settings: settings))
+        policy = CurrentPolicy(PolicySnapshot(access: settings.access, upstreams: UpstreamTable(settings: settings)))
         let sealer = try CredentialSealer(keys: sealingKeys)
         let signer = try await AssertionSigner(
             signingKeys: signingKeysPEM.map { .init(id: $0.id, key: try .init(pem: $0.pem)) },
@@ -69,7 +66,7 @@ public struct Gateway: Sendable {
         accessLog = AccessLog(logger: logger, metrics: metrics, enabled: settings.accessLog, format: settings.logFormat)
         refresher = RefreshCoordinator(sessions: sessions, upstreamTimeout: settings.upstreamTimeout, metrics: metrics, logger: logger)
         refreshPolicy = RefreshPolicy(skew: settings.refreshSkew)
-        loginFlow = LoginFlow(settings: settings, sessions: sessions, metrics: metrics, access: access)
+        loginFlow = LoginFlow(settings: settings, sessions: sessions, metrics: metrics, policy: policy)
         let dpop = DPoPVerifier(policy: settings.dpop, publicURL: settings.publicURL, store: store, clock: clock, sealingKeys: sealingKeys)
         self.dpop = dpop
         resolver = SessionResolver(

@@ -155,7 +155,7 @@ public enum GatewayLauncher {
                         counting: (configuredStore as? any SessionListing).map { ($0, metrics) }),
                 ]
                 let providerReloader = ProviderReloader(
-                    providers: providers, load: load, access: gateway.access, upstreams: gateway.upstreams,
+                    providers: providers, load: load, policy: gateway.policy,
                     upstreamTimeout: gateway.settings.upstreamTimeout, loadConfiguration: configurationLoader(configuration), logger: logger)
                 let metricsServices: [any Service] = configuration.metricsListen.map { address in
                     [buildMetricsApplication(metrics: gateway.metrics, host: address.host, port: address.port, logger: logger)]

@@ -20,9 +20,8 @@ import Logging
 /// not sent on another site's POST.
 struct AuthzController: Sendable {
     let resolver: SessionResolver
-    let access: AccessRules
-    /// The answer carries what the app of the original host (`forward_auth.apps:`), else `backend`, receives.
-    let upstreams: CurrentUpstreams
+    /// The access rules and the upstreams, read once per request.
+    let policy: CurrentPolicy
     let signer: AssertionSigner
     let providers: ProviderSet
     let refresher: RefreshCoordinator
@@ -54,7 +53,8 @@ struct AuthzController: Sendable {
         let path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
         // GET: no X-CSRF asked of a cookie (see the type's comment). A DPoP proof names the original request.
         let credential = await resolver.credential(request.headers, method: .get, target: proofTarget(request, original), providerTokens: true)
-        let (policy, table) = (access.current, upstreams.current)
+        let snapshot = policy.current
+        let (policy, table) = (snapshot.access, snapshot.upstreams)
         // The one decision of `/v1/authz` (the relay asks it too); this route only carries out its plan.
         var plan = ForwardAuthDecision.decide(original, path: path, credential: credential, policy: policy, upstreams: table, publicURL: publicURL)
         var session = credential.session

@@ -63,8 +63,9 @@ extension APIRelay {
         } catch {
             credential = .refused(error)
         }
+        let snapshot = policy.current
         let plan = ForwardAuthDecision.decide(
-            original, path: path, credential: credential, policy: access.current, upstreams: upstreams.current, publicURL: settings.publicURL)
+            original, path: path, credential: credential, policy: snapshot.access, upstreams: snapshot.upstreams, publicURL: settings.publicURL)
         func audit() {
             plan.access.decision.audit(session: plan.session, method: original.method, path: path, via: "authz", requestID: requestID, metrics: metrics, logger: logger)
         }

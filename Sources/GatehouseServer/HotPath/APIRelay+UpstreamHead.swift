@@ -123,9 +123,10 @@ extension APIRelay {
     /// that receives the provider's access token (`forward_access_token`), which the router refreshes before
     /// the call and, after a 401, once more before it sends the call again.
     func routed(_ head: HTTPRequestHead, remoteAddress: String?) -> Routed? {
-        let policy = access.current
+        let snapshot = policy.current
+        let policy = snapshot.access
         let facts = facts(of: head, remoteAddress: remoteAddress, policy: policy)
-        let route = APIDecision.route(facts, upstreams: upstreams.current)
+        let route = APIDecision.route(facts, upstreams: snapshot.upstreams)
         guard let target = route.upstream.relayTarget, !route.upstream.backend.forwardAccessToken else { return nil }
         return Routed(policy: policy, facts: facts, route: route, target: target)
     }

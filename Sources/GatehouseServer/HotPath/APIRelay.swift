@@ -27,10 +27,8 @@ struct APIRelay: Sendable {
     let accessLog: AccessLog
     let logger: Logger
     let pools: UpstreamPools
-    /// `access:` (read per request: SIGHUP may replace it).
-    let access: AccessRules
-    /// `backend` and `upstreams:` (``APIDecision`` chooses; read per request: SIGHUP may replace them).
-    let upstreams: CurrentUpstreams
+    /// The access rules and the upstreams (read once per request: SIGHUP may replace them).
+    let policy: CurrentPolicy
     let forwardedProto: String
     let forwardedHost: String
     /// The origins a cookie-carried upgrade may come from: the gateway's own and the CORS-allowed ones.
@@ -49,8 +47,7 @@ struct APIRelay: Sendable {
     /// (the router's client then carries every call, TLS included, for as long as it runs).
     init?(gateway: Gateway) {
         let settings = gateway.settings
-        guard gateway.upstreams.current.fallback.relayTarget != nil else { return nil }
-        self.upstreams = gateway.upstreams
+        guard gateway.policy.current.upstreams.fallback.relayTarget != nil else { return nil }
         self.resolver = gateway.resolver
         self.signer = gateway.signer
         self.clock = gateway.clock
@@ -59,7 +56,7 @@ struct APIRelay: Sendable {
         self.accessLog = gateway.accessLog
         self.logger = gateway.logger
         self.pools = UpstreamPools(idleTimeout: .milliseconds(Int64(settings.upstreamKeepalive * 1000)))
-        self.access = gateway.access
+        self.policy = gateway.policy
         forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
         forwardedHost = settings.publicAuthority
         upgradeOrigins = Set(([settings.publicURL] + settings.corsAllowedOrigins).compactMap(WebOrigin.of))

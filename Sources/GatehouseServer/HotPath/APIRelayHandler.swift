@@ -64,7 +64,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         self.context = context
         // Once per connection, on its loop: the default upstream's pool, for the table in force now.
         if primary == nil {
-            let fallback = relay.upstreams.current.fallback
+            let fallback = relay.policy.current.upstreams.fallback
             primaryRoute = fallback
             primary = relay.pools.pool(for: fallback, on: context.eventLoop)?.value
         }

@@ -20,7 +20,7 @@ struct LoginFlow: Sendable {
     let settings: ServerSettings
     let sessions: SessionManager
     let metrics: GatewayMetrics
-    let access: AccessRules
+    let policy: CurrentPolicy
 
     private var store: any SessionStore { sessions.store }
     private var clock: TimeSource { sessions.clock }
@@ -76,7 +76,7 @@ struct LoginFlow: Sendable {
         // Browser: the session becomes a cookie; a same-origin path to come back to, or an application's
         // origin that `access.return_to_origins` lists (forward authentication).
         let returnTo = query["return_to"] ?? "/"
-        guard ReturnToPolicy.accepts(returnTo, access: access.current) else {
+        guard ReturnToPolicy.accepts(returnTo, access: policy.current.access) else {
             throw GatehouseError.invalidRequest("return_to must be a path on this gateway or a URL on an origin access.return_to_origins lists.")
         }
         transaction.returnTo = returnTo
@@ -130,7 +130,7 @@ struct LoginFlow: Sendable {
     /// session cookie and a redirect to `return_to` for a browser.
     func finish(_ result: LoginResult, transaction: LoginTransaction, _ channel: Channel, asPage: Bool = true, logger: Logger) async throws -> Response {
         // `access.login`: ends like a provider's refusal, before any code or session exists.
-        guard access.current.permitsLogin(provider: transaction.provider, identity: result.identity) else {
+        guard policy.current.access.permitsLogin(provider: transaction.provider, identity: result.identity) else {
             return try fail(Self.loginRefused, transaction: transaction, channel, asPage: asPage, logger: logger)
         }
         if let clientRedirectURI = transaction.clientRedirectURI, let challenge = transaction.clientCodeChallenge {
@@ -209,7 +209,7 @@ struct LoginFlow: Sendable {
             logger.notice("login refused", metadata: ["event": "login_refused", "provider": "\(providerID)", "reason": "\(problem.code)"])
             throw problem
         }
-        guard access.current.permitsLogin(provider: providerID, identity: result.identity) else {
+        guard policy.current.access.permitsLogin(provider: providerID, identity: result.identity) else {
             counted(providerID, "refused")
             logger.notice("login refused", metadata: ["event": "login_refused", "provider": "\(providerID)", "reason": "access.login"])
             throw Self.loginRefused.problem

@@ -14,8 +14,6 @@ import Prometheus
 /// streamed, with transparent refresh and one replay after an upstream 401.
 struct ProxyController: Sendable {
     let providers: ProviderSet
-    /// `backend` and `upstreams:` (read per request: SIGHUP may replace them).
-    let upstreams: CurrentUpstreams
     /// Whose `X-Forwarded-Host` names the host the access rules judge.
     let trustedProxies: TrustedProxies
     let resolver: SessionResolver
@@ -24,7 +22,8 @@ struct ProxyController: Sendable {
     let signer: AssertionSigner
     let clock: TimeSource
     let upstream: UpstreamClient
-    let access: AccessRules
+    /// The access rules and the upstreams, read once per request (SIGHUP may replace them).
+    let policy: CurrentPolicy
     let metrics: GatewayMetrics
 
     private static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
@@ -52,7 +51,8 @@ struct ProxyController: Sendable {
             own: request.head.authority, forwarded: request.headers[Self.xForwardedHost], trusted: trustedProxies.trusts(context.remoteAddress))
         let facts = APIDecision.Facts(
             method: request.method.rawValue, path: UpstreamPath.remainder(of: path, droppingSegments: 2), query: query, host: host)
-        let (policy, table) = (access.current, upstreams.current)
+        let snapshot = policy.current
+        let (policy, table) = (snapshot.access, snapshot.upstreams)
         var plan = APIDecision.decide(facts, credential: credential, policy: policy, upstreams: table)
         var session = credential.session
         if let proof = plan.proof {

@@ -9,7 +9,7 @@ import Hummingbird
 struct HomePage: Sendable {
     let providers: ProviderSet
     let resolver: SessionResolver
-    let access: AccessRules
+    let policy: CurrentPolicy
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.get("/") { request, _ in try await page(request) }
@@ -39,7 +39,7 @@ struct HomePage: Sendable {
             html += "<p>Not signed in.</p>"
         }
         let requested = request.uri.queryParameters.get("return_to")
-        let returnTo = requested.flatMap { ReturnToPolicy.accepts($0, access: access.current) ? $0 : nil } ?? "/"
+        let returnTo = requested.flatMap { ReturnToPolicy.accepts($0, access: policy.current.access) ? $0 : nil } ?? "/"
         let query = "return_to=" + PercentEncoding.encode(returnTo.utf8, keeping: PercentEncoding.isUnreserved)
         html += "<h2>Providers</h2><ul>"
         for provider in providers.all {

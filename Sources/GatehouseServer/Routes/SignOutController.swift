@@ -20,7 +20,7 @@ struct SignOutController: Sendable {
     /// Finds the cookie's session as every other route does (one cookie parser, one rule for bound sessions).
     let resolver: SessionResolver
     let providers: ProviderSet
-    let access: AccessRules
+    let policy: CurrentPolicy
     let metrics: GatewayMetrics
     let settings: ServerSettings
 
@@ -91,7 +91,7 @@ struct SignOutController: Sendable {
     /// `access.return_to_origins`, or, without `Origin`, the browser says the request is same-origin.
     private func requestOrigin(_ headers: HTTPFields) throws -> String? {
         if let sent = headers[.origin] {
-            let allowed = ([settings.publicURL] + access.current.returnToOrigins).compactMap(WebOrigin.of)
+            let allowed = ([settings.publicURL] + policy.current.access.returnToOrigins).compactMap(WebOrigin.of)
             guard let origin = WebOrigin.of(sent), allowed.contains(origin) else {
                 throw GatehouseError.forbidden(.csrfRequired, "POST /v1/sign-out is accepted only from the gateway's own origin or one of access.return_to_origins.")
             }
@@ -142,7 +142,7 @@ struct SignOutController: Sendable {
     /// `return_to` (`/` when absent) when a login would accept it; otherwise 400.
     private func accepted(_ returnTo: String?) throws -> String {
         let returnTo = returnTo ?? "/"
-        guard ReturnToPolicy.accepts(returnTo, access: access.current) else {
+        guard ReturnToPolicy.accepts(returnTo, access: policy.current.access) else {
             throw GatehouseError.invalidRequest("return_to must be a path on this gateway or a URL on an origin access.return_to_origins lists.")
         }
         return returnTo

@@ -9,8 +9,7 @@ import Logging
 struct ProviderReloader: Sendable {
     let providers: ProviderSet
     let load: @Sendable () throws -> [any AuthProvider]
-    let access: AccessRules
-    let upstreams: CurrentUpstreams
+    let policy: CurrentPolicy
     /// The running `limits.upstream_timeout_seconds` (a restart changes it): the time of an upstream without
     /// its own `timeout_seconds`.
     let upstreamTimeout: TimeInterval
@@ -24,17 +23,19 @@ struct ProviderReloader: Sendable {
             let configuration = try loadConfiguration?()
             providers.replace(with: loaded)
             if let configuration {
-                access.replace(with: configuration.access)
-                upstreams.replace(
-                    with: UpstreamTable(
-                        backend: configuration.backend, upstreams: configuration.upstreams, forwardAuthApps: configuration.forwardAuthApps,
-                        defaultTimeout: upstreamTimeout))
+                // The rules and the upstreams together: no request sees one without the other.
+                policy.replace(
+                    with: PolicySnapshot(
+                        access: configuration.access,
+                        upstreams: UpstreamTable(
+                            backend: configuration.backend, upstreams: configuration.upstreams, forwardAuthApps: configuration.forwardAuthApps,
+                            defaultTimeout: upstreamTimeout)))
             }
             logger.notice(
                 "providers reloaded",
                 metadata: [
-                    "count": "\(loaded.count)", "access_rules": "\(access.current.rules.count)",
-                    "upstreams": "\(upstreams.current.all.count - 1)",
+                    "count": "\(loaded.count)", "access_rules": "\(policy.current.access.rules.count)",
+                    "upstreams": "\(policy.current.upstreams.all.count - 1)",
                 ])
         } catch {
             logger.error("reload refused: keeping the previous providers, access rules and upstreams", metadata: ["errors": "\(error)"])

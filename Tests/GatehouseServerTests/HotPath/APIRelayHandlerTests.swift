@@ -90,7 +90,7 @@ struct APIRelayHandlerTests {
             moved.url = "http://127.0.0.1:9999/moved"
             moved.identityHeaders = false
             moved.assertion = false
-            api.upstreams.replace(with: UpstreamTable(backend: moved, upstreams: [], defaultTimeout: 30))
+            api.policy.replace(with: PolicySnapshot(access: api.policy.current.access, upstreams: UpstreamTable(backend: moved, upstreams: [], defaultTimeout: 30)))
             try relay.send(relay.head(.GET, "/v1/api/echo?q=2"), .end(nil))
             let after = try relay.upstreams.sent(relay.upstreams.connections.count - 1)
             #expect(after.hasPrefix("GET /moved/echo?q=2 HTTP/1.1\r\n"), "\(after)")
@@ -167,7 +167,7 @@ struct APIRelayHandlerTests {
     @Test("a backend that does not start its answer within upstream_timeout: 504 then, its connection closed, the client's usable")
     func timesOut() async throws {
         try await withRelay { relay, gatewayRelay in
-            let timeout = TimeAmount.milliseconds(Int64(gatewayRelay.upstreams.current.fallback.timeout * 1000))
+            let timeout = TimeAmount.milliseconds(Int64(gatewayRelay.policy.current.upstreams.fallback.timeout * 1000))
             try relay.send(relay.head(.GET, "/v1/api/slow"), .end(nil))
             relay.loop.advanceTime(by: timeout - .milliseconds(100))
             #expect(try relay.received().isEmpty)
