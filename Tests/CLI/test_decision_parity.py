@@ -193,6 +193,33 @@ def test_the_relay_the_router_and_authz_give_every_row_the_same_answer(gateway):
     assert {"invalid_session", "invalid_token", "invalid_dpop_proof", "access_denied", "invalid_path", "csrf_required"} <= codes, outcomes
 
 
+def test_every_forward_auth_question_over_http11_is_the_relays_to_answer(gateway):
+    """The relay asks `/v1/authz`'s one decision from memory, else once off the loop (the store, a DPoP proof naming
+    the original request, an assertion to sign): no question goes to the router to be judged again. The relay once
+    handed every DPoP-bound question, and every session not in memory, to the router."""
+    gw, _ = gateway
+    creds = Credentials(gw)
+
+    def relayed() -> float:
+        line = next(l for l in requests.get(gw.url + "/metrics", timeout=5).text.splitlines() if l.startswith("gatehouse_relayed_authz_total "))
+        return float(line.split()[-1])
+
+    before, asked, answers = relayed(), 0, {}
+    for kind in KINDS:
+        for path in ("/app/x", "/public/x", "/admin/x"):
+            answers[(kind, path)] = authz(gw, "GET", path, creds.fields(kind, "GET", "https://gate.example.test" + path))
+            asked += 1
+    assert relayed() - before == asked, (relayed() - before, asked)
+    assert answers[("dpop", "/admin/x")] == (200, None) and answers[("dpop", "/app/x")] == (200, None), answers
+    assert answers[("dpop-replayed", "/app/x")] == (401, "invalid_dpop_proof"), answers
+    assert answers[("dpop-replayed", "/public/x")] == (200, None), answers
+    # A proof shown to /v1/authz is spent there: shown again, it is a replay.
+    proof = creds.key.proof("GET", "https://gate.example.test/app/x", creds.bound)
+    fields = {"Authorization": f"DPoP {creds.bound}", "DPoP": proof}
+    assert authz(gw, "GET", "/app/x", fields) == (200, None)
+    assert authz(gw, "GET", "/app/x", fields) == (401, "invalid_dpop_proof")
+
+
 def test_a_replayed_proof_is_refused_on_whichever_front_end_sees_it_second(gateway):
     gw, backend = gateway
     creds = Credentials(gw)

@@ -52,7 +52,10 @@ struct AuthzController: Sendable {
             ownHost: request.head.authority, forwardedHost: single(Self.forwardedHost))
         let path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
         // GET: no X-CSRF asked of a cookie (see the type's comment). A DPoP proof names the original request.
-        let credential = await resolver.credential(request.headers, method: .get, target: proofTarget(request, original), providerTokens: true)
+        let credential = await resolver.credential(request.headers, method: .get, target: original.proofTarget(
+                originalURL: request.headers[Self.originalURL], forwardedProto: request.headers[Self.forwardedProto],
+                forwardedHost: request.headers[Self.forwardedHost], ownHost: request.head.authority, publicURL: publicURL),
+            providerTokens: true)
         let snapshot = policy.current
         let (policy, table) = (snapshot.access, snapshot.upstreams)
         // The one decision of `/v1/authz` (the relay asks it too); this route only carries out its plan.
@@ -96,20 +99,6 @@ struct AuthzController: Sendable {
             if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
         return Response(status: .ok, headers: headers)
-    }
-
-    /// The request a client's DPoP proof names: the original method and URL — `X-Original-URL` when the proxy
-    /// sends it, else the original path under `X-Forwarded-Proto` and `X-Forwarded-Host` (or `Host`: Envoy
-    /// keeps the original one), defaulting to `public_url`'s scheme and host.
-    private func proofTarget(_ request: Request, _ original: ForwardAuthTarget) -> DPoPVerifier.Target {
-        if let url = request.headers[Self.originalURL], url.contains("://") {
-            return DPoPVerifier.Target(method: original.method, url: url)
-        }
-        let base = URLComponents(string: publicURL)
-        let scheme = request.headers[Self.forwardedProto].flatMap(ForwardedFields.firstValue) ?? base?.scheme ?? "http"
-        let publicAuthority = (base?.percentEncodedHost ?? "") + (base?.port.map { ":\($0)" } ?? "")
-        let host = request.headers[Self.forwardedHost].flatMap(ForwardedFields.firstValue) ?? request.head.authority ?? publicAuthority
-        return DPoPVerifier.Target(method: original.method, url: "\(scheme)://\(host)\(original.path)")
     }
 
     private static let signIn = HTTPField.Name(ForwardAuthAnswer.signInField)!

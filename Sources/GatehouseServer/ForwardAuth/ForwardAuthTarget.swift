@@ -56,6 +56,20 @@ struct ForwardAuthTarget: Equatable {
         host = forwardedHost ?? urlHost.map(String.init) ?? (envoy ? ownHost : nil)
     }
 
+    /// The request a client's DPoP proof names: the original method and URL — `X-Original-URL` when the proxy
+    /// sends it, else the original path under `X-Forwarded-Proto` and `X-Forwarded-Host` (or `Host`: Envoy keeps
+    /// the original one), defaulting to `public_url`'s scheme and host. The values as sent (`nil`: absent).
+    func proofTarget(originalURL: String?, forwardedProto: String?, forwardedHost: String?, ownHost: String?, publicURL: String) -> DPoPVerifier.Target {
+        if let originalURL, originalURL.contains("://") {
+            return DPoPVerifier.Target(method: method, url: originalURL)
+        }
+        let base = URLComponents(string: publicURL)
+        let scheme = forwardedProto.flatMap(ForwardedFields.firstValue) ?? base?.scheme ?? "http"
+        let publicAuthority = (base?.percentEncodedHost ?? "") + (base?.port.map { ":\($0)" } ?? "")
+        let host = forwardedHost.flatMap(ForwardedFields.firstValue) ?? ownHost ?? publicAuthority
+        return DPoPVerifier.Target(method: method, url: "\(scheme)://\(host)\(path)")
+    }
+
     /// The authority (`host[:port]`) of an absolute URL, without user info; `nil` when it has none.
     private static func authority(ofURL url: String) -> Substring? {
         guard let scheme = url.range(of: "://") else { return nil }

@@ -42,7 +42,10 @@ extension APIRelay {
     /// `nil` when none. A browser sends the cookie on any site's WebSocket: on an upgrade only the gateway's own
     /// origins may present it so, and from anywhere else the cookie is no credential. `method`: the one the
     /// cookie's `X-CSRF` rule judges (`/v1/authz` asks none: `GET`).
-    func presented(_ head: HTTPRequestHead, authorization: String?, upgrade: Bool = false, method: String? = nil) throws -> PresentedCredential? {
+    /// `proofTarget`: the request a DPoP proof names (`nil`: this one).
+    func presented(
+        _ head: HTTPRequestHead, authorization: String?, upgrade: Bool = false, method: String? = nil, proofTarget: DPoPVerifier.Target? = nil
+    ) throws -> PresentedCredential? {
         // Read only without `Authorization`, which wins over a cookie.
         let cookies = authorization == nil ? head.headers["cookie"] : []
         if authorization == nil {
@@ -53,7 +56,7 @@ extension APIRelay {
         }
         return try resolver.presented(
             authorization: authorization, cookies: cookies, csrf: head.headers.first(name: "x-csrf"), method: method ?? head.method.rawValue,
-            proofs: head.headers["dpop"], target: resolver.proofTarget(method: head.method.rawValue, path: Self.path(of: head.uri)))
+            proofs: head.headers["dpop"], target: proofTarget ?? resolver.proofTarget(method: head.method.rawValue, path: Self.path(of: head.uri)))
     }
 
     /// The path of an origin-form target, without its query.

@@ -27,6 +27,10 @@ struct APIRelay: Sendable {
     let accessLog: AccessLog
     let logger: Logger
     let pools: UpstreamPools
+    /// For `/v1/authz` answers whose app receives the provider's access token: refreshed first.
+    let providers: ProviderSet
+    let refresher: RefreshCoordinator
+    let refreshPolicy: RefreshPolicy
     /// The access rules and the upstreams (read once per request: SIGHUP may replace them).
     let policy: CurrentPolicy
     let forwardedProto: String
@@ -57,12 +61,15 @@ struct APIRelay: Sendable {
         self.logger = gateway.logger
         self.pools = UpstreamPools(idleTimeout: .milliseconds(Int64(settings.upstreamKeepalive * 1000)))
         self.policy = gateway.policy
+        self.providers = gateway.providers
+        self.refresher = gateway.refresher
+        self.refreshPolicy = gateway.refreshPolicy
         forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
         forwardedHost = settings.publicAuthority
         upgradeOrigins = Set(([settings.publicURL] + settings.corsAllowedOrigins).compactMap(WebOrigin.of))
     }
 
-    /// What the access log reports of a relayed request.
+    /// What the access log reports of a request the relay serves, and what its own answer carries besides.
     struct Entry: Sendable {
         let requestID: String
         let method: String
@@ -70,6 +77,12 @@ struct APIRelay: Sendable {
         let sessionID: String?
         /// The route it was decided with; `nil` for a refusal (labelled `backend`, as the router labels it).
         var upstream: UpstreamRoute? = nil
+        /// The route template: ``APIRelay/route`` or ``APIRelay/authzRoute``.
+        var route: String = APIRelay.route
+        /// `/v1/authz`: the app of `forward_auth.apps:` answered for (the access log's `upstream`); `nil` for `backend`'s settings.
+        var app: String? = nil
+        /// Fields a refusal carries besides the problem's (a forward-auth 401's sign-in page).
+        var answerFields: [(String, String)] = []
     }
 
     /// An upstream's label in the access log and the metrics; `backend` for a request refused before one was
@@ -95,6 +108,8 @@ struct APIRelay: Sendable {
         case resolveAsync
         /// The relay answers with this problem itself (the one decision refused the request).
         case refuse(GatehouseError, Entry)
+        /// The relay answers with this head and no body itself (`/v1/authz` allowed).
+        case answer(HTTPResponseHead, Entry)
         /// The request was decided on the event loop with a DPoP proof; record the proof's `jti` in the store
         /// (``spend(_:then:_:remoteAddress:on:)``, the one step that leaves the loop), then carry out `then`.
         indirect case spend(DPoPProof, then: Decision)
@@ -137,7 +152,7 @@ struct APIRelay: Sendable {
         let decision = carryOut(plan, head, routed, upgrade: upgrade, assertion: assertion, remoteAddress: remoteAddress)
         switch decision {
         case .forward, .upgrade: if let kept { memo = kept }
-        case .pass, .resolveAsync, .refuse, .spend: break
+        case .pass, .resolveAsync, .refuse, .answer, .spend: break
         }
         // Only the proof's record leaves the loop; the decision stands unless the proof turns out to be a replay.
         return plan.proof.map { .spend($0, then: decision) } ?? decision

@@ -46,6 +46,8 @@ extension APIRelayHandler.StateMachine {
         case start(Acquire)
         /// Answer the refusal; the connection ends with it when `close`.
         case refuse(GatehouseError, APIRelay.Entry, close: Bool)
+        /// Write this answer (no body); the connection ends with it unless the client keeps it alive.
+        case answer(HTTPResponseHead, APIRelay.Entry)
         /// Spend the proof off the loop, then call ``APIRelayHandler/StateMachine/resolved(_:)``.
         case spend(DPoPProof, then: APIRelay.Decision)
         /// Decide off the loop, then call ``APIRelayHandler/StateMachine/resolved(_:)``.
@@ -59,6 +61,8 @@ extension APIRelayHandler.StateMachine {
         case start(Acquire, pending: ArraySlice<HTTPServerRequestPart>)
         /// Answer the refusal of the request `head`, then resume reading.
         case refuse(GatehouseError, APIRelay.Entry, head: HTTPRequestHead, close: Bool)
+        /// Write this answer to the request `head` (no body), then resume reading.
+        case answer(HTTPResponseHead, APIRelay.Entry, head: HTTPRequestHead)
         /// Hand these parts to the router, then resume reading.
         case pass([HTTPServerRequestPart])
     }

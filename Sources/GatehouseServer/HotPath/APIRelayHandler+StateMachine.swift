@@ -142,6 +142,9 @@ extension APIRelayHandler {
                 return .start(start(upstreamHead, entry: entry, clientKeepAlive: false, upgrade: true))
             case .refuse(let error, let entry):
                 return .refuse(error, entry, close: refused(head, requestComplete: false))
+            case .answer(let answer, let entry):
+                answered(requestComplete: false)
+                return .answer(answer, entry)
             case .spend(let proof, let then):
                 // Only the proof's record leaves the loop; the parts read meanwhile are kept.
                 state = .resolving([.head(head)])
@@ -152,9 +155,9 @@ extension APIRelayHandler {
             }
         }
 
-        /// The relay answered the request itself (forward authentication from memory): the rest is dropped.
-        mutating func answeredLocally() {
-            state = .discarding
+        /// The relay answered the request itself (forward authentication): the rest is dropped.
+        private mutating func answered(requestComplete: Bool) {
+            state = requestComplete ? .idle : .discarding
         }
 
         /// The relay refuses the request `head`: the rest is dropped. Whether the connection ends with the answer
@@ -176,6 +179,9 @@ extension APIRelayHandler {
             case .refuse(let error, let entry):
                 let complete = parts.contains { if case .end = $0 { true } else { false } }
                 return .refuse(error, entry, head: head, close: refused(head, requestComplete: complete))
+            case .answer(let answer, let entry):
+                answered(requestComplete: parts.contains { if case .end = $0 { true } else { false } })
+                return .answer(answer, entry, head: head)
             case .pass, .resolveAsync, .spend:
                 pass(head)
                 if parts.contains(where: { if case .end = $0 { true } else { false } }) { state = .idle }

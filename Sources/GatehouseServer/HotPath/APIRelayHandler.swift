@@ -130,31 +130,29 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     // MARK: The decision
 
     private func decide(_ head: HTTPRequestHead, data: NIOAny, context: ChannelHandlerContext) {
+        let (relay, remoteAddress) = (relay, remoteAddress)
+        // `/v1/authz` (when the relay takes it) or `/v1/api`: each with its one decision, carried out alike.
+        let decision: APIRelay.Decision
+        let authz: Bool
         if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &machine.memo) {
             relay.metrics.relayedAuthz.increment()
-            switch answered {
-            case .allowed(let authorized, let entry, let app):
-                machine.answeredLocally()
-                answer(authorized, entry: entry, app: app, keepAlive: head.isKeepAlive)
-            case .refused(let error, let fields, let entry, let app):
-                let close = machine.refused(head, requestComplete: false)
-                refuse(error, entry: entry, head: head, close: close, route: APIRelay.authzRoute, fields: fields, upstream: app)
-            }
-            return
+            (decision, authz) = (answered, true)
+        } else {
+            (decision, authz) = (relay.decide(head, remoteAddress: remoteAddress, memo: &machine.memo), false)
         }
-        let decision = relay.decide(head, remoteAddress: remoteAddress, memo: &machine.memo)
         switch machine.decided(decision, for: head) {
         case .pass: context.fireChannelRead(data)
         case .start(let acquire): start(acquire)
         case .refuse(let error, let entry, let close): refuse(error, entry: entry, head: head, close: close)
+        case .answer(let answer, let entry): self.answer(answer, entry: entry, keepAlive: head.isKeepAlive)
         case .spend(let proof, let decision):
-            let (relay, remoteAddress) = (relay, remoteAddress)
             relay.spend(proof, then: decision, head, remoteAddress: remoteAddress, on: context.eventLoop)
                 .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
         case .resolveAsync:
-            let (relay, remoteAddress) = (relay, remoteAddress)
-            context.eventLoop.makeFutureWithTask { await relay.decideAsync(head, remoteAddress: remoteAddress) }
-                .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
+            context.eventLoop.makeFutureWithTask {
+                authz ? await relay.authorizeAsync(head, remoteAddress: remoteAddress) : await relay.decideAsync(head, remoteAddress: remoteAddress)
+            }
+            .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
         }
     }
 
@@ -168,6 +166,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             machine.readComplete()?.flush()
         case .refuse(let error, let entry, let head, let close):
             refuse(error, entry: entry, head: head, close: close)
+            resumeReading()
+        case .answer(let answer, let entry, let head):
+            self.answer(answer, entry: entry, keepAlive: head.isKeepAlive)
             resumeReading()
         case .pass(let parts):
             for part in parts { context.fireChannelRead(wrapInboundOut(part)) }
@@ -355,29 +356,26 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     /// An answer the relay gives itself (forward authentication from memory): no body; what is left of the
     /// request is dropped.
-    private func answer(_ head: HTTPResponseHead, entry: APIRelay.Entry, app: String?, keepAlive: Bool) {
+    private func answer(_ head: HTTPResponseHead, entry: APIRelay.Entry, keepAlive: Bool) {
         guard let context else { return }
         relay.accessLog.record(
-            method: entry.method, route: APIRelay.authzRoute, status: Int(head.status.code), duration: .zero,
-            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: app)
+            method: entry.method, route: entry.route, status: Int(head.status.code), duration: .zero,
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: entry.app)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         writeEnd(context, close: !keepAlive)
     }
 
     /// A refusal of the one decision, answered here: the problem document, the access-log line. The
     /// connection ends with the answer when `close`.
-    private func refuse(
-        _ error: GatehouseError, entry: APIRelay.Entry, head: HTTPRequestHead, close: Bool, route: String = APIRelay.route,
-        fields: [(String, String)] = [], upstream: String? = nil
-    ) {
+    private func refuse(_ error: GatehouseError, entry: APIRelay.Entry, head: HTTPRequestHead, close: Bool) {
         guard let context else { return }
-        if route == APIRelay.route { relay.metrics.relayedRefusals.increment() }
+        if entry.route == APIRelay.route { relay.metrics.relayedRefusals.increment() }
         relay.accessLog.record(
-            method: entry.method, route: route, status: error.status, duration: .zero,
-            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: upstream)
+            method: entry.method, route: entry.route, status: error.status, duration: .zero,
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: entry.app)
         let body = Problem.body(error, requestID: entry.requestID)
         var responseHead = relay.problemHead(error, bodyLength: body.readableBytes, close: close, requestID: entry.requestID)
-        for (name, value) in fields { responseHead.headers.add(name: name, value: value) }
+        for (name, value) in entry.answerFields { responseHead.headers.add(name: name, value: value) }
         context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
         // A HEAD answer has the fields of the GET answer and no body (RFC 9110 §9.3.2).
         if head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
