@@ -126,6 +126,28 @@ struct RelayTests {
         }
     }
 
+    /// `/v1/authz` for an app that receives the provider's access token: the relay refreshes it when due and answers
+    /// itself, off the loop (it once handed such a question to the router, to be judged again there).
+    @Test("/v1/authz with forward_access_token is answered by the relay, the access token in the answer")
+    func forwardAuthWithAccessTokenIsTheRelays() async throws {
+        try await RelayFixture.with(configure: { $0.backend.forwardAccessToken = true }) { fixture in
+            let result = try await RawHTTPConnection.exchange(
+                port: fixture.port,
+                [
+                    "GET /v1/authz HTTP/1.1\r\n\(fixture.auth)X-Forwarded-Uri: /app\r\n\r\n",
+                    "GET /v1/authz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Uri: /app\r\nAuthorization: Bearer not-a-session\r\n\r\n",
+                ],
+                pause: 0.1, responses: 2)
+            #expect(result.responses.map(\.status) == [200, 401])
+            let allowed = try #require(result.responses.first)
+            let fields = allowed.head.lowercased()
+            #expect(fields.contains("\r\nx-gatehouse-subject: alice\r\n"), "\(allowed.head)")
+            #expect(!fields.contains("\r\nx-gatehouse-access-token: \r\n") && fields.contains("\r\nx-gatehouse-access-token: "), "\(allowed.head)")
+            let metrics = try await fixture.gateway.http.send(.GET, fixture.gateway.url("/metrics"))
+            #expect(metrics.text.contains("gatehouse_relayed_authz_total 2"))
+        }
+    }
+
     /// The attack: a provider hands out a subject (or email, or group) with a line break, which would add an
     /// `X-Gatehouse-Subject: admin` field of its own upstream. The relay carries the request out itself (it no
     /// longer hands it to the router to be judged again), and what the backend and nginx get is one field per
