@@ -31,10 +31,8 @@ struct AuthzController: Sendable {
     /// `public_url`: the sign-in page named in a 401 is under it.
     let publicURL: String
 
-    private static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
-
     func addRoutes(to router: Router<GatehouseRequestContext>) {
-        for method in Self.methods {
+        for method in UpstreamProtocol.methods {
             router.on("/v1/authz", method: method) { request, context in try await authorize(request, context) }
             router.on("/v1/authz/**", method: method) { request, context in try await authorize(request, context) }
         }

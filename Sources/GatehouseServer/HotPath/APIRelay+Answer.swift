@@ -15,7 +15,7 @@ extension APIRelay {
             if onlyConnection { headers.remove(name: "connection") }
         } else {
             let listed = HopByHopHeaders.listed(in: head.headers["connection"])
-            let dropped = head.headers.compactMap { HopByHopHeaders.contains($0.name, listed: listed) ? $0.name : nil }
+            let dropped = head.headers.compactMap { UpstreamProtocol.passesToClient($0.name, listed: listed) ? nil : $0.name }
             for name in dropped { headers.remove(name: name) }
         }
         if head.status == .switchingProtocols, let upgrade = head.headers.first(name: "upgrade") {

@@ -23,8 +23,8 @@ extension APIRelay {
             let session = forward.session
             if let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > settings.maxBodyBytes {
                 return refuse(
-                    GatehouseError.payloadTooLarge("The request body exceeds \(settings.maxBodyBytes) bytes."), head, session: session,
-                    remoteAddress: remoteAddress, requestID: requestID)
+                    UpstreamProtocol.Failure.bodyTooLarge(limit: settings.maxBodyBytes).error, head, session: session, remoteAddress: remoteAddress,
+                    requestID: requestID)
             }
             let entry = Entry(
                 requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id, upstream: forward.upstream)
@@ -44,17 +44,13 @@ extension APIRelay {
         var headers = HTTPHeaders()
         headers.reserveCapacity(head.headers.count + 8)
         headers.add(name: "Host", value: target.authority)
-        let listed = HopByHopHeaders.listed(in: head.headers["connection"])
-        for (name, value) in head.headers {
-            switch ForwardedHeaderRule.disposition(of: name, listed: listed) {
-            case .drop: continue
-            case .keep: headers.add(name: name, value: value)
-            case .filterCookie:
-                if let kept = resolver.cookies.forwarded(value) {
-                    headers.add(name: "Cookie", value: kept)
-                }
-            }
+        var client = UpstreamProtocol.Client(connection: head.headers["connection"], peer: remoteAddress)
+        if !settings.trustedProxies.isEmpty {
+            client.forwardedFor = head.headers[canonicalForm: "x-forwarded-for"].map(String.init)
+            client.forwardedProto = head.headers.first(name: "x-forwarded-proto")
+            client.forwardedHost = head.headers.first(name: "x-forwarded-host")
         }
+        upstreamProtocol.forwardedFields(of: head.headers, client: client) { headers.add(name: $0, value: $1) }
         // The relay frames the body as the client did (the decoder has undone any chunking).
         if let length = head.headers.first(name: "content-length") {
             headers.add(name: "Content-Length", value: length)
@@ -67,24 +63,6 @@ extension APIRelay {
             // Hop-by-hop fields, dropped above; an upgrade is asked of the next hop again.
             headers.add(name: "Connection", value: "Upgrade")
             headers.add(name: "Upgrade", value: "websocket")
-        }
-        if settings.trustedProxies.isEmpty {
-            if let remoteAddress {
-                headers.add(name: "X-Forwarded-For", value: remoteAddress)
-                headers.add(name: "X-Real-IP", value: remoteAddress)
-            }
-            headers.add(name: "X-Forwarded-Proto", value: forwardedProto)
-            headers.add(name: "X-Forwarded-Host", value: forwardedHost)
-        } else {
-            let forwarded = ForwardedFields(
-                peer: remoteAddress, proxies: settings.trustedProxies,
-                incomingFor: ForwardedFields.joined(head.headers[canonicalForm: "x-forwarded-for"]),
-                incomingProto: head.headers.first(name: "x-forwarded-proto"), incomingHost: head.headers.first(name: "x-forwarded-host"),
-                publicProto: forwardedProto, publicHost: forwardedHost)
-            if let value = forwarded.forwardedFor { headers.add(name: "X-Forwarded-For", value: value) }
-            if let value = forwarded.realIP { headers.add(name: "X-Real-IP", value: value) }
-            headers.add(name: "X-Forwarded-Proto", value: forwarded.proto)
-            headers.add(name: "X-Forwarded-Host", value: forwarded.host)
         }
         if let session {
             BackendIdentityHeaders.add(for: session, backend: upstream.backend, assertion: assertion) { headers.add(name: $0, value: $1) }

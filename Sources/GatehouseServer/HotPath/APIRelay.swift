@@ -33,18 +33,15 @@ struct APIRelay: Sendable {
     let refreshPolicy: RefreshPolicy
     /// The access rules and the upstreams (read once per request: SIGHUP may replace them).
     let policy: CurrentPolicy
-    let forwardedProto: String
-    let forwardedHost: String
+    /// The forwarded fields, the answer's fields, the failures: shared with the router's ``UpstreamClient``.
+    let upstreamProtocol: UpstreamProtocol
     /// The origins a cookie-carried upgrade may come from: the gateway's own and the CORS-allowed ones.
     let upgradeOrigins: Set<String>
 
     static let prefix = "/v1/api/"
-    /// The methods `/v1/api` has.
+    /// The methods `/v1/api` and `/v1/authz` have (``UpstreamProtocol/isRouted(_:)``).
     static func isRouted(_ method: HTTPMethod) -> Bool {
-        switch method {
-        case .GET, .POST, .PUT, .PATCH, .DELETE, .HEAD, .OPTIONS: true
-        default: false
-        }
+        UpstreamProtocol.isRouted(method.rawValue)
     }
 
     /// The relay for a gateway, or `nil` when its backend is not plain `http://host[:port][/path]` at start-up
@@ -64,8 +61,7 @@ struct APIRelay: Sendable {
         self.providers = gateway.providers
         self.refresher = gateway.refresher
         self.refreshPolicy = gateway.refreshPolicy
-        forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
-        forwardedHost = settings.publicAuthority
+        upstreamProtocol = UpstreamProtocol(settings: settings)
         upgradeOrigins = Set(([settings.publicURL] + settings.corsAllowedOrigins).compactMap(WebOrigin.of))
     }
 
@@ -92,9 +88,9 @@ struct APIRelay: Sendable {
     }
 
     /// The route template of relayed requests in the access log and metrics (as the router names it).
-    static let route = "/v1/api/**"
+    static let route = UpstreamProtocol.route
     /// The route template of `/v1/authz`.
-    static let authzRoute = "/v1/authz"
+    static let authzRoute = UpstreamProtocol.authzRoute
 
     /// What to do with a request head.
     enum Decision: Sendable {

@@ -37,7 +37,8 @@ extension APIRelayHandler {
             case modifying
         }
 
-        private(set) var state = State.idle
+        /// Moved only by the machine's own events (here and in `+Backend`): set nowhere else.
+        var state = State.idle
         /// The session this connection's last request presented (``CredentialMemo``).
         var memo: CredentialMemo?
         private let limits: Limits
@@ -48,7 +49,7 @@ extension APIRelayHandler {
         private var closeAfterPassedResponse = false
         /// One timer per connection, not per request (scheduling and cancelling one per request cost 3 % of the
         /// relay's CPU): armed until it fires or the client leaves.
-        private var timerArmed = false
+        var timerArmed = false
         private var exchanges = 0
 
         init(limits: Limits) {
@@ -99,7 +100,7 @@ extension APIRelayHandler {
                 }
                 exchange.bodyBytes += buffer.readableBytes
                 guard exchange.bodyBytes <= limits.maxBodyBytes else {
-                    let error = GatehouseError.payloadTooLarge("The request body exceeds \(limits.maxBodyBytes) bytes.")
+                    let error = UpstreamProtocol.Failure.bodyTooLarge(limit: limits.maxBodyBytes).error
                     return .fail(fail(exchange, .bodyTooLarge, error, closing: true))
                 }
                 if exchange.kept != nil {
@@ -109,7 +110,7 @@ extension APIRelayHandler {
                     } else if exchange.attempts > 0, exchange.connection == nil {
                         // Connecting again to send the kept body: past the replay limit it can no longer be sent
                         // whole, and a part of it must never reach the backend as if it were all.
-                        let cause = GatehouseError.badGateway("The request body outgrew the replay limit while it was being sent again.")
+                        let cause = UpstreamProtocol.Failure.replayTooLarge.error
                         return .fail(unreachable(exchange, cause))
                     } else {
                         exchange.kept = nil
@@ -265,140 +266,6 @@ extension APIRelayHandler {
             return (exchange.connection, record)
         }
 
-        // MARK: The backend connection
-
-        /// A connection for exchange `id` is ready; the request goes out on it, due to be answered within `timeout`.
-        mutating func connectionReady(
-            _ connection: Connection, for id: Int, reused: Bool, upstreamWritable: Bool, clientWritable: Bool, timeout: TimeAmount, now: NIODeadline
-        ) -> ConnectedAction {
-            guard case .relaying(var exchange) = state, exchange.id == id else {
-                // The exchange ended (the client left) while connecting.
-                return .close(connection)
-            }
-            state = .modifying
-            exchange.connection = connection
-            exchange.reused = reused
-            exchange.upstreamWritable = upstreamWritable
-            exchange.attempts += 1
-            // A second attempt sends everything kept; the first, what arrived while connecting.
-            let body = exchange.attempts > 1 ? (exchange.kept ?? []) : exchange.unsent
-            exchange.unsent = []
-            exchange.deadline = now + timeout
-            let deadline = exchange.deadline
-            let end = exchange.requestComplete
-            let head = exchange.head
-            state = .relaying(exchange)
-            return .send(Send(connection: connection, head: head, body: body, end: end, clientWritable: clientWritable, armTimer: arm(deadline)))
-        }
-
-        /// No connection could be made for exchange `id`.
-        mutating func connectionFailed(for id: Int, _ error: any Error) -> Failure? {
-            guard case .relaying(let exchange) = state, exchange.id == id else { return nil }
-            return unreachable(exchange, error)
-        }
-
-        /// The backend's answer head.
-        mutating func upstreamHead(_ head: HTTPResponseHead) -> UpstreamHeadAction {
-            guard case .relaying(var exchange) = state else { return .nothing }
-            state = .modifying
-            if head.status == .switchingProtocols {
-                // A switch nobody asked for, or one that is not this WebSocket handshake's, would leave the
-                // client a raw connection to the backend: 502, and the backend's connection is closed.
-                guard exchange.upgrade, WebSocketHandshake.completes(head, expectedAccept: exchange.expectedAccept) else {
-                    let error = GatehouseError.badGateway("The upstream switched protocols without a valid WebSocket handshake.")
-                    return .fail(fail(exchange, .invalidSwitch, error, closing: true))
-                }
-                exchange.responseStarted = true
-                exchange.switching = true
-                exchange.status = 101
-                state = .relaying(exchange)
-                return .switching(head, requestID: exchange.entry.requestID)
-            }
-            exchange.responseStarted = true
-            guard head.status.code >= 200 else {
-                // Other 1xx are passed on; the final answer follows.
-                state = .relaying(exchange)
-                return .informational(head)
-            }
-            exchange.upstreamKeepAlive = head.isKeepAlive
-            exchange.status = Int(head.status.code)
-            state = .relaying(exchange)
-            return .final(
-                head, requestID: exchange.entry.requestID, close: !exchange.clientKeepAlive, upstream: exchange.entry.upstream, started: exchange.started)
-        }
-
-        /// A part of the backend's answer body: whether it goes to the client.
-        func upstreamBody() -> Bool {
-            if case .relaying = state { true } else { false }
-        }
-
-        /// The backend's answer ended.
-        mutating func upstreamEnd() -> UpstreamEndAction {
-            guard case .relaying(let exchange) = state else { return .nothing }
-            if exchange.switching {
-                state = .tunnelled
-                return .tunnel(exchange.connection, record: exchange.record)
-            }
-            state = exchange.requestComplete ? .idle : .discarding
-            return .finish(
-                connection: exchange.connection, reuse: exchange.requestComplete && exchange.upstreamKeepAlive, record: exchange.record,
-                closeClient: !exchange.clientKeepAlive)
-        }
-
-        /// A read of the backend completed: whether to flush the client.
-        func upstreamReadComplete() -> Bool {
-            if case .relaying = state { true } else { false }
-        }
-
-        /// The client was flushed after a read of the backend: the connection to stop reading when the client
-        /// still cannot take more (asked after the flush, which may have made room and resumed the reading).
-        func clientFlushed(clientWritable: Bool) -> Connection? {
-            guard !clientWritable, case .relaying(let exchange) = state else { return nil }
-            return exchange.connection
-        }
-
-        /// The backend connection became writable or not: whether to resume reading the client.
-        mutating func upstreamWritabilityChanged(_ isWritable: Bool) -> Bool {
-            if case .relaying(var exchange) = state {
-                state = .modifying
-                exchange.upstreamWritable = isWritable
-                state = .relaying(exchange)
-            }
-            return isWritable && resumeReading()
-        }
-
-        /// The backend connection failed or closed before the exchange ended.
-        mutating func upstreamFailed(_ error: any Error) -> UpstreamFailedAction {
-            guard case .relaying(var exchange) = state, let connection = exchange.connection else { return .nothing }
-            if exchange.responseStarted {
-                // Part of the answer is out: the client can only learn of the failure by the connection's end.
-                state = .discarding
-                return .abandon(connection)
-            }
-            if exchange.reused, exchange.attempts == 1, exchange.idempotent, exchange.kept != nil {
-                // The backend closed a kept-alive connection as the request went out: nothing was processed.
-                state = .modifying
-                exchange.connection = nil
-                state = .relaying(exchange)
-                return .retry(connection, Acquire(id: exchange.id, upstream: exchange.entry.upstream, fresh: true))
-            }
-            // The failure closes the connection the exchange still holds.
-            return .fail(unreachable(exchange, error))
-        }
-
-        /// The connection's timer fired at `now`.
-        mutating func timerFired(now: NIODeadline) -> TimerAction {
-            timerArmed = false
-            // No request out (between requests, or connecting again): a request going out arms the timer.
-            guard case .relaying(let exchange) = state, exchange.connection != nil, !exchange.responseStarted else { return .nothing }
-            guard now >= exchange.deadline else {
-                guard let deadline = arm(exchange.deadline) else { return .nothing }
-                return .arm(deadline)
-            }
-            let error = GatehouseError.gatewayTimeout("The upstream did not answer in time.")
-            return .fail(fail(exchange, .upstreamTimeout, error, closing: !exchange.requestComplete))
-        }
-
         // MARK: Steps
 
         private mutating func pass(_ head: HTTPRequestHead) {
@@ -414,18 +281,18 @@ extension APIRelayHandler {
         }
 
         /// The deadline to arm the timer for, unless it is armed already.
-        private mutating func arm(_ deadline: NIODeadline) -> NIODeadline? {
+        mutating func arm(_ deadline: NIODeadline) -> NIODeadline? {
             guard !timerArmed else { return nil }
             timerArmed = true
             return deadline
         }
 
-        private mutating func unreachable(_ exchange: Exchange, _ error: any Error) -> Failure {
-            fail(exchange, .upstreamUnreachable(error), GatehouseError.badGateway("The upstream could not be reached."), closing: !exchange.requestComplete)
+        mutating func unreachable(_ exchange: Exchange, _ error: any Error) -> Failure {
+            fail(exchange, .upstreamUnreachable(error), UpstreamProtocol.Failure.unreachable.error, closing: !exchange.requestComplete)
         }
 
         /// Ends the exchange (if any) with a problem answer; `closing` when the rest of the request cannot be read.
-        private mutating func fail(_ exchange: Exchange?, _ cause: FailureCause, _ error: GatehouseError, closing: Bool) -> Failure {
+        mutating func fail(_ exchange: Exchange?, _ cause: FailureCause, _ error: GatehouseError, closing: Bool) -> Failure {
             let closing = closing || exchange?.clientKeepAlive == false
             if let exchange, exchange.responseStarted {
                 state = .discarding

@@ -27,13 +27,12 @@ struct ProxyController: Sendable {
     let metrics: GatewayMetrics
 
     private static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
-    private static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .head, .options]
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         // `/v1/api` resolves its session itself: the access policy may let a path through without one.
         let api = router.group("/v1/api")
         let proxy = router.group("/v1/proxy/:provider").add(middleware: SessionMiddleware(resolver: resolver))
-        for method in Self.methods {
+        for method in UpstreamProtocol.methods {
             api.on("**", method: method) { request, context in try await backendCall(request, context) }
             proxy.on("**", method: method) { request, context in try await providerAPI(request, context) }
         }

@@ -16,12 +16,8 @@ struct UpstreamClient: Sendable {
     let httpClient: HTTPClient
     let settings: ServerSettings
     let metrics: GatewayMetrics
-    /// Worked out once, not per request: what every upstream request says about the gateway.
-    private let forwardedProto: String
-    private let forwardedHost: String
-    /// Strips the session cookie: the same parser that finds it (``SessionCookieParser``).
-    private let sessionCookie: SessionCookieParser
-    private let trustedProxies: TrustedProxies
+    /// The fields and failures of the upstream protocol, shared with the relay.
+    private let upstreamProtocol: UpstreamProtocol
     private static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
     private static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
     private static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
@@ -30,10 +26,7 @@ struct UpstreamClient: Sendable {
         self.httpClient = httpClient
         self.settings = settings
         self.metrics = metrics
-        forwardedProto = settings.publicURL.hasPrefix("https") ? "https" : "http"
-        forwardedHost = settings.publicAuthority
-        trustedProxies = settings.trustedProxies
-        sessionCookie = SessionCookieParser(name: settings.cookie.name)
+        upstreamProtocol = UpstreamProtocol(settings: settings)
     }
 
     /// Adds what the upstream should see to the cleaned request (identity headers, a credential).
@@ -41,9 +34,7 @@ struct UpstreamClient: Sendable {
 
     func forwardBody(of request: Request) async throws -> ForwardBody {
         let length = request.headers[.contentLength].flatMap { Int($0) }
-        if let length, length > settings.maxBodyBytes {
-            throw GatehouseError.payloadTooLarge("The request body exceeds \(settings.maxBodyBytes) bytes.")
-        }
+        if let length, length > settings.maxBodyBytes { throw UpstreamProtocol.Failure.bodyTooLarge(limit: settings.maxBodyBytes).error }
         let hasBody = (length ?? 0) > 0 || request.headers[.transferEncoding] != nil
         guard hasBody else { return .empty }
         if let length, length <= settings.replayLimitBytes {
@@ -87,7 +78,7 @@ struct UpstreamClient: Sendable {
                 context.logger.warning(
                     "the upstream answered with an interim status as its final answer; refused",
                     metadata: ["upstream": "\(AsyncHTTPTransport.redacted(url))", "status": "\(response.status.code)"])
-                throw GatehouseError.badGateway("The upstream switched protocols or gave no final answer.")
+                throw UpstreamProtocol.Failure.invalidSwitch.error
             }
             return response
         } catch let error as GatehouseError {
@@ -98,41 +89,29 @@ struct UpstreamClient: Sendable {
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             metrics.upstreamErrors.increment()
             if let hop { metrics.upstreamFailed(hop.label) }
-            throw GatehouseError.gatewayTimeout("The upstream did not answer in time.")
+            throw UpstreamProtocol.Failure.timeout.error
         } catch {
             metrics.upstreamErrors.increment()
             if let hop { metrics.upstreamFailed(hop.label) }
             context.logger.warning("upstream request failed", metadata: ["upstream": "\(AsyncHTTPTransport.redacted(url))", "error": "\(error)"])
-            throw GatehouseError.badGateway("The upstream could not be reached.")
+            throw UpstreamProtocol.Failure.unreachable.error
         }
     }
 
-    /// The client's headers as ``ForwardedHeaderRule`` lets them pass, plus `X-Forwarded-*` and `X-Real-IP`.
+    /// The client's headers as the upstream protocol forwards them (``UpstreamProtocol/forwardedFields(of:client:_:)``),
+    /// and the request's id.
     private func forwardedHeaders(of request: Request, _ context: GatehouseRequestContext) -> [(name: String, value: String)] {
-        let listed = HopByHopHeaders.listed(in: request.headers[values: .connection])
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(request.headers.count + 6)
-        for field in request.headers {
-            switch ForwardedHeaderRule.disposition(of: field.name.canonicalName, listed: listed) {
-            case .drop: continue
-            case .keep: headers.append((field.name.rawName, field.value))
-            case .filterCookie:
-                if let kept = sessionCookie.forwarded(field.value) {
-                    headers.append(("Cookie", kept))
-                }
-            }
+        var client = UpstreamProtocol.Client(connection: request.headers[values: .connection], peer: context.remoteAddress)
+        if !upstreamProtocol.trustedProxies.isEmpty {
+            client.forwardedFor = request.headers[values: Self.xForwardedFor]
+            client.forwardedProto = request.headers[Self.xForwardedProto]
+            client.forwardedHost = request.headers[Self.xForwardedHost]
         }
-        // The host the client reached is the gateway's public one, whatever `Host` the client sent, unless a
-        // trusted proxy in front says otherwise.
-        let forwarded = ForwardedFields(
-            peer: context.remoteAddress, proxies: trustedProxies,
-            incomingFor: ForwardedFields.joined(request.headers[values: Self.xForwardedFor]),
-            incomingProto: request.headers[Self.xForwardedProto], incomingHost: request.headers[Self.xForwardedHost],
-            publicProto: forwardedProto, publicHost: forwardedHost)
-        if let value = forwarded.forwardedFor { headers.append(("X-Forwarded-For", value)) }
-        if let value = forwarded.realIP { headers.append(("X-Real-IP", value)) }
-        headers.append(("X-Forwarded-Proto", forwarded.proto))
-        headers.append(("X-Forwarded-Host", forwarded.host))
+        upstreamProtocol.forwardedFields(of: request.headers.lazy.map { (name: $0.name.rawName, value: $0.value) }, client: client) {
+            headers.append(($0, $1))
+        }
         headers.append(("X-Request-Id", context.requestID))
         return headers
     }
@@ -141,8 +120,7 @@ struct UpstreamClient: Sendable {
     func makeResponse(_ upstream: HTTPClientResponse, dropCookies: Bool) -> Response {
         let listed = HopByHopHeaders.listed(in: upstream.headers["connection"])
         var fields = HTTPFields()
-        for header in upstream.headers where !HopByHopHeaders.contains(header.name, listed: listed) {
-            if dropCookies, ASCII.equalsIgnoringCase(header.name, "set-cookie") { continue }
+        for header in upstream.headers where UpstreamProtocol.passesToClient(header.name, listed: listed, dropCookies: dropCookies) {
             if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
         }
         return Response(status: .init(code: Int(upstream.status.code)), headers: fields, body: ResponseBody(asyncSequence: upstream.body))
