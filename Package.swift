@@ -184,6 +184,7 @@ let package = Package(
                 "GatehouseCore", "GatehouseServer", "GatehouseStore", "GatehouseConfiguration", "GatehouseDemo",
                 "GatehouseProviders",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
