@@ -17,13 +17,6 @@ extension GatewayConfiguration {
 
     /// A warning at the node of `path` in `root` (its file and line, or its variable), else at the top of `file`.
     private static func place(_ message: String, at path: [String], in root: ConfigNode, file: String?) -> ConfigError {
-        var node = root
-        for key in path {
-            guard case .mapping(let entries) = node.value, let entry = entries.first(where: { $0.key == key }) else {
-                return ConfigError(file: file ?? "environment", line: file == nil ? 0 : 1, message: message)
-            }
-            node = entry.value
-        }
-        return ConfigError(at: node, message)
+        location(of: path, in: root, file: file, default: "environment").error(message)
     }
 }

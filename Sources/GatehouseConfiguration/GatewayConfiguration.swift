@@ -17,6 +17,14 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var publicURLIsExplicit = false
     /// `providers_dir`: the directory of `Providers/*.yaml` (absolute once loaded).
     public var providersDirectory: String
+    /// `data_dir`: where keys are generated when `keys` names none, and where the default SQLite store lives
+    /// (absolute once loaded).
+    public var dataDirectory: String
+    /// Where ``dataDirectory`` was set: its line, its variable (`GATEHOUSE_DATA_DIR`), or, for the default, the top
+    /// of the file (`data_dir` when there is no file).
+    public var dataDirectoryLocation = ConfigLocation(file: "data_dir", line: 0)
+    /// Where `store.path` was set; when it is not, the SQLite store is in the data directory (``dataDirectoryLocation``).
+    public var storePathLocation = ConfigLocation(file: "data_dir", line: 0)
     public var store: Store
     public var sessions: Sessions
     public var refresh: Refresh
@@ -58,6 +66,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080),
         publicURL: String = "http://127.0.0.1:8080",
         providersDirectory: String = "./Providers",
+        dataDirectory: String = "./data",
         store: Store = Store(),
         sessions: Sessions = Sessions(),
         refresh: Refresh = Refresh(),
@@ -74,6 +83,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         self.listen = listen
         self.publicURL = publicURL
         self.providersDirectory = providersDirectory
+        self.dataDirectory = dataDirectory
         self.store = store
         self.sessions = sessions
         self.refresh = refresh
@@ -188,7 +198,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public static func defaults(baseDirectory: String) -> GatewayConfiguration {
         var configuration = GatewayConfiguration(baseDirectory: baseDirectory)
         configuration.providersDirectory = ConfigPath.resolve(configuration.providersDirectory, against: baseDirectory)
-        configuration.store.path = ConfigPath.resolve(configuration.store.path, against: baseDirectory)
+        configuration.dataDirectory = ConfigPath.resolve(configuration.dataDirectory, against: baseDirectory)
+        configuration.store.path = Store.defaultPath(in: configuration.dataDirectory)
         return configuration
     }
 
@@ -256,8 +267,17 @@ public struct GatewayConfiguration: Sendable, Equatable {
             }
         }
         section {
-            configuration.store = try Store(map.mapOrEmpty("store"), baseDirectory: baseDirectory)
+            if let directory = try map.nonEmptyString("data_dir") {
+                configuration.dataDirectory = ConfigPath.resolve(directory, against: baseDirectory)
+            }
         }
+        configuration.dataDirectoryLocation = location(of: ["data_dir"], in: overlay.root, file: path, default: "data_dir")
+        section {
+            configuration.store = try Store(map.mapOrEmpty("store"), baseDirectory: baseDirectory, dataDirectory: configuration.dataDirectory)
+        }
+        // Not written: the store is in the data directory, and moves with it.
+        let storePath = location(of: ["store", "path"], in: overlay.root, file: nil, default: "")
+        configuration.storePathLocation = storePath.file.isEmpty ? configuration.dataDirectoryLocation : storePath
         section { configuration.sessions = try Sessions(map.mapOrEmpty("sessions")) }
         section { configuration.refresh = try Refresh(map.mapOrEmpty("refresh")) }
         section {

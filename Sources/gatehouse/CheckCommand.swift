@@ -18,11 +18,11 @@ struct CheckCommand: AsyncParsableCommand {
         let configuration = read ?? fallback()
         // Before any problem: a misspelt GATEHOUSE_* name is often why a setting did not take.
         for line in options.environmentWarnings(configuration) { printError("warning: \(line)") }
-        // A key whose entry has a problem of its own is not also reported for its file.
-        let keyProblems = KeyMaterial.problems(in: configuration.keys).filter { key in
-            !configurationProblems.contains { $0.file == key.file && $0.line == key.line }
+        // A key whose entry has a problem of its own is not also reported for its file, nor a directory for its setting.
+        let fileProblems = (KeyMaterial.problems(in: configuration.keys) + StateDirectories.problems(in: configuration)).filter { found in
+            !configurationProblems.contains { $0.file == found.file && $0.line == found.line }
         }
-        problems += (configurationProblems + keyProblems).enumerated()
+        problems += (configurationProblems + fileProblems).enumerated()
             .sorted { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }
             .map(\.element.description)
         var providers = 0
