@@ -37,6 +37,19 @@ def test_keys_generate_writes_sealing_and_signing_key_files_mode_0600(cli, tmp_p
     if label == "PRIVATE KEY":
         assert EC_PUBLIC_KEY_OID in der, "PKCS#8 key that is not an EC key"
 
+    # Issue 38: the directory it creates (parents included) is the owner's only, as the files are, so the deploy
+    # instructions need no `install -d -m 0700` of their own.
+    assert stat.S_IMODE(keys.stat().st_mode) == 0o700, oct(keys.stat().st_mode)
+    nested = tmp_path / "a" / "b"
+    assert cli(["keys", "generate", "--id", "k1", "--directory", str(nested)], cwd=tmp_path).returncode == 0
+    assert [stat.S_IMODE(d.stat().st_mode) for d in (tmp_path / "a", nested)] == [0o700, 0o700]
+    # An existing directory keeps its mode: it is the operator's.
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o750)
+    shared.chmod(0o750)
+    assert cli(["keys", "generate", "--id", "k1", "--directory", str(shared)], cwd=tmp_path).returncode == 0
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o750
+
     # A second run with the same id refuses to overwrite either file.
     before = {p: p.read_bytes() for p in (sealing, signing)}
     again = cli(["keys", "generate", "--id", "k9", "--directory", str(keys)], cwd=tmp_path)
