@@ -142,7 +142,8 @@ public enum GatewayLauncher {
             try await withRunningStore(configuredStore) {
                 let metrics = GatewayMetrics()
                 // Timed below the session cache: the store's own latency, not the cache's.
-                var (store, storeServices) = try await migrateAtStart(InstrumentedSessionStore(base: configuredStore, metrics: metrics), logger: logger)
+                var (store, storeServices) = try await migrateAtStart(
+                    InstrumentedSessionStore(base: configuredStore, metrics: metrics, outages: StoreOutageReporter(logger: logger)), logger: logger)
                 if let cache = sessionCache(configuration, over: store, feed: configuredStore, logger: logger) {
                     store = cache.store
                     storeServices.append(cache.synchronizer)
