@@ -184,9 +184,11 @@ public struct YAMLDocument: Sendable {
             let start = index == mark.line - 1 ? min(line.count, mark.column - 1 + key.unicodeScalars.count) : 0
             var position = start
             while position < line.count {
-                for spelling in spellings where position + spelling.count <= line.count && Array(line[position..<(position + spelling.count)]) == spelling {
-                    guard isKeyStart(line, position), isFollowedByColon(line, position + spelling.count) else { continue }
-                    found.append((index + 1, position..<(position + spelling.count)))
+                for spelling in spellings {
+                    let end = position + spelling.count
+                    guard end <= line.count, Array(line[position..<end]) == spelling else { continue }
+                    guard isKeyStart(line, position), isFollowedByColon(line, end) else { continue }
+                    found.append((index + 1, position..<end))
                 }
                 position += 1
             }

@@ -22,7 +22,8 @@ public enum StateDirectories {
         let data = configuration.dataDirectory
         let dataAdvice = "set data_dir (or GATEHOUSE_DATA_DIR) to a directory this user can write, or let it write this one"
         let generated = [(configuration.keys.sealing.isEmpty, "sealing-k1.key"), (configuration.keys.signing.isEmpty, "signing-s1.pem")]
-        if generatingKeys, generated.contains(where: { isGenerated, name in isGenerated && !exists((data as NSString).appendingPathComponent(name)) }) {
+        let missing = generated.contains { isGenerated, name in isGenerated && !exists((data as NSString).appendingPathComponent(name)) }
+        if generatingKeys, missing {
             needs.append((data, configuration.dataDirectoryLocation, dataAdvice))
         }
         var problems: [ConfigError] = []
