@@ -19,12 +19,8 @@ struct CheckCommand: AsyncParsableCommand {
         // Before any problem: a misspelt GATEHOUSE_* name is often why a setting did not take.
         for line in options.environmentWarnings(configuration) { printError("warning: \(line)") }
         // A key whose entry has a problem of its own is not also reported for its file, nor a directory for its setting.
-        let fileProblems = (KeyMaterial.problems(in: configuration.keys) + StateDirectories.problems(in: configuration)).filter { found in
-            !configurationProblems.contains { $0.file == found.file && $0.line == found.line }
-        }
-        problems += (configurationProblems + fileProblems).enumerated()
-            .sorted { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }
-            .map(\.element.description)
+        let found = KeyMaterial.problems(in: configuration.keys) + StateDirectories.problems(in: configuration)
+        problems += ConfigOptions.merged(configurationProblems, with: found).map(\.description)
         var providers = 0
         var skipped: [ConfigError] = []
         do {

@@ -123,3 +123,25 @@ keys:
         assert "gatehouse.yaml:4: key 'k2': the sealing key file" in lines and "must hold 32 bytes in base64" in lines, lines
         assert "gatehouse.yaml:5: key 'k1': cannot read the key file" in lines, lines
         assert "gatehouse.yaml:7: key 's1': the signing key file" in lines, lines
+
+
+def test_serve_reports_bad_key_files_with_the_configurations_other_problems_in_one_run(cli, tmp_path):
+    """Issue 38: `serve` refuses to start with the lines `check` prints: a key file that is not a key is reported in
+    the same run as another problem of gatehouse.yaml, not only once that one is fixed."""
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "signing.pem").write_text("not a pem\n")
+    config = write_config(tmp_path, """\
+store: {kind: "memory"}
+colour: blue
+keys:
+  signing:
+    - {id: "s1", file: "secrets/signing.pem"}
+""")
+    write_provider(tmp_path, "x")
+    for command in (["check"], ["serve", "--listen", "127.0.0.1:0"]):
+        result = cli([*command, "--config", str(config)], cwd=tmp_path)
+        assert result.returncode == 1, result.stderr
+        lines = [line for line in result.stderr.splitlines() if line.startswith(str(config))]
+        assert len(lines) == 2, (command, result.stderr)
+        assert lines[0] == f"{config}:2: unknown key 'colour'", lines
+        assert lines[1].startswith(f"{config}:5: key 's1': the signing key file"), lines
