@@ -18,6 +18,7 @@ public enum EnvironmentSettings {
         .init("listen"),
         .init("public_url"),
         .init("providers_dir"),
+        .init("data_dir"),
         .init("metrics_listen"),
         .init("store.kind"),
         .init("store.path"),

@@ -49,12 +49,17 @@ extension GatewayConfiguration {
             "Store(kind: \(kind.rawValue), path: \(path), url: \(url == nil ? "nil" : "<redacted>"), poolSize: \(poolSize), sessionCacheSeconds: \(sessionCacheSeconds))"
         }
 
-        init(_ map: ConfigMap, baseDirectory: String) throws {
+        /// The SQLite file when `store.path` is not given: `gatehouse.sqlite3` in the data directory.
+        static func defaultPath(in dataDirectory: String) -> String {
+            (dataDirectory as NSString).appendingPathComponent("gatehouse.sqlite3")
+        }
+
+        init(_ map: ConfigMap, baseDirectory: String, dataDirectory: String) throws {
             self.init()
             if let text = try map.choice("kind", ["sqlite", "memory", "postgres"]), let kind = Kind(rawValue: text) {
                 self.kind = kind
             }
-            path = ConfigPath.resolve(try map.nonEmptyString("path") ?? path, against: baseDirectory)
+            path = try map.nonEmptyString("path").map { ConfigPath.resolve($0, against: baseDirectory) } ?? Self.defaultPath(in: dataDirectory)
             poolSize = try map.positiveInt("pool_size", unit: "connections") ?? poolSize
             sessionCacheSeconds = try map.int("session_cache_seconds", range: 0...3600) ?? (kind == .postgres ? 0 : Self.defaultSessionCacheSeconds)
             if kind == .postgres && sessionCacheSeconds > 0 && poolSize < 2 {

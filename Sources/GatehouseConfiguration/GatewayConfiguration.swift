@@ -17,6 +17,14 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var publicURLIsExplicit = false
     /// `providers_dir`: the directory of `Providers/*.yaml` (absolute once loaded).
     public var providersDirectory: String
+    /// `data_dir`: where keys are generated when `keys` names none, and where the default SQLite store lives
+    /// (absolute once loaded).
+    public var dataDirectory: String
+    /// Where ``dataDirectory`` was set: its line, its variable (`GATEHOUSE_DATA_DIR`), or, for the default, the top
+    /// of the file (`data_dir` when there is no file).
+    public var dataDirectoryLocation = ConfigLocation(file: "data_dir", line: 0)
+    /// Where `store.path` was set; when it is not, the SQLite store is in the data directory (``dataDirectoryLocation``).
+    public var storePathLocation = ConfigLocation(file: "data_dir", line: 0)
     public var store: Store
     public var sessions: Sessions
     public var refresh: Refresh
@@ -46,6 +54,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// The `GATEHOUSE_*` variables that set keys (``EnvironmentSettings``), in the order of the file's sections;
     /// names only: a value may be a secret.
     public var environmentVariables: [String] = []
+    /// What is valid but most likely a mistake (`sessions.cookie.secure: false` behind an `https` `public_url`),
+    /// each at the `file:line` (or variable) that set it; `gatehouse check` and `serve` print them as warnings.
+    public var warnings: [ConfigError] = []
     /// The directory relative paths were resolved against: the file's directory, else the current directory.
     /// Generated keys and other state default to `data/` under it.
     public var baseDirectory: String
@@ -55,6 +66,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080),
         publicURL: String = "http://127.0.0.1:8080",
         providersDirectory: String = "./Providers",
+        dataDirectory: String = "./data",
         store: Store = Store(),
         sessions: Sessions = Sessions(),
         refresh: Refresh = Refresh(),
@@ -71,6 +83,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         self.listen = listen
         self.publicURL = publicURL
         self.providersDirectory = providersDirectory
+        self.dataDirectory = dataDirectory
         self.store = store
         self.sessions = sessions
         self.refresh = refresh
@@ -122,13 +135,29 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public static func load(
         path: String?, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> GatewayConfiguration {
+        let (configuration, problems) = read(path: path, environment: environment)
+        guard let configuration, problems.isEmpty else { throw ConfigurationErrors(problems) }
+        return configuration
+    }
+
+    /// Reads `gatehouse.yaml` as ``load(path:environment:)`` does, without stopping at its problems: what
+    /// `gatehouse check` needs to go on to the files the configuration names (keys, providers) in the same run.
+    /// - Parameters:
+    ///   - path: the file; nil means `./gatehouse.yaml` when it exists, else the defaults (and the environment).
+    ///   - environment: where `${VAR}` is looked up, and the `GATEHOUSE_*` settings, which win over the file.
+    /// - Returns: the configuration as far as it could be read (a section with a problem keeps what it read
+    ///   before it, or its defaults), nil when the file cannot be read or is not YAML; and every problem, each at
+    ///   its `file:line`, in line order.
+    public static func read(
+        path: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> (configuration: GatewayConfiguration?, problems: [ConfigError]) {
         let file: String
         if let path {
             file = path
         } else if FileManager.default.fileExists(atPath: defaultFile) {
             file = defaultFile
         } else {
-            return try load(.emptyMapping(file: environmentName), file: nil, baseDirectory: ConfigPath.current, environment: environment)
+            return read(.emptyMapping(file: environmentName), file: nil, baseDirectory: ConfigPath.current, environment: environment)
         }
         let document: YAMLDocument
         do {
@@ -136,9 +165,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
         } catch {
             var errors = ErrorCollector()
             errors.record(error, file: file)
-            throw ConfigurationErrors(errors.errors)
+            return (nil, errors.errors)
         }
-        return try load(document.root, file: file, baseDirectory: ConfigPath.directory(of: file), environment: environment)
+        return read(document.root, file: file, baseDirectory: ConfigPath.directory(of: file), environment: environment)
     }
 
     /// Reads settings from YAML text (a file's content), with the `GATEHOUSE_*` variables of
@@ -159,7 +188,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
             errors.record(error, file: file)
             throw ConfigurationErrors(errors.errors)
         }
-        return try load(document.root, file: file, baseDirectory: ConfigPath.directory(of: file), environment: environment)
+        let (configuration, problems) = read(document.root, file: file, baseDirectory: ConfigPath.directory(of: file), environment: environment)
+        guard let configuration, problems.isEmpty else { throw ConfigurationErrors(problems) }
+        return configuration
     }
 
     /// All defaults, with relative paths resolved against `baseDirectory`.
@@ -167,7 +198,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public static func defaults(baseDirectory: String) -> GatewayConfiguration {
         var configuration = GatewayConfiguration(baseDirectory: baseDirectory)
         configuration.providersDirectory = ConfigPath.resolve(configuration.providersDirectory, against: baseDirectory)
-        configuration.store.path = ConfigPath.resolve(configuration.store.path, against: baseDirectory)
+        configuration.dataDirectory = ConfigPath.resolve(configuration.dataDirectory, against: baseDirectory)
+        configuration.store.path = Store.defaultPath(in: configuration.dataDirectory)
         return configuration
     }
 
@@ -176,10 +208,11 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// Where a problem of the whole configuration is placed when there is no file.
     private static let environmentName = "environment"
 
-    /// Reads a parsed file (an empty mapping when there is none) with the environment's settings over it.
-    private static func load(
+    /// Reads a parsed file (an empty mapping when there is none) with the environment's settings over it: the
+    /// configuration as far as it could be read (nil when the file is not a mapping), and every problem.
+    private static func read(
         _ root: ConfigNode, file path: String?, baseDirectory: String, environment: [String: String]
-    ) throws -> GatewayConfiguration {
+    ) -> (configuration: GatewayConfiguration?, problems: [ConfigError]) {
         let file = path ?? environmentName
         var errors = ErrorCollector()
         var configuration = defaults(baseDirectory: baseDirectory)
@@ -194,7 +227,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
             let map = errors.attempt(file: file, {
                 try ConfigMap(overlay.root, environment: environment, baseDirectory: baseDirectory, problems: problems)
             })
-        else { throw ConfigurationErrors(errors.errors) }
+        else { return (nil, errors.errors) }
         /// A section's own checks throw; what they throw joins the collected problems.
         func section(_ body: () throws -> Void) {
             do {
@@ -234,8 +267,17 @@ public struct GatewayConfiguration: Sendable, Equatable {
             }
         }
         section {
-            configuration.store = try Store(map.mapOrEmpty("store"), baseDirectory: baseDirectory)
+            if let directory = try map.nonEmptyString("data_dir") {
+                configuration.dataDirectory = ConfigPath.resolve(directory, against: baseDirectory)
+            }
         }
+        configuration.dataDirectoryLocation = location(of: ["data_dir"], in: overlay.root, file: path, default: "data_dir")
+        section {
+            configuration.store = try Store(map.mapOrEmpty("store"), baseDirectory: baseDirectory, dataDirectory: configuration.dataDirectory)
+        }
+        // Not written: the store is in the data directory, and moves with it.
+        let storePath = location(of: ["store", "path"], in: overlay.root, file: nil, default: "")
+        configuration.storePathLocation = storePath.file.isEmpty ? configuration.dataDirectoryLocation : storePath
         section { configuration.sessions = try Sessions(map.mapOrEmpty("sessions")) }
         section { configuration.refresh = try Refresh(map.mapOrEmpty("refresh")) }
         section {
@@ -271,10 +313,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
         section { try map.finish() }
 
         for error in problems.errors { errors.append(error) }
-        guard errors.isEmpty else { throw ConfigurationErrors(errors.sortedByLine()) }
         if !configuration.publicURLIsExplicit {
             configuration.publicURL = defaultPublicURL(for: configuration.listen, secure: configuration.tls != nil)
         }
-        return configuration
+        configuration.warnings = warnings(configuration, root: overlay.root)
+        return (configuration, errors.sortedByLine())
     }
 }

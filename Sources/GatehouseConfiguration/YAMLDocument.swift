@@ -26,13 +26,29 @@ public struct YAMLDocument: Sendable {
     /// - Throws: ``ConfigError`` at the line of a syntax error.
     public init(text: String, file: String) throws {
         self.file = file
+        var source = text
+        var renamed = 0
         let composed: Node?
-        do {
-            // `.basic`: no implicit tags from Yams (its rules are ICU regular expressions); plain scalars are typed by
-            // `YAMLCoreSchema` where a key asks for a number or a boolean.
-            composed = try Yams.compose(yaml: text, .basic)
-        } catch let error as YamlError {
-            throw Self.configError(error, file: file, text: text)
+        while true {
+            do {
+                // `.basic`: no implicit tags from Yams (its rules are ICU regular expressions); plain scalars are typed
+                // by `YAMLCoreSchema` where a key asks for a number or a boolean.
+                composed = try Yams.compose(yaml: source, .basic)
+                break
+            } catch let error as YamlError {
+                // Yams refuses a whole file for one repeated key. The repetition is renamed so that the rest of the file
+                // is read, and gets its own name back in the tree, where ``ConfigMap`` reports it as one problem among
+                // the file's others.
+                if case .duplicatedKeysInMapping(let duplicates, let context) = error, renamed < Self.maximumRenames,
+                    let key = duplicates.first,
+                    let edited = Self.renamingRepetition(of: key, after: context.mark, in: source, number: renamed)
+                {
+                    source = edited
+                    renamed += 1
+                    continue
+                }
+                throw Self.configError(error, file: file, text: source)
+            }
         }
         guard let composed else {
             root = .emptyMapping(file: file)
@@ -91,6 +107,7 @@ public struct YAMLDocument: Sendable {
                 guard case .scalar(let keyScalar) = key else {
                     throw ConfigError(file: file, line: keyLine, message: "mapping keys must be plain strings")
                 }
+                let name = originalKey(keyScalar.string)
                 var converted = try convert(value, file: file, fallbackLine: keyLine)
                 switch converted.value {
                 case .null, .mapping, .sequence:
@@ -100,7 +117,7 @@ public struct YAMLDocument: Sendable {
                 case .scalar:
                     break
                 }
-                entries.append(ConfigNode.Entry(key: keyScalar.string, line: keyLine, value: converted))
+                entries.append(ConfigNode.Entry(key: name, line: keyLine, value: converted))
             }
             return ConfigNode(.mapping(entries), file: file, line: line)
         case .alias(let alias):
@@ -126,6 +143,75 @@ public struct YAMLDocument: Sendable {
         default:
             return ConfigError(file: file, line: 1, message: "invalid YAML: \(error)")
         }
+    }
+
+    /// How many keys may be renamed in search of the repetitions of duplicated keys before the file is refused.
+    private static let maximumRenames = 200
+
+    /// What a renamed key starts with: U+0001, then its number, U+0001 again, and the key as written.
+    private static let renameMark = "\u{1}"
+
+    /// The key a renamed repetition had (``renamingRepetition(of:after:in:number:)``); any other key as it is.
+    private static func originalKey(_ key: String) -> String {
+        guard key.hasPrefix(renameMark) else { return key }
+        let parts = key.split(separator: Character(renameMark), maxSplits: 2, omittingEmptySubsequences: false)
+        return parts.count == 3 ? String(parts[2]) : key
+    }
+
+    /// `text` with the first spelling of `key` after its first occurrence (at `mark`) that is written as a key
+    /// replaced by a double-quoted name no file uses (``renameMark``), or nil when there is none. Each call takes
+    /// the next one: the spelling renamed is no longer found. A spelling that is not the repetition (a key of a
+    /// nested mapping) is harmless, since the tree gets every name back, and the next call takes the next one.
+    private static func renamingRepetition(of key: String, after mark: Mark, in text: String, number: Int) -> String? {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { Array(String($0).unicodeScalars) }
+        guard mark.line >= 1, mark.line <= lines.count,
+            let (line, range) = keySpellings(of: key, after: mark, in: lines).first
+        else { return nil }
+        let escaped = key.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        let replacement = "\"\\x01\(number)\\x01\(escaped)\""
+        lines[line - 1].replaceSubrange(range, with: replacement.unicodeScalars)
+        return lines.map { String(String.UnicodeScalarView($0)) }.joined(separator: "\n")
+    }
+
+    /// Where `key` is written as a key after its first occurrence at `mark`, in text order: the line (1-based) and
+    /// the range of the spelling (`key`, `"key"` or `'key'`) in that line's scalars. A key is a spelling at the start
+    /// of a line (after the indentation and any `- `), or after `{` or `,` (flow style), followed by `:`.
+    private static func keySpellings(of key: String, after mark: Mark, in lines: [[Unicode.Scalar]]) -> [(Int, Range<Int>)] {
+        let spellings = [key, "\"\(key)\"", "'\(key)'"].map { Array($0.unicodeScalars) }
+        var found: [(Int, Range<Int>)] = []
+        for index in (mark.line - 1)..<lines.count {
+            let line = lines[index]
+            let start = index == mark.line - 1 ? min(line.count, mark.column - 1 + key.unicodeScalars.count) : 0
+            var position = start
+            while position < line.count {
+                for spelling in spellings {
+                    let end = position + spelling.count
+                    guard end <= line.count, Array(line[position..<end]) == spelling else { continue }
+                    guard isKeyStart(line, position), isFollowedByColon(line, end) else { continue }
+                    found.append((index + 1, position..<end))
+                }
+                position += 1
+            }
+        }
+        return found
+    }
+
+    /// Whether a key may start at `position`: only spaces and `- ` before it on its line, or `{` or `,` and spaces.
+    private static func isKeyStart(_ line: [Unicode.Scalar], _ position: Int) -> Bool {
+        var before = position - 1
+        while before >= 0, line[before] == " " { before -= 1 }
+        if before < 0 { return true }
+        if line[before] == "{" || line[before] == "," { return true }
+        guard line[before] == "-" else { return false }
+        return line[0..<before].allSatisfy { $0 == " " || $0 == "-" }
+    }
+
+    /// Whether `:` follows at `position`, after spaces, and ends the key (a space, a flow character or the line's end).
+    private static func isFollowedByColon(_ line: [Unicode.Scalar], _ position: Int) -> Bool {
+        var after = position
+        while after < line.count, line[after] == " " { after += 1 }
+        guard after < line.count, line[after] == ":" else { return false }
+        return after + 1 == line.count || [" ", ",", "}", "]", "\t", "\r"].contains(line[after + 1])
     }
 
     /// Yams names the first occurrence of a duplicated key; the error belongs to the repetition, which is

@@ -98,14 +98,14 @@ public enum GatewayLauncher {
         return loaded.providers
     }
 
-    /// The keys of a configuration, generated under `<base>/data` when none are configured.
+    /// The keys of a configuration, generated under `data_dir` when none are configured.
     public static func keys(_ configuration: GatewayConfiguration) throws -> KeyMaterial {
         let problems = KeyMaterial.problems(in: configuration.keys)
         guard problems.isEmpty else { throw ConfigurationErrors(problems) }
         return try KeyMaterial.load(
             sealing: configuration.keys.sealing.map { ($0.id, $0.file) },
             signing: configuration.keys.signing.map { ($0.id, $0.file) },
-            dataDirectory: (configuration.baseDirectory as NSString).appendingPathComponent("data"))
+            dataDirectory: configuration.dataDirectory)
     }
 
     /// Reads the configuration file again (SIGHUP), with the environment's settings over it as at start-up;
@@ -123,6 +123,9 @@ public enum GatewayLauncher {
         makeProviders: (@Sendable (any HTTPTransport) throws -> [any AuthProvider])? = nil,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
+        // Before anything is created: a data directory this user cannot write is one line that names it.
+        let directories = StateDirectories.problems(in: configuration)
+        guard directories.isEmpty else { throw ConfigurationErrors(directories) }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamClientConfiguration())
         do {
             let transport = Gateway.providerTransport(client: client, timeout: TimeInterval(configuration.limits.upstreamTimeoutSeconds), logger: logger)
@@ -139,7 +142,8 @@ public enum GatewayLauncher {
             try await withRunningStore(configuredStore) {
                 let metrics = GatewayMetrics()
                 // Timed below the session cache: the store's own latency, not the cache's.
-                var (store, storeServices) = try await migrateAtStart(InstrumentedSessionStore(base: configuredStore, metrics: metrics), logger: logger)
+                var (store, storeServices) = try await migrateAtStart(
+                    InstrumentedSessionStore(base: configuredStore, metrics: metrics, outages: StoreOutageReporter(logger: logger)), logger: logger)
                 if let cache = sessionCache(configuration, over: store, feed: configuredStore, logger: logger) {
                     store = cache.store
                     storeServices.append(cache.synchronizer)

@@ -13,16 +13,14 @@ struct CheckCommand: AsyncParsableCommand {
 
     func run() async throws {
         var problems: [String] = []
-        let configuration: GatewayConfiguration
-        do {
-            configuration = try GatewayConfiguration.load(path: options.config)
-        } catch let errors as ConfigurationErrors {
-            problems += errors.lines
-            configuration = fallback()
-        }
+        // As far as it can be read: the key files and provider files it names are checked in the same run.
+        let (read, configurationProblems) = GatewayConfiguration.read(path: options.config)
+        let configuration = read ?? fallback()
         // Before any problem: a misspelt GATEHOUSE_* name is often why a setting did not take.
         for line in options.environmentWarnings(configuration) { printError("warning: \(line)") }
-        problems += KeyMaterial.problems(in: configuration.keys).map(\.description)
+        // A key whose entry has a problem of its own is not also reported for its file, nor a directory for its setting.
+        let found = KeyMaterial.problems(in: configuration.keys) + StateDirectories.problems(in: configuration)
+        problems += ConfigOptions.merged(configurationProblems, with: found).map(\.description)
         var providers = 0
         var skipped: [ConfigError] = []
         do {
@@ -37,6 +35,7 @@ struct CheckCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         for line in skipped { printError("warning: \(line)") }
+        for warning in configuration.warnings { printError("warning: \(warning)") }
         if let warning = configuration.tls?.expiryWarning() { printError("warning: \(warning)") }
         if providers == 0, !skipped.isEmpty {
             printError("warning: every provider file was skipped (optional: true, environment not set); the gateway would start, but /readyz answers 503 no_providers until one loads")

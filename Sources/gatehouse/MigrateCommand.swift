@@ -12,6 +12,11 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try options.load()
+        let directories = StateDirectories.problems(in: configuration, generatingKeys: false)
+        guard directories.isEmpty else {
+            for problem in directories { printError(problem.description) }
+            throw ExitCode(1)
+        }
         let store = try GatewayLauncher.makeStore(configuration)
         try await GatewayLauncher.withRunningStore(store) { try await store.migrate() }
         print(Self.summary(configuration.store))

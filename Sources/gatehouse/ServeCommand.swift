@@ -29,6 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = LoggingSetup.logger(configuration.logging)
         for warning in options.environmentWarnings(configuration) { logger.warning("\(warning)") }
+        for warning in configuration.warnings { logger.warning("\(warning)") }
         do {
             try await GatewayLauncher.run(configuration, logger: logger, onServerRunning: { port in
                 logger.notice("gatehouse listening", metadata: ["address": "\(host):\(port)", "public_url": "\(publicURL)"])

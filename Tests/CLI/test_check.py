@@ -340,3 +340,55 @@ def test_check_reports_every_problem_of_a_provider_file_in_one_run(cli, tmp_path
     ])
     lines = [(f, n) for f, n, _ in error_lines(result.stderr)]
     assert lines == sorted(lines, key=lambda entry: (entry[0], entry[1])), "each file's problems are printed in line order"
+
+
+def test_check_reports_a_duplicate_key_and_bad_key_files_with_the_other_problems_in_one_run(cli, tmp_path):
+    """Issue 38: a repeated key is one problem among the file's others (the rest of the file is still read), and
+    the key files `keys:` names are read even when other sections have problems: one run, every line."""
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "signing.pem").write_text("not a pem\n")
+    config = write_config(tmp_path, """\
+listen: "127.0.0.1:18080"
+store:
+  kind: "memory"
+  kind: "sqlite"
+sessions:
+  idle_timeout_seconds: "soon"
+keys:
+  signing:
+    - {id: "s1", file: "secrets/signing.pem"}
+  sealing:
+    - {id: "k1", file: "secrets/missing.key"}
+colour: blue
+""")
+    provider = write_provider(tmp_path, "x", provider_yaml("x") + 'scopes: ["write"]\nflavour: 1\n')
+    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    assert_check_fails(result, [
+        (config, 4, ["duplicate key 'store.kind'"]),
+        (config, 6, ["'sessions.idle_timeout_seconds' must be a whole number"]),
+        (config, 9, ["key 's1'", "P-256"]),
+        (config, 11, ["key 'k1'", "cannot read the key file"]),
+        (config, 12, ["unknown key 'colour'"]),
+        (provider, line_of(provider, "scopes") + 4, ["duplicate key 'scopes'"]),
+        (provider, line_of(provider, "flavour"), ["unknown key 'flavour'"]),
+    ])
+
+
+def test_check_warns_when_an_https_public_url_has_a_cookie_that_is_not_secure(cli, tmp_path):
+    """Issue 38: valid (the gateway may sit behind a proxy that terminates TLS), but a cookie browsers would also
+    send over plain http: a warning at the line that sets it, and the check still passes."""
+    config = write_config(tmp_path, HTTPS_CONFIG.replace(
+        "sessions:\n", 'sessions:\n  cookie:\n    name: "gatehouse_session"\n    secure: false\n'))
+    write_provider(tmp_path, "x", userinfo=True, revocation=True)
+    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "configuration OK" in result.stdout
+    assert result.stderr.splitlines() == [
+        f"warning: {config}:{line_of(config, 'secure:')}: 'sessions.cookie.secure' is false while 'public_url' is https "
+        "(https://gate.example.test): browsers would also send the session cookie over plain http; "
+        'set it to true (with the cookie name "__Host-gatehouse_session")'
+    ], result.stderr
+    plain = write_config(tmp_path, VALID_CONFIG.replace(
+        "sessions:\n", 'sessions:\n  cookie:\n    name: "gatehouse_session"\n    secure: false\n'))
+    result = cli(["check", "--config", str(plain)], cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr

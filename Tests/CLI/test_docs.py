@@ -85,3 +85,34 @@ def test_every_link_resolves_inside_the_repository(page):
 def test_nothing_points_to_the_teams_own_specification():
     for path in [*PAGES, *REPO.glob("Sources/**/*.swift"), *REPO.glob("scripts/*"), *REPO.glob("Providers/*")]:
         assert "../shared" not in path.read_text(errors="replace"), path
+
+
+def defined_metrics() -> dict[str, list[str]]:
+    """The metrics GatewayMetrics registers through its helpers, by full name, with their label names:
+    `counter("x")` is `gatehouse_x_total`, `labelled("x", …, [("a", …)])` is `gatehouse_x_total{a}`,
+    `histogram("x", …, label: ("a", …))` is `gatehouse_x_seconds{a}`."""
+    source = (REPO / "Sources" / "GatehouseServer" / "Services" / "GatewayMetrics.swift").read_text()
+    metrics: dict[str, list[str]] = {}
+    for name in re.findall(r'\bcounter\("([a-z_]+)"', source):
+        metrics[f"gatehouse_{name}_total"] = []
+    for name, labels in re.findall(r'\blabelled\(\s*"([a-z_]+)",\s*"[^"]*",\s*\[((?:\("[a-z_]+",[^)]*\),?\s*)+)\]', source):
+        metrics[f"gatehouse_{name}_total"] = re.findall(r'\("([a-z_]+)",', labels)
+    for name, label in re.findall(r'\bhistogram\(\s*"([a-z_]+)",\s*"[^"]*",\s*label:\s*\("([a-z_]+)"', source):
+        metrics[f"gatehouse_{name}_seconds"] = [label]
+    return metrics
+
+
+def test_every_metric_the_gateway_registers_is_in_the_operator_guides_tables():
+    """Issue 38: `gatehouse_upstream_failures_total{upstream}` was served but in no table of docs/operations.md."""
+    metrics = defined_metrics()
+    assert "gatehouse_upstream_failures_total" in metrics and len(metrics) >= 15, metrics
+    text = (REPO / "docs" / "operations.md").read_text()
+    section = text[text.index("\n## Metrics"):]
+    section = section[:section.index("\n## ", 1)]
+    documented = dict(re.findall(r"^\| `(gatehouse_[a-z_]+)(?:\{([a-z_,=\"…]*)\})?` \|", section, re.M))
+    missing = sorted(name for name in metrics if name not in documented)
+    assert not missing, f"metrics docs/operations.md's Metrics tables lack: {missing}"
+    unlabelled = {name: labels for name, labels in metrics.items()
+                  if labels and not any(re.fullmatch(rf"\| `{name}\{{{','.join(labels)}\}}` \|.*", row)
+                                        for row in section.splitlines())}
+    assert not unlabelled, f"labelled metrics documented without their labels {{…}}: {unlabelled}"

@@ -8,11 +8,15 @@ paths are this test's own. A quote no scenario reproduces fails the test, so a m
 longer prints cannot stay in the table."""
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import socket
+import subprocess
+import tempfile
 from pathlib import Path
 
-from conftest import REPO, write_config
+from conftest import REPO, clean_env, write_config
 
 OPERATIONS = REPO / "docs" / "operations.md"
 CONFIGURATION = REPO / "docs" / "configuration.md"
@@ -45,9 +49,28 @@ def keys_config(root: Path) -> Path:
                               f'  signing: [{{id: "k1", file: "{root}/secrets/signing-k1.pem"}}]\n')
 
 
-def scenarios(cli, root: Path) -> str:
+def unwritable_data_directory(gatehouse_bin: Path) -> str:
+    """What `check` prints in a working directory its user cannot write, without a configuration file (as uid
+    65534 when the tests run as root, who may write anywhere)."""
+    prefix = []
+    if os.geteuid() == 0:
+        assert shutil.which("setpriv"), "setpriv (util-linux) is needed to run the binary as an unprivileged user"
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    directory = Path(tempfile.mkdtemp(prefix="gatehouse-read-only-"))
+    directory.chmod(0o555)
+    try:
+        result = subprocess.run([*prefix, str(gatehouse_bin), "check"], cwd=str(directory), env=clean_env(),
+                                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    finally:
+        directory.chmod(0o755)
+        shutil.rmtree(directory, ignore_errors=True)
+    assert result.returncode != 0, (result.stdout, result.stderr)
+    return result.stdout + result.stderr
+
+
+def scenarios(cli, root: Path, gatehouse_bin: Path) -> str:
     """Everything the binary prints in the failures the docs describe, one run after the other."""
-    printed = []
+    printed = [unwritable_data_directory(gatehouse_bin)]
 
     def run(args: list[str]) -> None:
         result = cli(args, cwd=root)
@@ -74,16 +97,16 @@ def scenarios(cli, root: Path) -> str:
     return "\n".join(printed)
 
 
-def test_the_troubleshooting_table_quotes_what_the_binary_prints(cli, tmp_path):
+def test_the_troubleshooting_table_quotes_what_the_binary_prints(cli, gatehouse_bin, tmp_path):
     quotes = [quote for quote in table_quotes() if quote not in UNREPRODUCIBLE]
     assert len(quotes) >= 5, quotes
-    printed = scenarios(cli, tmp_path)
+    printed = scenarios(cli, tmp_path, gatehouse_bin)
     missing = [quote for quote in quotes if not pattern(quote, tmp_path).search(printed)]
     assert not missing, f"docs/operations.md quotes messages the binary does not print: {missing}\n--- printed:\n{printed}"
 
 
-def test_the_key_file_messages_the_docs_quote_are_printed_by_check(cli, tmp_path):
-    printed = scenarios(cli, tmp_path)
+def test_the_key_file_messages_the_docs_quote_are_printed_by_check(cli, gatehouse_bin, tmp_path):
+    printed = scenarios(cli, tmp_path, gatehouse_bin)
     block = OPERATIONS.read_text().split("## Keys and rotation", 1)[1].split("### Rotation", 1)[0]
     quoted = [line for language, fence in re.findall(r"^```(\w*)\n(.*?)^```", block, re.S | re.M) if not language
               for line in fence.splitlines() if "key file" in line]

@@ -3,13 +3,20 @@ them, problems name the variable, a misspelt name is a did-you-mean warning, a s
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 import requests
 
 from conftest import STARTUP_TIMEOUT, clean_env, free_port, stop, tail, wait_until, write_config, write_provider
+from gatehouse_testkit import missing
+
+UNPRIVILEGED = 65534
 
 SECRET = "pg-S3cr3t-never-printed"
 
@@ -153,3 +160,77 @@ def test_a_secret_from_the_environment_is_never_printed(started, gatehouse_bin, 
             if "GATEHOUSE_STORE_PASWORD" in settings:  # the misspelt name is warned about, by name only
                 assert "warning: GATEHOUSE_STORE_PASWORD is not a setting; did you mean GATEHOUSE_STORE_PASSWORD" \
                     in result.stderr, (command, result.stderr)
+
+
+def unprivileged_prefix() -> list[str]:
+    """Runs the binary as uid/gid 65534 when the tests run as root (root writes anywhere); [] otherwise."""
+    if os.geteuid() != 0:
+        return []
+    if not shutil.which("setpriv"):
+        missing("setpriv (util-linux) is needed to run the gateway as an unprivileged user")
+    return ["setpriv", f"--reuid={UNPRIVILEGED}", f"--regid={UNPRIVILEGED}", "--clear-groups", "--"]
+
+
+@pytest.fixture
+def read_only_tree():
+    """A working directory the gateway's user cannot write (0555), holding a provider file, and `state/`, a directory
+    that user owns; both reachable by it (not under pytest's root-only tmp_path)."""
+    root = Path(tempfile.mkdtemp(prefix="gatehouse-read-only-"))
+    root.chmod(0o755)
+    work = root / "work"
+    write_provider(work, "x")
+    state = root / "state"
+    state.mkdir()
+    if os.geteuid() == 0:
+        os.chown(state, UNPRIVILEGED, UNPRIVILEGED)
+    work.chmod(0o555)
+    yield work, state
+    work.chmod(0o755)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_an_unwritable_data_directory_is_one_line_for_check_and_serve_and_data_dir_moves_it(gatehouse_bin, read_only_tree):
+    """Issue 38: from a read-only working directory `check` passed and `serve` died with a raw
+    `NSCocoaErrorDomain Code=513 … /data`. Now both say, in one line, which directory cannot be created and what to do;
+    `GATEHOUSE_DATA_DIR` alone (no file) puts the generated keys and the SQLite store elsewhere, created 0700."""
+    work, state = read_only_tree
+    prefix = unprivileged_prefix()
+    data = work / "data"
+    for command in (["check"], ["serve", "--listen", "127.0.0.1:0"], ["migrate"]):
+        result = subprocess.run([*prefix, str(gatehouse_bin), *command], cwd=str(work), env=env(), stdin=subprocess.DEVNULL,
+                                capture_output=True, text=True, timeout=30)
+        assert result.returncode == 1, (command, result.stdout, result.stderr)
+        lines = [line for line in result.stderr.splitlines() if " warning " not in line and not line.startswith("warning:")]
+        assert len(lines) == 1, (command, result.stderr)
+        assert lines[0].startswith(f"data_dir: the data directory '{data}' cannot be created: '{work}' is not writable by uid "), lines
+        assert "GATEHOUSE_DATA_DIR" in lines[0], lines
+        assert "Cocoa" not in result.stderr and "Error Domain" not in result.stderr, result.stderr
+        assert not data.exists()
+
+    moved = state / "gatehouse"
+    result = subprocess.run([*prefix, str(gatehouse_bin), "check"], cwd=str(work), env=env(GATEHOUSE_DATA_DIR=str(moved)),
+                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert "the environment (GATEHOUSE_DATA_DIR)" in result.stdout, result.stdout
+
+    port = free_port()
+    log = state / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([*prefix, str(gatehouse_bin), "serve", "--listen", f"127.0.0.1:{port}"], cwd=str(work),
+                                env=env(GATEHOUSE_DATA_DIR=str(moved)), stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        def ready() -> bool:
+            if proc.poll() is not None:
+                return True
+            try:
+                return requests.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200
+            except requests.RequestException:
+                return False
+
+        assert wait_until(ready, STARTUP_TIMEOUT, 0.05) and proc.poll() is None, tail(log)
+    finally:
+        stop(proc)
+    assert {"gatehouse.sqlite3", "sealing-k1.key", "signing-s1.pem"} <= {p.name for p in moved.iterdir()}, list(moved.iterdir())
+    assert stat.S_IMODE(moved.stat().st_mode) == 0o700
+    assert not data.exists()

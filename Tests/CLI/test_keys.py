@@ -37,6 +37,19 @@ def test_keys_generate_writes_sealing_and_signing_key_files_mode_0600(cli, tmp_p
     if label == "PRIVATE KEY":
         assert EC_PUBLIC_KEY_OID in der, "PKCS#8 key that is not an EC key"
 
+    # Issue 38: the directory it creates (parents included) is the owner's only, as the files are, so the deploy
+    # instructions need no `install -d -m 0700` of their own.
+    assert stat.S_IMODE(keys.stat().st_mode) == 0o700, oct(keys.stat().st_mode)
+    nested = tmp_path / "a" / "b"
+    assert cli(["keys", "generate", "--id", "k1", "--directory", str(nested)], cwd=tmp_path).returncode == 0
+    assert [stat.S_IMODE(d.stat().st_mode) for d in (tmp_path / "a", nested)] == [0o700, 0o700]
+    # An existing directory keeps its mode: it is the operator's.
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o750)
+    shared.chmod(0o750)
+    assert cli(["keys", "generate", "--id", "k1", "--directory", str(shared)], cwd=tmp_path).returncode == 0
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o750
+
     # A second run with the same id refuses to overwrite either file.
     before = {p: p.read_bytes() for p in (sealing, signing)}
     again = cli(["keys", "generate", "--id", "k9", "--directory", str(keys)], cwd=tmp_path)
@@ -110,3 +123,25 @@ keys:
         assert "gatehouse.yaml:4: key 'k2': the sealing key file" in lines and "must hold 32 bytes in base64" in lines, lines
         assert "gatehouse.yaml:5: key 'k1': cannot read the key file" in lines, lines
         assert "gatehouse.yaml:7: key 's1': the signing key file" in lines, lines
+
+
+def test_serve_reports_bad_key_files_with_the_configurations_other_problems_in_one_run(cli, tmp_path):
+    """Issue 38: `serve` refuses to start with the lines `check` prints: a key file that is not a key is reported in
+    the same run as another problem of gatehouse.yaml, not only once that one is fixed."""
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "signing.pem").write_text("not a pem\n")
+    config = write_config(tmp_path, """\
+store: {kind: "memory"}
+colour: blue
+keys:
+  signing:
+    - {id: "s1", file: "secrets/signing.pem"}
+""")
+    write_provider(tmp_path, "x")
+    for command in (["check"], ["serve", "--listen", "127.0.0.1:0"]):
+        result = cli([*command, "--config", str(config)], cwd=tmp_path)
+        assert result.returncode == 1, result.stderr
+        lines = [line for line in result.stderr.splitlines() if line.startswith(str(config))]
+        assert len(lines) == 2, (command, result.stderr)
+        assert lines[0] == f"{config}:2: unknown key 'colour'", lines
+        assert lines[1].startswith(f"{config}:5: key 's1': the signing key file"), lines

@@ -426,3 +426,35 @@ def test_one_version_everywhere():
         assert expected in found, f"no gatehouse image tag found in {expected}: {found}"
     wrong = {path: tags for path, tags in found.items() if any(tag != version for tag in tags)}
     assert not wrong, f"image tags that are not the binary's version {version}: {wrong}"
+
+
+def packaged_doc_paths() -> set[str]:
+    """The paths scripts/package-deb.sh installs under /usr/share/doc/gatehouse (files, and the directories it
+    creates), read from its `install` lines, without building the package."""
+    script = (REPO / "scripts" / "package-deb.sh").read_text()
+    paths: set[str] = set()
+    for target in re.findall(r'"\$root(/usr/share/doc/\$package/[^"]*)"', script):
+        path = target.replace("$package", "gatehouse")
+        paths.add(path.rstrip("/"))
+        parts = path.rstrip("/").split("/")
+        paths.update("/".join(parts[:i]) for i in range(5, len(parts)))  # its parents below /usr/share/doc
+    for source, target in re.findall(r'install -m \d+ (\S+) "\$root(/usr/share/doc/\$package/[^"]*/)"', script):
+        directory = target.replace("$package", "gatehouse")
+        if "*" in source:
+            paths.update(directory + p.name for p in REPO.glob(source))
+    return paths
+
+
+def test_the_packaged_files_name_the_documentation_paths_the_package_installs():
+    """Issue 38: the packaged /etc/gatehouse/gatehouse.yaml sent readers to /usr/share/doc/gatehouse/gatehouse.example.yaml,
+    which the package installs as …/examples/gatehouse.example.yaml. Every /usr/share/doc/gatehouse/… path that the
+    package's own files (deploy/deb/) name is one package-deb.sh installs."""
+    installed = packaged_doc_paths()
+    assert "/usr/share/doc/gatehouse/examples/gatehouse.example.yaml" in installed, sorted(installed)
+    named = {}
+    for source in sorted((REPO / "deploy" / "deb").iterdir()):
+        for path in re.findall(r"/usr/share/doc/gatehouse(?:/[A-Za-z0-9_.\-]+)*/?", source.read_text()):
+            named.setdefault(path.rstrip("/"), source.name)
+    assert named, "deploy/deb names no /usr/share/doc/gatehouse path"
+    wrong = {path: source for path, source in named.items() if path not in installed}
+    assert not wrong, f"paths deploy/deb names that the package does not install: {wrong}; installed: {sorted(installed)}"

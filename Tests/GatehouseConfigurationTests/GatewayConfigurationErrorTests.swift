@@ -116,14 +116,65 @@ struct GatewayConfigurationErrorTests {
         ErrorCase("logging:\n  format: xml\n", "2: 'logging.format' must be one of text, json, not 'xml'"),
         // Duplicate keys: reported where the repetition is written.
         ErrorCase("listen: \"127.0.0.1:8080\"\n# comment\nlisten: \"127.0.0.1:8081\"\n", "3: duplicate key 'listen'"),
-        ErrorCase("store:\n  kind: sqlite\n  path: a\n  kind: memory\n", "4: duplicate key 'kind'"),
-        ErrorCase("logging: {level: info, level: debug}\n", "1: duplicate key 'level'"),
+        ErrorCase("store:\n  kind: sqlite\n  path: a\n  kind: memory\n", "4: duplicate key 'store.kind'"),
+        ErrorCase("logging: {level: info, level: debug}\n", "1: duplicate key 'logging.level'"),
     ]
 
     @Test(arguments: cases)
     func reportsProblemWithFileAndLine(_ errorCase: ErrorCase) throws {
         let (file, lines) = try Fixtures.gatewayErrors(errorCase.yaml, environment: errorCase.environment)
         #expect(lines == ["\(file):\(errorCase.expected)"])
+    }
+
+    @Test("a duplicate key is one problem among the file's others, which are still read")
+    func duplicateKeyIsOneProblemAmongOthers() throws {
+        let yaml = """
+            listen: "127.0.0.1:8080"
+            store:
+              kind: memory
+              kind: sqlite
+            sessions:
+              idle_timeout_seconds: 0
+            logging: {level: info, level: debug, format: xml}
+            colour: blue
+            listen: "127.0.0.1:8081"
+            """
+        let (file, lines) = try Fixtures.gatewayErrors(yaml)
+        #expect(
+            lines == [
+                "\(file):4: duplicate key 'store.kind'",
+                "\(file):6: 'sessions.idle_timeout_seconds' must be a positive number of seconds, not 0",
+                "\(file):7: duplicate key 'logging.level'",
+                "\(file):7: 'logging.format' must be one of text, json, not 'xml'",
+                "\(file):8: unknown key 'colour'",
+                "\(file):9: duplicate key 'listen'",
+            ])
+    }
+
+    @Test("read: the configuration as far as it could be read comes with the problems, so key files are still found")
+    func readKeepsWhatItCouldRead() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write(
+            "gatehouse.yaml", "providers_dir: \"elsewhere\"\nsessions: {idle_timeout_seconds: 0}\nkeys:\n  signing: [{id: s9, file: s9.pem}]\n")
+        let (configuration, problems) = GatewayConfiguration.read(path: file, environment: [:])
+        #expect(problems.map(\.line) == [2])
+        #expect(configuration?.keys.signing.map(\.id) == ["s9"])
+        #expect(configuration?.keys.signing.first?.sourceLine == 4)
+        #expect(configuration?.providersDirectory.hasSuffix("/elsewhere") == true)
+    }
+
+    @Test("an https public_url with sessions.cookie.secure false is a warning at the secure line, not an error")
+    func insecureCookieBehindHTTPSIsAWarning() throws {
+        let yaml = "public_url: \"https://gate.example.test\"\nsessions:\n  cookie:\n    name: gh\n    secure: false\n"
+        let configuration = try GatewayConfiguration.parse(yaml, file: "/c/gatehouse.yaml", environment: [:])
+        #expect(configuration.warnings.map(\.description).count == 1)
+        #expect(configuration.warnings.first?.description.hasPrefix("/c/gatehouse.yaml:5: 'sessions.cookie.secure' is false while 'public_url' is https") == true)
+        let plain = try GatewayConfiguration.parse(yaml.replacingOccurrences(of: "https:", with: "http:"), file: "/c/gatehouse.yaml", environment: [:])
+        #expect(plain.warnings.isEmpty)
+        let fromEnvironment = try GatewayConfiguration.parse(
+            "sessions: {cookie: {name: gh}}\n", file: "/c/gatehouse.yaml",
+            environment: ["GATEHOUSE_PUBLIC_URL": "https://a.example", "GATEHOUSE_SESSIONS_COOKIE_SECURE": "false"])
+        #expect(fromEnvironment.warnings.first?.description.hasPrefix("GATEHOUSE_SESSIONS_COOKIE_SECURE: ") == true)
     }
 
     @Test func syntaxErrorNamesItsLine() throws {

@@ -59,7 +59,36 @@ struct GatewayConfigurationTests {
         let configuration = try GatewayConfiguration.load(path: file, environment: [:])
         var expected = GatewayConfiguration.defaults(baseDirectory: directory.path)
         expected.file = file
+        // Not written: problems with the data directory are reported at the top of the file.
+        expected.dataDirectoryLocation = ConfigLocation(file: file, line: 1)
+        expected.storePathLocation = expected.dataDirectoryLocation
         #expect(configuration == expected)
+    }
+
+    @Test("data_dir moves the generated keys and the default SQLite store; GATEHOUSE_DATA_DIR sets it without a file")
+    func dataDirectoryMovesStateAndIsLocated() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.write("gatehouse.yaml", "listen: \"127.0.0.1:8080\"\ndata_dir: \"state\"\n")
+        let configuration = try GatewayConfiguration.load(path: file, environment: [:])
+        #expect(configuration.dataDirectory == directory.path + "/state")
+        #expect(configuration.store.path == directory.path + "/state/gatehouse.sqlite3")
+        #expect(configuration.dataDirectoryLocation == ConfigLocation(file: file, line: 2))
+        #expect(configuration.storePathLocation == configuration.dataDirectoryLocation)
+
+        let written = try directory.write("written.yaml", "data_dir: \"state\"\nstore:\n  path: \"db/gh.sqlite3\"\n")
+        let explicit = try GatewayConfiguration.load(path: written, environment: [:])
+        #expect(explicit.store.path == directory.path + "/db/gh.sqlite3")
+        #expect(explicit.storePathLocation == ConfigLocation(file: written, line: 3))
+
+        let fromEnvironment = try GatewayConfiguration.load(path: file, environment: ["GATEHOUSE_DATA_DIR": "/srv/gatehouse"])
+        #expect(fromEnvironment.dataDirectory == "/srv/gatehouse")
+        #expect(fromEnvironment.store.path == "/srv/gatehouse/gatehouse.sqlite3")
+        #expect(fromEnvironment.dataDirectoryLocation == ConfigLocation(file: "GATEHOUSE_DATA_DIR", line: 0))
+        #expect(fromEnvironment.environmentVariables == ["GATEHOUSE_DATA_DIR"])
+
+        #expect(throws: ConfigurationErrors([ConfigError(file: file, line: 1, message: "'data_dir' must not be empty")])) {
+            try GatewayConfiguration.parse("data_dir: \"\"\n", file: file, environment: [:])
+        }
     }
 
     @Test func readsEveryKey() throws {
@@ -269,6 +298,10 @@ struct GatewayConfigurationTests {
             expected.publicURLIsExplicit = true
             expected.keys = configuration.keys
             expected.allowedRedirectURIs = ["com.example.app:/callback"]
+            let lines = (try? String(contentsOfFile: example, encoding: .utf8))?.components(separatedBy: "\n") ?? []
+            let line = { (prefix: String) in (lines.firstIndex { $0.hasPrefix(prefix) } ?? -1) + 1 }
+            expected.dataDirectoryLocation = ConfigLocation(file: example, line: line("data_dir:"))
+            expected.storePathLocation = ConfigLocation(file: example, line: line("  path:"))
             return expected
         }())
         // Its `keys` are commented out, so that the copy passes `gatehouse check` as it is (keys generated at start).

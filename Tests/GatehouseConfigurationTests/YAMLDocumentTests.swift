@@ -118,9 +118,42 @@ struct YAMLDocumentTests {
     }
 
     @Test func duplicateKeyIsReportedWhereItIsRepeated() throws {
-        #expect(throws: ConfigError(file: "d.yaml", line: 4, message: "duplicate key 'b'")) {
-            try YAMLDocument(text: "a:\n  b: 1\n  c: 2\n  b: 3\n", file: "d.yaml")
+        let document = try YAMLDocument(text: "a:\n  b: 1\n  c: 2\n  b: 3\n", file: "d.yaml")
+        #expect(throws: ConfigError(file: "d.yaml", line: 4, message: "duplicate key 'a.b'")) {
+            try ConfigMap(document.root).map("a")
         }
+    }
+
+    @Test("a repeated key keeps the rest of the file: every key is in the tree, the repetition under its own name")
+    func duplicateKeysKeepTheRestOfTheFile() throws {
+        let text = """
+            a: 1
+            nested:
+              - {x: 1, y: 2, x: 3}
+              - "k": 1
+                k: 2
+            a: 2
+            b: {a: {a: 1}, a: 2}
+            a: 3
+            """
+        let document = try YAMLDocument(text: text, file: "d.yaml")
+        guard case .mapping(let entries) = document.root.value else {
+            Issue.record("root is not a mapping")
+            return
+        }
+        #expect(entries.map(\.key) == ["a", "nested", "a", "b", "a"])
+        #expect(entries.map(\.line) == [1, 2, 6, 7, 8])
+        let problems = ConfigProblems()
+        let map = try ConfigMap(document.root, problems: problems)
+        for item in try map.maps("nested") { _ = try item.string("x") }
+        _ = try map.map("b")?.map("a")
+        #expect(
+            problems.sortedByLine() == [
+                ConfigError(file: "d.yaml", line: 3, message: "duplicate key 'nested[0].x'"),
+                ConfigError(file: "d.yaml", line: 5, message: "duplicate key 'nested[1].k'"),
+                ConfigError(file: "d.yaml", line: 6, message: "duplicate key 'a'"),
+                ConfigError(file: "d.yaml", line: 7, message: "duplicate key 'b.a'"),
+            ])
     }
 
     @Test func secondDocumentIsRefused() throws {

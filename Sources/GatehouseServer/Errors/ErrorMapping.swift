@@ -85,7 +85,8 @@ enum ErrorMapping {
         case let error as GatehouseError:
             return error
         case let error as StoreUnavailableError:
-            logger.warning("session store unavailable", metadata: ["reason": "\(error.reason)"])
+            // Not a warning per request: the store's outage is logged once, then summarized (StoreOutageReporter).
+            logger.debug("session store unavailable", metadata: ["reason": "\(error.reason)"])
             return .storeUnavailable()
         case let error as HTTPError:
             let code: ProblemCode = switch error.status.code {

@@ -6,13 +6,22 @@ import GatehouseStore
 /// (`gatehouse_store_operation_duration_seconds{operation}`, `gatehouse_store_errors_total{operation}`).
 /// It sits directly on the configured store, below the session cache, so it measures the database, not
 /// the cache's answers from memory.
+///
+/// Its outages are logged by ``StoreOutageReporter``: a line when it goes down, a summary at most every 10 s, a
+/// line when it is back; not one line per refused request.
 final class InstrumentedSessionStore: ForwardingSessionStore {
     let base: any SessionStore
     private let metrics: GatewayMetrics
+    private let outages: StoreOutageReporter?
 
-    init(base: any SessionStore, metrics: GatewayMetrics) {
+    /// - Parameters:
+    ///   - base: the configured store.
+    ///   - metrics: where operations are timed and failures counted.
+    ///   - outages: where the store's outages are logged; nil: not logged here.
+    init(base: any SessionStore, metrics: GatewayMetrics, outages: StoreOutageReporter? = nil) {
         self.base = base
         self.metrics = metrics
+        self.outages = outages
     }
 
     var forwardee: any SessionStore { base }
@@ -22,10 +31,21 @@ final class InstrumentedSessionStore: ForwardingSessionStore {
         do {
             let value = try await body()
             metrics.storeOperation(operation, duration: ContinuousClock.now - started, failed: false)
+            outages?.answered()
             return value
         } catch {
             metrics.storeOperation(operation, duration: ContinuousClock.now - started, failed: true)
+            note(error)
             throw error
+        }
+    }
+
+    /// A failure because the store is unavailable joins its outage; any other error means it answered.
+    private func note(_ error: any Error) {
+        if let unavailable = error as? StoreUnavailableError {
+            outages?.refused(unavailable)
+        } else if !(error is CancellationError) {
+            outages?.answered()
         }
     }
 
@@ -95,9 +115,15 @@ final class InstrumentedSessionStore: ForwardingSessionStore {
 
     func recordOnce(_ key: String, until: Date, now: Date, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
         let started = ContinuousClock.now
-        base.recordOnce(key, until: until, now: now) { [metrics] result in
-            let failed = if case .failure = result { true } else { false }
-            metrics.storeOperation("record_once", duration: ContinuousClock.now - started, failed: failed)
+        base.recordOnce(key, until: until, now: now) { [metrics, outages] result in
+            switch result {
+            case .success:
+                metrics.storeOperation("record_once", duration: ContinuousClock.now - started, failed: false)
+                outages?.answered()
+            case .failure(let error):
+                metrics.storeOperation("record_once", duration: ContinuousClock.now - started, failed: true)
+                if let unavailable = error as? StoreUnavailableError { outages?.refused(unavailable) } else { outages?.answered() }
+            }
             completion(result)
         }
     }

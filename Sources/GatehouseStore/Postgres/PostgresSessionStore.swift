@@ -461,7 +461,7 @@ public final class PostgresSessionStore: SessionStore, Service {
                         _ = try await connection.query("SELECT 1", logger: self.logger).collect()
                     }
                 }
-                logger.notice("session store reachable again")
+                // Logged by the gateway with the outage's count of refused requests, at the next call that gets through.
                 return true
             } catch {
                 return false

@@ -1,0 +1,56 @@
+import GatehouseCore
+import Logging
+import Testing
+
+@testable import GatehouseServer
+
+/// SPEC "Operators' signals under faults": while the store is down the log has one line when it goes down (with
+/// the cause), at most one line per 10 s with the number of requests refused meanwhile, and one when it is back.
+struct StoreOutageLogTests {
+    @Test("the outage log: one line down with the cause, a count at most every 10 s, one line back")
+    func stateMachine() {
+        var log = OutageLog(interval: .seconds(10))
+        let start = ContinuousClock.now
+        #expect(log.answered(at: start) == nil)
+        #expect(log.refused(cause: "connection refused", at: start) == .down(cause: "connection refused"))
+        for second in 1...9 {
+            #expect(log.refused(cause: "connection refused", at: start + .seconds(second)) == nil)
+        }
+        #expect(log.refused(cause: "connection refused", at: start + .seconds(10)) == .stillDown(refused: 10, downFor: .seconds(10)))
+        #expect(log.refused(cause: "connection refused", at: start + .seconds(15)) == nil)
+        #expect(log.refused(cause: "connection refused", at: start + .seconds(19)) == nil)
+        #expect(log.answered(at: start + .seconds(21)) == .back(refused: 2, downFor: .seconds(21)))
+        #expect(log.answered(at: start + .seconds(22)) == nil)
+        // A new outage starts its own count.
+        #expect(log.refused(cause: "timeout", at: start + .seconds(30)) == .down(cause: "timeout"))
+        #expect(log.answered(at: start + .seconds(31)) == .back(refused: 0, downFor: .seconds(1)))
+    }
+
+    @Test("a hundred requests refused while the store is down are two lines, not a hundred warnings with the whole error")
+    func refusedCallsAreSummarized() async throws {
+        let captured = CapturedLog()
+        let base = SwitchableStore()
+        let store = InstrumentedSessionStore(base: base, metrics: GatewayMetrics(), outages: StoreOutageReporter(logger: captured.logger))
+        _ = try await store.session(tokenHash: "x")
+        #expect(captured.lines.isEmpty)
+
+        base.setDown(true)
+        for _ in 0..<100 {
+            await #expect(throws: StoreUnavailableError.self) { try await store.session(tokenHash: "x") }
+            // What a refused request's own path logs: at debug level only.
+            _ = ErrorMapping.problem(for: StoreUnavailableError(reason: base.cause), logger: captured.logger)
+        }
+        base.setDown(false)
+        _ = try await store.session(tokenHash: "x")
+        _ = try await store.session(tokenHash: "x")
+
+        let lines = captured.lines.filter { $0.level > .debug }
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.level == .warning)
+        #expect(lines.first?.message.hasPrefix("session store unavailable") == true)
+        #expect(lines.first?.metadata["cause"] == base.cause)
+        #expect(lines.last?.level == .notice)
+        #expect(lines.last?.message == "session store reachable again")
+        #expect(lines.last?.metadata["refused"] == "99")
+    }
+}
