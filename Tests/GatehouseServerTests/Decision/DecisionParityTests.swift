@@ -4,6 +4,7 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -58,7 +59,9 @@ struct DecisionParityTests {
             try #require(warm.status == 200)
             let relay = try #require(APIRelay(gateway: gateway.gateway))
             let cookieName = gateway.gateway.settings.cookie.name
-            let app = Application(router: buildRouter(gateway: gateway.gateway))
+            var quiet = Logger(label: "decision-parity")
+            quiet.logLevel = .warning
+            let app = Application(router: buildRouter(gateway: gateway.gateway), logger: quiet)
             let token = fixture.token
             let (rows, mismatches, seen) = try await app.test(.router) { client in
                 var rows = 0
