@@ -218,7 +218,7 @@ start_nginx() { # dir pid_variable: runs nginx on dir/nginx.conf in the backgrou
 start_backend() { # dir port pid_variable [locations]: the upstream nginx answering every path with $body (set here)
     # locations: more nginx `location` blocks for its server (e.g. a probe answering other JSON)
     local dir=$1 port=$2 locations=${4:-}
-    # A 64-byte JSON body, as in PERFORMANCE.md.
+    # A 64-byte JSON body: the usual upstream of a proxy benchmark.
     body=$(python3 -c '
 base = "{\"message\":\"hello from the benchmark upstream\",\"pad\":\"\"}"
 b = base[:-2] + "x" * (64 - len(base)) + base[-2:]

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Signs the `X-Gatehouse-Assertion` JWT (ES256, `kid` in the header) and publishes the JWKS.
 ///
-/// Signing costs about a quarter of the proxy's throughput (PERFORMANCE.md), so an assertion is reused
+/// Signing costs about a quarter of the proxy's throughput (measured with `bench/run.sh`), so an assertion is reused
 /// per session while more than half of its 60 s lifetime remains.
 final class AssertionSigner: Sendable {
     struct SigningKey: Sendable {
