@@ -23,7 +23,7 @@ extension APIRelay {
     /// (or none), a cached assertion: `.answer`, `.refuse`, or `.resolveAsync` when the store must be read, a DPoP
     /// proof checked, an assertion signed or a forwarded access token refreshed (``authorizeAsync(_:remoteAddress:)``).
     /// `nil` when the request is the router's (not HTTP/1.1, a body, `Expect`, an upgrade).
-    func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout CredentialMemo?) -> Decision? {
+    func authorize(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout CredentialMemo?) -> Plan? {
         let question: AuthzQuestion
         switch self.question(head, remoteAddress: remoteAddress) {
         case nil: return nil
@@ -65,7 +65,7 @@ extension APIRelay {
 
     /// `/v1/authz` decided off the loop: the credential read (the store, a provider token, a DPoP proof naming the
     /// original request), the proof spent, the access token refreshed, the assertion signed. Never `.resolveAsync`.
-    func authorizeAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
+    func authorizeAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Plan {
         let question: AuthzQuestion
         switch self.question(head, remoteAddress: remoteAddress) {
         case nil: return .pass
@@ -105,7 +105,7 @@ extension APIRelay {
 
     /// A refusal before the credential: the decision that answers it.
     private struct EarlyRefusal: Error {
-        let decision: Decision
+        let decision: Plan
     }
 
     /// The question a forward-auth head asks, in the router's order (the head's limits, the forward-auth fields,
@@ -162,7 +162,7 @@ extension APIRelay {
         return entry
     }
 
-    private func refused(_ error: any Error, _ question: AuthzQuestion, _ head: HTTPRequestHead, plan: ForwardAuthDecision.Plan, signIn: String?) -> Decision {
+    private func refused(_ error: any Error, _ question: AuthzQuestion, _ head: HTTPRequestHead, plan: ForwardAuthDecision.Plan, signIn: String?) -> Plan {
         audit(question, plan: plan)
         var entry = entry(question, head, session: plan.session, plan: plan)
         if let signIn { entry.answerFields = [(ForwardAuthAnswer.signInField, signIn)] }
@@ -172,7 +172,7 @@ extension APIRelay {
     private func allowed(
         _ session: ActiveSession?, backend: ServerSettings.BackendSettings, assertion: String?, _ question: AuthzQuestion, _ head: HTTPRequestHead,
         plan: ForwardAuthDecision.Plan
-    ) -> Decision {
+    ) -> Plan {
         audit(question, plan: plan)
         var headers = HTTPHeaders()
         ForwardAuthAnswer.fields(session: session, backend: backend, assertion: assertion) { headers.add(name: $0, value: $1) }

@@ -92,8 +92,9 @@ struct APIRelay: Sendable {
     /// The route template of `/v1/authz`.
     static let authzRoute = UpstreamProtocol.authzRoute
 
-    /// What to do with a request head.
-    enum Decision: Sendable {
+    /// The relay's plan for a request head: the one decision's plan (``APIDecision/Plan``, ``ForwardAuthDecision/Plan``) as
+    /// this front end carries it out.
+    enum Plan: Sendable {
         /// The router answers.
         case pass
         /// The relay forwards this head.
@@ -108,13 +109,13 @@ struct APIRelay: Sendable {
         case answer(HTTPResponseHead, Entry)
         /// The request was decided on the event loop with a DPoP proof; record the proof's `jti` in the store
         /// (``spend(_:then:_:remoteAddress:on:)``, the one step that leaves the loop), then carry out `then`.
-        indirect case spend(DPoPProof, then: Decision)
+        indirect case spend(DPoPProof, then: Plan)
     }
 
     /// The decision from memory alone (``SessionResolver/credentialFromMemory(_:memo:now:)``, the connection's
     /// `memo` included, which is replaced when the request goes upstream); `.resolveAsync` when the store must be
     /// read, a provider token verified, a proof's signature awaited or an assertion signed first.
-    func decide(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout CredentialMemo?) -> Decision {
+    func decide(_ head: HTTPRequestHead, remoteAddress: String?, memo: inout CredentialMemo?) -> Plan {
         let (upgrade, authorization): (Bool, String?)
         switch taken(head, remoteAddress: remoteAddress) {
         case .ended(let decision): return decision
@@ -155,7 +156,7 @@ struct APIRelay: Sendable {
     }
 
     /// The decision after reading the store, checking a DPoP proof or signing an assertion; never `.resolveAsync`.
-    func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Decision {
+    func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Plan {
         let (upgrade, authorization): (Bool, String?)
         switch taken(head, remoteAddress: remoteAddress) {
         case .ended(let decision): return decision
@@ -202,16 +203,16 @@ struct APIRelay: Sendable {
     private enum Taken {
         case taken(upgrade: Bool, authorization: String?)
         /// Not the relay's, or refused by the head's limits.
-        case ended(Decision)
+        case ended(Plan)
     }
 
     /// Records a proof decided on the event loop on `eventLoop` (the record is handed to the store's writer and
     /// its answer completes the future on the request's loop — no task per request): the decision to carry out,
     /// or, when the proof was spent already, the decision for the refused credential (``APIDecision/Plan``).
     func spend(
-        _ proof: DPoPProof, then decision: Decision, _ head: HTTPRequestHead, remoteAddress: String?, on eventLoop: any EventLoop
-    ) -> EventLoopFuture<Decision> {
-        let promise = eventLoop.makePromise(of: Decision.self)
+        _ proof: DPoPProof, then decision: Plan, _ head: HTTPRequestHead, remoteAddress: String?, on eventLoop: any EventLoop
+    ) -> EventLoopFuture<Plan> {
+        let promise = eventLoop.makePromise(of: Plan.self)
         resolver.spend(proof) { recorded in
             switch recorded {
             case .success: promise.succeed(decision)
@@ -223,7 +224,7 @@ struct APIRelay: Sendable {
 
     /// The decision for a request whose proof could not be spent (a replay): its credential is refused, and the one
     /// decision says what that means on its path (a path open to anyone goes on without identity).
-    private func replayed(_ error: any Error, _ head: HTTPRequestHead, remoteAddress: String?) -> Decision {
+    private func replayed(_ error: any Error, _ head: HTTPRequestHead, remoteAddress: String?) -> Plan {
         guard case .taken(let upgrade, _) = taken(head, remoteAddress: remoteAddress), let routed = routed(head, remoteAddress: remoteAddress) else {
             return refuse(error, head, session: nil, remoteAddress: remoteAddress)
         }
@@ -233,7 +234,7 @@ struct APIRelay: Sendable {
 
     /// A refusal the relay answers itself: the error as the one error mapping renders it, for the access log
     /// with the session it concerns.
-    func refuse(_ error: any Error, _ head: HTTPRequestHead, session: ActiveSession?, remoteAddress: String?, requestID: String? = nil) -> Decision {
+    func refuse(_ error: any Error, _ head: HTTPRequestHead, session: ActiveSession?, remoteAddress: String?, requestID: String? = nil) -> Plan {
         let entry = Entry(
             requestID: requestID ?? self.requestID(of: head.headers, remoteAddress: remoteAddress), method: head.method.rawValue,
             provider: session?.provider, sessionID: session?.id)

@@ -49,7 +49,7 @@ extension APIRelayHandler.StateMachine {
         /// Write this answer (no body); the connection ends with it unless the client keeps it alive.
         case answer(HTTPResponseHead, APIRelay.Entry)
         /// Spend the proof off the loop, then call ``APIRelayHandler/StateMachine/resolved(_:)``.
-        case spend(DPoPProof, then: APIRelay.Decision)
+        case spend(DPoPProof, then: APIRelay.Plan)
         /// Decide off the loop, then call ``APIRelayHandler/StateMachine/resolved(_:)``.
         case resolveAsync
     }

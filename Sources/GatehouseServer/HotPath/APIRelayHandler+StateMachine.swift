@@ -132,7 +132,7 @@ extension APIRelayHandler {
         }
 
         /// The decision about the request head `head` (read in ``State/idle``).
-        mutating func decided(_ decision: APIRelay.Decision, for head: HTTPRequestHead) -> DecisionAction {
+        mutating func decided(_ decision: APIRelay.Plan, for head: HTTPRequestHead) -> DecisionAction {
             switch decision {
             case .pass:
                 pass(head)
@@ -170,7 +170,7 @@ extension APIRelayHandler {
         }
 
         /// The decision made off the loop.
-        mutating func resolved(_ decision: APIRelay.Decision) -> ResolvedAction {
+        mutating func resolved(_ decision: APIRelay.Plan) -> ResolvedAction {
             guard case .resolving(let parts) = state, case .head(let head) = parts.first else { return .nothing }
             switch decision {
             case .forward(let upstreamHead, let entry):

@@ -14,7 +14,7 @@ import Prometheus
 /// new connection when its method is idempotent and its body was kept (RFC 9110 §9.2.2); never otherwise.
 /// The backend has `upstreamTimeout` to start its answer (then 504); an unreachable one gives 502.
 ///
-/// A WebSocket handshake (``APIRelay/Decision/upgrade(_:)``) goes out the same way; after the backend's `101`
+/// A WebSocket handshake (``APIRelay/Plan/upgrade(_:)``) goes out the same way; after the backend's `101`
 /// (only one that completes the handshake, ``WebSocketHandshake``; any other is a 502) both connections leave HTTP and a ``TunnelHandler`` pair carries their bytes until either side closes.
 /// Any other answer to a handshake ends the client's connection (its HTTP decoder stops after an upgrade
 /// request), as does the router's answer to any upgrade request the relay did not take.
@@ -134,7 +134,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     private func decide(_ head: HTTPRequestHead, data: NIOAny, context: ChannelHandlerContext) {
         let (relay, remoteAddress) = (relay, remoteAddress)
         // `/v1/authz` (when the relay takes it) or `/v1/api`: each with its one decision, carried out alike.
-        let decision: APIRelay.Decision
+        let decision: APIRelay.Plan
         let authz: Bool
         if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &machine.memo) {
             relay.metrics.relayedAuthz.increment()
@@ -158,7 +158,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         }
     }
 
-    func resolved(_ decision: APIRelay.Decision) {
+    func resolved(_ decision: APIRelay.Plan) {
         guard let context else { return }
         switch machine.resolved(decision) {
         case .nothing: break
