@@ -22,7 +22,7 @@ struct GatewayHTTP2StreamChannel: Sendable {
             try pipeline.addHandler(HTTP2RequestTargetCheck())
             try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
             // In front of the adapter, which holds a head without framing until the stream says more.
-            try pipeline.addHandler(ClientBodyTimeoutHandler(timeout: http1.client.bodyTimeout, cut: .reset))
+            try pipeline.addHandler(ClientBodyTimeoutHandler(timeout: http1.client.bodyTimeout))
             try pipeline.addHandler(HTTP2StreamHeadAdapter())
             // A stream's own address is its connection's.
             try http1.addRequestHandlers(

@@ -13,7 +13,7 @@ import NIOHTTPTypesHTTP1
 ///
 /// Pipeline: ``RequestLineWatcher`` → HTTP/1.1 decoder (→ the watcher's boundaries) and encoder →
 /// ``ReadInterestKeeper`` → `HTTPServerPipelineHandler` (one request at a time, so the relay's answers and the
-/// router's keep the order of the requests) → ``ClientIdleTimeoutHandler`` → ``ClientBodyTimeoutHandler`` → ``AbsoluteFormAdapter`` (the
+/// router's keep the order of the requests) → ``HTTP1ConnectionGuard`` (idle, header and body timeouts; the
 /// target's authority is the host) → ``APIRelayHandler`` (NIOHTTP1 parts)
 /// → HTTP types codec → ``MalformedRequestHandler`` → Hummingbird's connection state → the router.
 struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
@@ -22,7 +22,7 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     /// `nil`: every request goes to the router.
     let relay: APIRelay?
-    /// Timeouts and bounds per client (``ClientIdleTimeoutHandler``, ``ClientBodyTimeoutHandler``,
+    /// Timeouts and bounds per client (``HTTP1ConnectionGuard``, ``ClientBodyTimeoutHandler``,
     /// ``ClientConnectionLimiter``, ``RequestLineWatcher``).
     let client: ClientLimits
     /// Behind TLS (``GatewayTLSChannel``): requests are `https`.
@@ -54,9 +54,8 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.addHandler(watcher, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
         try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
         try pipeline.addHandler(ReadInterestKeeper(), position: .before(try pipeline.handler(type: HTTPServerPipelineHandler.self)))
-        try pipeline.addHandler(ClientIdleTimeoutHandler(timeout: client.idleTimeout))
-        try pipeline.addHandler(ClientBodyTimeoutHandler(timeout: client.bodyTimeout, cut: .answer408))
-        try pipeline.addHandler(AbsoluteFormAdapter())
+        // One handler for the connection's own guards: each request crosses one handler, not one per guard.
+        try pipeline.addHandler(HTTP1ConnectionGuard(idleTimeout: client.idleTimeout, bodyTimeout: client.bodyTimeout))
         try addRequestHandlers(to: pipeline, channel: channel, remoteAddress: channel.remoteAddress, malformed: MalformedRequestHandler(requestLine: watcher), logger: logger)
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
     }

@@ -2,7 +2,7 @@ import NIOCore
 import NIOHTTP2
 
 /// Ends an HTTP/2 connection that has had no open stream for `limits.client_idle_timeout_seconds` (what
-/// ``ClientIdleTimeoutHandler`` is for an HTTP/1.1 one), and, when the server shuts down gracefully, says
+/// ``HTTP1ConnectionGuard`` is for an HTTP/1.1 one), and, when the server shuts down gracefully, says
 /// GOAWAY and closes the connection once its open streams have answered.
 final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame

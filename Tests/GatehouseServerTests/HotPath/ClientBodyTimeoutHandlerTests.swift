@@ -5,12 +5,28 @@ import Testing
 
 @testable import GatehouseServer
 
-/// ``ClientBodyTimeoutHandler`` on `EmbeddedChannel`, whose clock moves only when the test says.
+/// The client body timeout (``ClientBodyClock``) on `EmbeddedChannel`, whose clock moves only when the test
+/// says: on an HTTP/1.1 connection (``HTTP1ConnectionGuard``, `408`) and on an HTTP/2 stream
+/// (``ClientBodyTimeoutHandler``, `RST_STREAM`).
 @Suite("Client body timeout")
 struct ClientBodyTimeoutHandlerTests {
-    private static func channel(_ cut: ClientBodyTimeoutHandler.Cut) throws -> EmbeddedChannel {
+    /// How the cut is told to the client.
+    enum Cut {
+        /// HTTP/1.1: `408` when no answer has started, then the connection closes.
+        case answer408
+        /// An HTTP/2 stream: the channel closes (`RST_STREAM`).
+        case reset
+    }
+
+    private static func channel(_ cut: Cut) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ClientBodyTimeoutHandler(timeout: .seconds(60), cut: cut))
+        let handler: any ChannelHandler =
+            switch cut {
+            // The idle timeout far beyond the body timeout: only the body's clock is looked at.
+            case .answer408: HTTP1ConnectionGuard(idleTimeout: .hours(1), bodyTimeout: .seconds(60))
+            case .reset: ClientBodyTimeoutHandler(timeout: .seconds(60))
+            }
+        try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: .init(ipAddress: "127.0.0.1", port: 1)).wait()
         return channel
     }

@@ -6,7 +6,7 @@ import Testing
 
 @testable import GatehouseServer
 
-/// The request's target and framing as the handlers behind the front ends see them: ``AbsoluteFormAdapter``,
+/// The request's target and framing as the handlers behind the front ends see them: ``HTTP1ConnectionGuard`` (absolute form),
 /// ``HTTP2RequestTargetCheck``, ``HTTP2StreamHeadAdapter``.
 @Suite("Request target and framing")
 struct RequestTargetTests {
@@ -19,19 +19,19 @@ struct RequestTargetTests {
             ("https://h/p#frag", "h", "/p"),
         ])
     func absoluteForm(uri: String, authority: String, target: String) throws {
-        let form = try #require(AbsoluteFormAdapter.originForm(of: uri))
+        let form = try #require(HTTP1ConnectionGuard.originForm(of: uri))
         #expect(form.authority == authority)
         #expect(form.target == target)
     }
 
     @Test("absolute forms that are refused", arguments: ["ftp://h/x", "https:///x", "https://user@h/x", "v1/api/x", "h:443"])
     func refusedForms(uri: String) {
-        #expect(AbsoluteFormAdapter.originForm(of: uri) == nil)
+        #expect(HTTP1ConnectionGuard.originForm(of: uri) == nil)
     }
 
     private static func http1Channel() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(AbsoluteFormAdapter())
+        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionGuard(idleTimeout: .seconds(60), bodyTimeout: .seconds(60)))
         return channel
     }
 
