@@ -6,7 +6,7 @@ import GatehouseStore
 import NIOHTTP1
 import Testing
 
-/// The event-loop relay of `/v1/api` (`Sources/GatehouseServer/HotPath`), over real loopback connections:
+/// The event-loop relay of `/v1/api` (`Sources/GatehouseServer/Relay`), over real loopback connections:
 /// what it claims, the retry rule, its timeouts and limits, and its order among the router's answers.
 @Suite("Event-loop relay")
 struct RelayTests {
