@@ -558,3 +558,44 @@ def test_connections_per_client_are_bounded(gatehouse_bin, backends):
         for sock in held:
             sock.close()
         gateway.stop()
+
+
+# --- one decision over both protocols --------------------------------------------------------------------------
+
+def test_every_row_gets_the_same_answer_over_http2_as_over_http11(gateway, backends):
+    """The parity table at the binary level over HTTP/2: each row (method x path x presentation) gets the same status,
+    problem code and identity at the backend over HTTP/2 as over HTTP/1.1, on the relay's upstreams, the router's
+    (`forward_access_token`) and `/v1/authz`. The in-process table (DecisionParityTests) compares the relay with the
+    router; this one compares the two protocols through the whole binary."""
+    token = gateway.sign_in()
+    kinds = {
+        "none": {},
+        "bearer": {"Authorization": f"Bearer {token}"},
+        "unknown": {"Authorization": "Bearer gths_" + "A" * 43},
+        "malformed": {"Authorization": "Basic YWxpY2U6c2VjcmV0"},
+    }
+    targets = ["/v1/api/public/x", "/v1/api/hello", "/v1/api/second/public/x", "/v1/api/second/hello", "/v1/api/tokened/hello",
+               "/v1/api/%2e%2e/x", "/v1/api/public/../hello?q=1", "/v1/authz/hello", "/v1/authz/public/x"]
+
+    def answer(client, method: str, target: str, fields: dict) -> tuple:
+        response = client.request(method, gateway.url + target, headers=fields)
+        problem = response.headers.get("content-type", "").startswith("application/problem+json")
+        code = response.json().get("code") if problem and method != "HEAD" else None
+        subject = response.json().get("subject") if not problem and method != "HEAD" and "/v1/api/" in target else None
+        identity = response.headers.get("x-gatehouse-subject") if target.startswith("/v1/authz") else None
+        return response.status_code, code, subject, identity
+
+    rows, mismatches, statuses = 0, [], set()
+    with gateway.client(http2=False) as http11, gateway.client(http2=True) as http2:
+        assert http2.get(gateway.url + "/healthz").http_version == "HTTP/2"
+        assert http11.get(gateway.url + "/healthz").http_version == "HTTP/1.1"
+        for method in ("GET", "HEAD", "POST", "DELETE"):
+            for target in targets:
+                for kind, fields in kinds.items():
+                    one, two = answer(http11, method, target, fields), answer(http2, method, target, fields)
+                    rows += 1
+                    statuses.add(one[0])
+                    if one != two:
+                        mismatches.append((method, target, kind, one, two))
+    assert not mismatches, "\n".join(map(str, mismatches))
+    assert rows >= 140 and {200, 400, 401} <= statuses, (rows, statuses)
