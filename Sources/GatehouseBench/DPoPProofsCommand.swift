@@ -62,7 +62,10 @@ struct DPoPProofsCommand: ParsableCommand {
             return try P256.Signing.PrivateKey(rawRepresentation: bytes)
         }
         let created = P256.Signing.PrivateKey()
-        guard FileManager.default.createFile(atPath: key, contents: Data(created.rawRepresentation.base64EncodedString().utf8), attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: key, contents: Data(created.rawRepresentation.base64EncodedString().utf8), attributes: [.posixPermissions: 0o600])
+        else {
             throw ValidationError("cannot write \(key)")
         }
         return created

@@ -78,7 +78,9 @@ struct StoreLookupCommand: AsyncParsableCommand {
         }
         if sessionCache {
             guard store == .postgres else { throw ValidationError("--session-cache needs --store postgres (its change feed is LISTEN/NOTIFY)") }
-            guard poolSize >= 2 else { throw ValidationError("--session-cache needs a --pool-size of 2 or more (the change feed holds one connection)") }
+            guard poolSize >= 2 else {
+                throw ValidationError("--session-cache needs a --pool-size of 2 or more (the change feed holds one connection)")
+            }
             guard cacheSeconds > 0 else { throw ValidationError("--cache-seconds must be > 0") }
         }
     }
@@ -127,7 +129,9 @@ struct StoreLookupCommand: AsyncParsableCommand {
         let seedSeconds = (clock.now - seedStart).seconds
         let stored = try await seeder.storedSessions()
         let megabytes = Double(try await seeder.storageBytes()) / 1_048_576
-        Bench.note("\(store.rawValue): \(stored) sessions stored (\(inserted) seeded in \(Bench.oneDecimal(seedSeconds)) s), \(Bench.oneDecimal(megabytes)) MiB")
+        Bench.note(
+            "\(store.rawValue): \(stored) sessions stored (\(inserted) seeded in \(Bench.oneDecimal(seedSeconds)) s), \(Bench.oneDecimal(megabytes)) MiB"
+        )
 
         let hashes = try await seeder.sampleTokenHashes(count: min(sample, stored))
         guard !hashes.isEmpty else { throw BenchFailure("no stored sessions to look up") }
@@ -149,15 +153,20 @@ struct StoreLookupCommand: AsyncParsableCommand {
             // No copy can have been dropped: the feed listened throughout (feedStopped() would empty the cache),
             // nothing was announced (no eviction), all fits (no capacity eviction), and no copy outlived its time.
             let elapsed = (clock.now - warmStart).seconds
-            let fromMemory = listeningBefore && cache.cache.isSynchronized && cachedBefore >= hashes.count
+            let fromMemory =
+                listeningBefore && cache.cache.isSynchronized && cachedBefore >= hashes.count
                 && cache.changeCount == changesAtWarmStart && elapsed < Double(cacheSeconds)
             if !fromMemory {
-                Bench.note("session cache: cannot vouch that every timed hit came from memory (listening \(listeningBefore) → \(cache.cache.isSynchronized), \(cachedBefore) of \(hashes.count) sampled sessions cached, \(cache.changeCount - changesAtWarmStart) change notifications, \(Bench.oneDecimal(elapsed)) s since warm-up vs a \(cacheSeconds) s time to live)")
+                Bench.note(
+                    "session cache: cannot vouch that every timed hit came from memory (listening \(listeningBefore) → \(cache.cache.isSynchronized), \(cachedBefore) of \(hashes.count) sampled sessions cached, \(cache.changeCount - changesAtWarmStart) change notifications, \(Bench.oneDecimal(elapsed)) s since warm-up vs a \(cacheSeconds) s time to live)"
+                )
             }
             cacheFields = " warmed=\(cachedBefore) from_memory=\(fromMemory ? "all" : "unverified")"
         }
         let prefix = "lookup store=\(store.rawValue)\(cache == nil ? "" : " cache_s=\(cacheSeconds)") sessions=\(stored)"
-        print("\(prefix) kind=hit lookups=\(lookups) concurrency=\(concurrency) \(LatencySummary(hitLatencies).fields) seeded=\(inserted) seed_s=\(Bench.oneDecimal(seedSeconds)) size_mib=\(Bench.oneDecimal(megabytes))\(cacheFields)")
+        print(
+            "\(prefix) kind=hit lookups=\(lookups) concurrency=\(concurrency) \(LatencySummary(hitLatencies).fields) seeded=\(inserted) seed_s=\(Bench.oneDecimal(seedSeconds)) size_mib=\(Bench.oneDecimal(megabytes))\(cacheFields)"
+        )
         if misses > 0 {
             let unknown = (0..<misses).map { _ in RandomToken.hash(RandomToken.make()) }
             let missLatencies = try await Self.time(unknown, in: sessionStore, concurrency: concurrency, expectHits: false)

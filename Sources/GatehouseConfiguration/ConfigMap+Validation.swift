@@ -53,7 +53,8 @@ extension ConfigMap {
             let entries = bad.map { "'\($0)'" }.joined(separator: ", ")
             try report(
                 key,
-                "'\(qualified(key))' \(bad.count == 1 ? "entry" : "entries") \(entries) must be a host name like app.example.com, or *.example.com ('*' only as the whole first label), without port")
+                "'\(qualified(key))' \(bad.count == 1 ? "entry" : "entries") \(entries) must be a host name like app.example.com, or *.example.com ('*' only as the whole first label), without port"
+            )
         }
         if listed.isEmpty { try report(key, "'\(qualified(key))' must list at least one host (\(empty))") }
         return listed.compactMap(HostPattern.init)

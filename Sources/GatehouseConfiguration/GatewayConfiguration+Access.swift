@@ -24,7 +24,8 @@ extension GatewayConfiguration {
             for entry in try map.locatedStrings("return_to_origins") ?? [] {
                 guard WebOrigin.isOrigin(entry.value) else {
                     throw ConfigError(
-                        at: entry.node, "'\(map.qualified("return_to_origins"))' entry '\(entry.value)' must be an origin like https://app.example.com")
+                        at: entry.node,
+                        "'\(map.qualified("return_to_origins"))' entry '\(entry.value)' must be an origin like https://app.example.com")
                 }
                 policy.returnToOrigins.append(entry.value)
             }
@@ -71,7 +72,8 @@ extension GatewayConfiguration {
             case .sequence: allow = .conditions(try map.maps("allow").map { try condition($0) })
             default:
                 try map.report(
-                    ConfigError(at: allowNode, "'\(map.qualified("allow"))' must be \"anyone\", \"authenticated\" or a list of conditions"), key: "allow")
+                    ConfigError(at: allowNode, "'\(map.qualified("allow"))' must be \"anyone\", \"authenticated\" or a list of conditions"),
+                    key: "allow")
             }
         } else {
             try map.report("allow", "'\(map.qualified("allow"))' is required: \"anyone\", \"authenticated\" or a list of conditions")
@@ -96,7 +98,9 @@ extension GatewayConfiguration {
         }
         try map.finish()
         guard !condition.isEmpty else {
-            throw ConfigError(at: map.node, "'\(map.section)' is empty: a condition needs at least one of provider, subject, email, email_domain, email_verified, group, claim")
+            throw ConfigError(
+                at: map.node,
+                "'\(map.section)' is empty: a condition needs at least one of provider, subject, email, email_domain, email_verified, group, claim")
         }
         return condition
     }

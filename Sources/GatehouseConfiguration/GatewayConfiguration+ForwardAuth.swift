@@ -63,12 +63,14 @@ extension GatewayConfiguration {
         }
         let hosts = try map.hostPatterns("hosts", empty: "the host names the app is served on") ?? []
         for key in ["url", "timeout_seconds"] where map.contains(key) {
-            try map.report(key, "'\(map.qualified(key))' is not an app's: the proxy in front of it reaches it (for a path under /v1/api, use upstreams:)")
+            try map.report(
+                key, "'\(map.qualified(key))' is not an app's: the proxy in front of it reaches it (for a path under /v1/api, use upstreams:)")
         }
         if map.contains("identity_headers") {
             try map.report(
                 "identity_headers",
-                "'\(map.qualified("identity_headers"))' is not an app's: /v1/authz always answers with the identity headers, and the proxy chooses which it copies")
+                "'\(map.qualified("identity_headers"))' is not an app's: /v1/authz always answers with the identity headers, and the proxy chooses which it copies"
+            )
         }
         var defaults = backend
         defaults.audience = name

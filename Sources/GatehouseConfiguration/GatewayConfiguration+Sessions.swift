@@ -16,7 +16,8 @@ extension GatewayConfiguration {
         ///   - absoluteLifetimeSeconds: 86400 by default.
         ///   - cookie: the browser session cookie.
         ///   - dpop: when sessions are bound to a client key.
-        public init(idleTimeoutSeconds: Int = 3600, absoluteLifetimeSeconds: Int = 86400, cookie: Cookie = Cookie(), dpop: DPoPPolicy = DPoPPolicy()) {
+        public init(idleTimeoutSeconds: Int = 3600, absoluteLifetimeSeconds: Int = 86400, cookie: Cookie = Cookie(), dpop: DPoPPolicy = DPoPPolicy())
+        {
             self.idleTimeoutSeconds = idleTimeoutSeconds
             self.absoluteLifetimeSeconds = absoluteLifetimeSeconds
             self.cookie = cookie

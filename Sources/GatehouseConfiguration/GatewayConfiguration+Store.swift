@@ -63,7 +63,9 @@ extension GatewayConfiguration {
             poolSize = try map.positiveInt("pool_size", unit: "connections") ?? poolSize
             sessionCacheSeconds = try map.int("session_cache_seconds", range: 0...3600) ?? (kind == .postgres ? 0 : Self.defaultSessionCacheSeconds)
             if kind == .postgres && sessionCacheSeconds > 0 && poolSize < 2 {
-                throw map.error("session_cache_seconds", "'\(map.qualified("session_cache_seconds"))' needs a pool_size of 2 or more (the change feed holds one connection)")
+                throw map.error(
+                    "session_cache_seconds",
+                    "'\(map.qualified("session_cache_seconds"))' needs a pool_size of 2 or more (the change feed holds one connection)")
             }
             if kind == .postgres {
                 url = try Self.postgresURL(map)
@@ -107,7 +109,9 @@ extension GatewayConfiguration {
             let urlKey = map.node("url") != nil ? "url" : "url_file"
             if let host = try map.nonEmptyString("host") {
                 if url != nil {
-                    throw map.error(urlKey, "give either '\(map.qualified(urlKey))' or '\(map.qualified("host"))' (with port, user, password, database), not both")
+                    throw map.error(
+                        urlKey, "give either '\(map.qualified(urlKey))' or '\(map.qualified("host"))' (with port, user, password, database), not both"
+                    )
                 }
                 var components = URLComponents()
                 components.scheme = "postgres"
@@ -128,7 +132,8 @@ extension GatewayConfiguration {
             guard let url, !url.isEmpty else {
                 // Not when `url` has a problem of its own (unset variable, inline password): that one says it.
                 try map.report(
-                    "kind", "'\(map.qualified("url"))' (or '\(map.qualified("url_file"))', or '\(map.qualified("host"))') is required when store.kind is postgres",
+                    "kind",
+                    "'\(map.qualified("url"))' (or '\(map.qualified("url_file"))', or '\(map.qualified("host"))') is required when store.kind is postgres",
                     after: ["url", "url_file", "host"])
                 return ""
             }

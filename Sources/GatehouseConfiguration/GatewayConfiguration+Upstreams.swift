@@ -89,7 +89,8 @@ extension GatewayConfiguration {
             if segment.isEmpty { return "must not have an empty segment or a trailing '/'" }
             if segment == "." || segment == ".." { return "must not have a '.' or '..' segment" }
             let plain = segment.unicodeScalars.allSatisfy { scalar in
-                scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-._~!$&'()+,;=:@".unicodeScalars.contains(scalar))
+                scalar.isASCII
+                    && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-._~!$&'()+,;=:@".unicodeScalars.contains(scalar))
             }
             if !plain { return "must be plain path segments (letters, digits, -._~ and the like; no '%', '*', '?' or '#')" }
         }

@@ -224,9 +224,11 @@ public struct GatewayConfiguration: Sendable, Equatable {
         let problems = ConfigProblems()
         for problem in overlay.problems { problems.record(problem.error, keys: [problem.key]) }
         guard
-            let map = errors.attempt(file: file, {
-                try ConfigMap(overlay.root, environment: environment, baseDirectory: baseDirectory, problems: problems)
-            })
+            let map = errors.attempt(
+                file: file,
+                {
+                    try ConfigMap(overlay.root, environment: environment, baseDirectory: baseDirectory, problems: problems)
+                })
         else { return (nil, errors.errors) }
         /// A section's own checks throw; what they throw joins the collected problems.
         func section(_ body: () throws -> Void) {

@@ -175,9 +175,11 @@ public enum ProviderCatalog {
         let file = document.file
         let problems = ConfigProblems()
         guard
-            let map = errors.attempt(file: file, {
-                try ConfigMap(document.root, environment: environment, baseDirectory: ConfigPath.directory(of: file), problems: problems)
-            })
+            let map = errors.attempt(
+                file: file,
+                {
+                    try ConfigMap(document.root, environment: environment, baseDirectory: ConfigPath.directory(of: file), problems: problems)
+                })
         else { return nil }
         let provider: (any AuthProvider)?
         do {
@@ -211,7 +213,8 @@ public enum ProviderCatalog {
         _ = try map.bool("optional")
         let redirectURIs = try map.redirectURIs("redirect_uris")
         let claims = try ClaimMapping(map.map("claims"), defaults: kind?.defaultClaims ?? ClaimMapping())
-        let api = try ProviderAPI(map.map("api"), defaultAuthentication: kind?.defaultAPIAuthentication ?? .bearer, styles: kind?.apiAuthenticationStyles ?? [])
+        let api = try ProviderAPI(
+            map.map("api"), defaultAuthentication: kind?.defaultAPIAuthentication ?? .bearer, styles: kind?.apiAuthenticationStyles ?? [])
         // Without its kind, the file's other keys are neither read nor refused: nobody knows which are valid.
         guard let kind else { return nil }
         let descriptor = ProviderDescriptor(

@@ -96,7 +96,9 @@ public struct YAMLDocument: Sendable {
             if scalar.style == .plain, ["", "~", "null", "Null", "NULL"].contains(scalar.string) {
                 return ConfigNode(.null, file: file, line: line)
             }
-            return ConfigNode(.scalar(scalar.string), file: file, line: line, implicitType: scalar.style == .plain ? YAMLCoreSchema.implicitType(of: scalar.string) : nil)
+            return ConfigNode(
+                .scalar(scalar.string), file: file, line: line,
+                implicitType: scalar.style == .plain ? YAMLCoreSchema.implicitType(of: scalar.string) : nil)
         case .sequence(let sequence):
             let items = try sequence.map { try convert($0, file: file, fallbackLine: line) }
             return ConfigNode(.sequence(items), file: file, line: line)

@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 import GatehouseCore
 import HTTPTypes
 import Hummingbird
@@ -44,7 +44,8 @@ public final class StandInACS: StandInLoopbackServer {
     /// The string the result page hands to Notify.
     public func notifyJSON(email: String) -> String {
         let swt = token(email: email)
-        let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><wsse:BinarySecurityToken ValueType=\"http://schemas.xmlsoap.org/ws/2009/11/swt-token-profile-1.0\" EncodingType=\"http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-soap-message-security-1.0#Base64Binary\" xmlns:wsse=\"http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd\">\(Data(swt.utf8).base64EncodedString())</wsse:BinarySecurityToken>"
+        let xml =
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?><wsse:BinarySecurityToken ValueType=\"http://schemas.xmlsoap.org/ws/2009/11/swt-token-profile-1.0\" EncodingType=\"http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-soap-message-security-1.0#Base64Binary\" xmlns:wsse=\"http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd\">\(Data(swt.utf8).base64EncodedString())</wsse:BinarySecurityToken>"
         let now = Int(Date().timeIntervalSince1970)
         let object: [String: Any] = [
             "appliesTo": realm, "context": "", "created": now, "expires": now + 3600, "securityToken": HTMLEscaping.escape(xml),
@@ -57,7 +58,9 @@ public final class StandInACS: StandInLoopbackServer {
     static func encode(_ text: String) -> String {
         var out = ""
         for byte in text.utf8 {
-            if (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || [0x2D, 0x2E, 0x5F, 0x7E].contains(byte) {
+            if (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || [0x2D, 0x2E, 0x5F, 0x7E].contains(byte)
+            {
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
                 out += String(format: "%%%02x", byte)
@@ -69,11 +72,12 @@ public final class StandInACS: StandInLoopbackServer {
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.get("/login") { _, _ in
-            Response.html("""
-            <!DOCTYPE html><html><head><title>Sign in (ACS stand-in)</title></head><body>
-            <h1>Sign in</h1><form method="post" action="/login"><input name="email" id="email" value="alice@acs.demo.test">
-            <button type="submit" id="signin">Sign in</button></form></body></html>
-            """)
+            Response.html(
+                """
+                <!DOCTYPE html><html><head><title>Sign in (ACS stand-in)</title></head><body>
+                <h1>Sign in</h1><form method="post" action="/login"><input name="email" id="email" value="alice@acs.demo.test">
+                <button type="submit" id="signin">Sign in</button></form></body></html>
+                """)
         }
         router.post("/login") { request, _ in
             var request = request
@@ -87,16 +91,21 @@ public final class StandInACS: StandInLoopbackServer {
         }
         router.get("/result") { request, _ in
             let cookie = request.headers[.cookie] ?? ""
-            guard let value = cookie.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }).first(where: { $0.hasPrefix("acs_session=") }) else {
+            guard
+                let value = cookie.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }).first(where: {
+                    $0.hasPrefix("acs_session=")
+                })
+            else {
                 return Response.html("<html><head><title>No session</title></head><body>Sign in first.</body></html>", status: .unauthorized)
             }
             let email = String(value.dropFirst("acs_session=".count)).removingPercentEncoding ?? "alice@acs.demo.test"
             let json = self.notifyJSON(email: email).replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
-            return Response.html("""
-            <!DOCTYPE html><html><head><title>Signing in…</title>
-            <script type="text/javascript">try { window.external.Notify('\(json)'); } catch (err) { document.title = 'Error ACS50021: windows.external.Notify is not registered.'; }</script>
-            </head><body>Working…</body></html>
-            """)
+            return Response.html(
+                """
+                <!DOCTYPE html><html><head><title>Signing in…</title>
+                <script type="text/javascript">try { window.external.Notify('\(json)'); } catch (err) { document.title = 'Error ACS50021: windows.external.Notify is not registered.'; }</script>
+                </head><body>Working…</body></html>
+                """)
         }
         return router
     }

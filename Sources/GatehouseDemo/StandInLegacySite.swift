@@ -31,19 +31,21 @@ public final class StandInLegacySite: StandInLoopbackServer {
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.get("/login") { _, _ in
-            Response.html("""
-            <!DOCTYPE html><html><head><title>Legacy site: sign in</title></head><body>
-            <form method="post" action="/login"><input name="user" id="user" value="bob">
-            <input type="password" name="password" id="password" value="secret"><button type="submit" id="signin">Sign in</button></form>
-            <p><a id="elsewhere" href="https://elsewhere.example.test/">Elsewhere</a></p></body></html>
-            """)
+            Response.html(
+                """
+                <!DOCTYPE html><html><head><title>Legacy site: sign in</title></head><body>
+                <form method="post" action="/login"><input name="user" id="user" value="bob">
+                <input type="password" name="password" id="password" value="secret"><button type="submit" id="signin">Sign in</button></form>
+                <p><a id="elsewhere" href="https://elsewhere.example.test/">Elsewhere</a></p></body></html>
+                """)
         }
         router.post("/login") { request, _ in
             var request = request
             let body = try await request.collectBody(upTo: 65_536)
             let form = Dictionary(FormEncoding.decode(String(buffer: body)), uniquingKeysWith: { first, _ in first })
             guard let user = form["user"], !user.isEmpty, form["password"] == "secret" else {
-                return Response.html("<html><head><title>Denied error=access_denied</title></head><body>Wrong password.</body></html>", status: .unauthorized)
+                return Response.html(
+                    "<html><head><title>Denied error=access_denied</title></head><body>Wrong password.</body></html>", status: .unauthorized)
             }
             let token = self.issueToken(user: user)
             var headers = HTTPFields()
@@ -57,7 +59,8 @@ public final class StandInLegacySite: StandInLoopbackServer {
             guard let token = cookies.first(where: { $0.hasPrefix("oauth_token=") }).map({ String($0.dropFirst("oauth_token=".count)) }) else {
                 return Response.html("<html><head><title>Not signed in</title></head><body></body></html>", status: .unauthorized)
             }
-            return Response.html("<!DOCTYPE html><html><head><title>Success oauth_token=\(token)&amp;state=x</title></head><body>Welcome back.</body></html>")
+            return Response.html(
+                "<!DOCTYPE html><html><head><title>Success oauth_token=\(token)&amp;state=x</title></head><body>Welcome back.</body></html>")
         }
         router.get("/api/me") { request, _ in
             let authorization = request.headers[.authorization] ?? ""

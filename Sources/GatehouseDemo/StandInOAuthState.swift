@@ -58,7 +58,8 @@ actor StandInOAuthState: StandInTokenState {
         }
         ledger.markRedeemed(code)
         let refreshToken = ledger.issueRefreshToken(subject: issued.subject, clientID: clientID, grantID: issued.grantID)
-        return .success(tokenResponse(username: issued.subject.username, scope: issued.subject.scope, grantID: issued.grantID, refreshToken: refreshToken))
+        return .success(
+            tokenResponse(username: issued.subject.username, scope: issued.subject.scope, grantID: issued.grantID, refreshToken: refreshToken))
     }
 
     /// `grant_type=refresh_token`: rotates the refresh token unless rotation is off.

@@ -127,7 +127,9 @@ public final class StandInOIDCProvider: Sendable {
         switch fault {
         case .wrongIssuer: claims["iss"] = .string("https://evil.example")
         case .wrongAudience: claims["aud"] = .string("someone-else")
-        case .expired: claims["exp"] = .number((now - 3600).rounded()); claims["iat"] = .number((now - 7200).rounded())
+        case .expired:
+            claims["exp"] = .number((now - 3600).rounded())
+            claims["iat"] = .number((now - 7200).rounded())
         case .wrongNonce: claims["nonce"] = .string("not-the-nonce")
         case .missingNonce: claims["nonce"] = nil
         case .changedSubjectOnRefresh where refreshing: claims["sub"] = .string("user-mallory")

@@ -1,8 +1,8 @@
 public import Hummingbird
 import HummingbirdCore
 import Logging
-public import ServiceLifecycle
 import NIOCore
+public import ServiceLifecycle
 
 /// Builds the gateway's router: every route of the v1 API, with problem+json errors and limits.
 public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
@@ -20,13 +20,16 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     ).addRoutes(to: router)
     ProvidersController(providers: gateway.providers).addRoutes(to: router)
     OpenAPIController(providers: gateway.providers).addRoutes(to: router)
-    AuthController(providers: gateway.providers, flow: gateway.loginFlow, dpop: gateway.dpop, maxBodyBytes: gateway.settings.maxBodyBytes).addRoutes(to: router)
+    AuthController(providers: gateway.providers, flow: gateway.loginFlow, dpop: gateway.dpop, maxBodyBytes: gateway.settings.maxBodyBytes).addRoutes(
+        to: router)
     SessionController(
         flow: gateway.loginFlow, sessions: gateway.sessions, providers: gateway.providers, refresher: gateway.refresher,
         resolver: gateway.resolver, dpop: gateway.dpop, metrics: gateway.metrics, settings: gateway.settings
     ).addRoutes(to: router)
     SignOutController(
-        sessions: gateway.sessions, resolver: gateway.resolver, providers: gateway.providers, policy: gateway.policy, metrics: gateway.metrics, settings: gateway.settings).addRoutes(to: router)
+        sessions: gateway.sessions, resolver: gateway.resolver, providers: gateway.providers, policy: gateway.policy, metrics: gateway.metrics,
+        settings: gateway.settings
+    ).addRoutes(to: router)
     ProxyController(
         providers: gateway.providers, trustedProxies: gateway.settings.trustedProxies,
         resolver: gateway.resolver, refresher: gateway.refresher,

@@ -1,5 +1,5 @@
-public import Hummingbird
 import GatehouseCore
+public import Hummingbird
 import NIOCore
 
 /// Per-request state: Hummingbird's core context, the peer address for `X-Forwarded-For`, and the

@@ -70,7 +70,8 @@ public struct Gateway: Sendable {
         let dpop = DPoPVerifier(policy: settings.dpop, publicURL: settings.publicURL, store: store, clock: clock, sealingKeys: sealingKeys)
         self.dpop = dpop
         resolver = SessionResolver(
-            cookieName: settings.cookie.name, sessions: sessions, dpop: dpop, providerTokens: ProviderTokenAuthenticator(providers: providers, clock: clock))
+            cookieName: settings.cookie.name, sessions: sessions, dpop: dpop,
+            providerTokens: ProviderTokenAuthenticator(providers: providers, clock: clock))
         upstream = UpstreamClient(httpClient: httpClient, settings: settings, metrics: metrics)
     }
 }

@@ -1,11 +1,11 @@
-public import GatehouseConfiguration
-public import GatehouseCore
-public import Logging
 public import AsyncHTTPClient
 import Foundation
+public import GatehouseConfiguration
+public import GatehouseCore
 import GatehouseProviders
 import GatehouseStore
 import Hummingbird
+public import Logging
 import ServiceLifecycle
 import UnixSignals
 
@@ -20,7 +20,8 @@ public enum GatewayLauncher {
     /// The configured session store (not yet migrated).
     ///
     /// A `postgres` store has a connection pool that must run: use it inside ``withRunningStore(_:_:)``.
-    public static func makeStore(_ configuration: GatewayConfiguration, logger: Logger = Logger(label: "gatehouse.store")) throws -> any SessionStore {
+    public static func makeStore(_ configuration: GatewayConfiguration, logger: Logger = Logger(label: "gatehouse.store")) throws -> any SessionStore
+    {
         switch configuration.store.kind {
         case .memory: return MemorySessionStore()
         case .sqlite: return try SQLiteSessionStore(path: configuration.store.path)
@@ -80,7 +81,9 @@ public enum GatewayLauncher {
     static func reportUnready(_ providers: ProviderSet, logger: Logger) async {
         for case let provider as any ReadinessReporting in providers.all {
             if case .notReady(let reason) = await provider.readiness {
-                logger.warning("provider not ready: its logins answer 503 until it is", metadata: ["provider": "\(provider.descriptor.id)", "reason": "\(reason)"])
+                logger.warning(
+                    "provider not ready: its logins answer 503 until it is",
+                    metadata: ["provider": "\(provider.descriptor.id)", "reason": "\(reason)"])
             }
         }
     }
@@ -92,7 +95,8 @@ public enum GatewayLauncher {
     }
 
     /// Loads and validates the provider files, logging each optional provider that was skipped.
-    public static func loadProviders(_ configuration: GatewayConfiguration, transport: any HTTPTransport, logger: Logger) throws -> [any AuthProvider] {
+    public static func loadProviders(_ configuration: GatewayConfiguration, transport: any HTTPTransport, logger: Logger) throws -> [any AuthProvider]
+    {
         let loaded = try loadProviderFiles(configuration, transport: transport)
         for line in loaded.skipped { logger.warning("\(line)") }
         return loaded.providers
@@ -128,7 +132,8 @@ public enum GatewayLauncher {
         guard directories.isEmpty else { throw ConfigurationErrors(directories) }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamClientConfiguration())
         do {
-            let transport = Gateway.providerTransport(client: client, timeout: TimeInterval(configuration.limits.upstreamTimeoutSeconds), logger: logger)
+            let transport = Gateway.providerTransport(
+                client: client, timeout: TimeInterval(configuration.limits.upstreamTimeoutSeconds), logger: logger)
             let load: @Sendable () throws -> [any AuthProvider] = {
                 try makeProviders?(transport) ?? loadProviders(configuration, transport: transport, logger: logger)
             }
@@ -152,18 +157,20 @@ public enum GatewayLauncher {
                 let gateway = try await Gateway(
                     settings: settings(from: configuration), providers: providers, store: store,
                     sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, clock: .system, logger: logger, metrics: metrics)
-                let services: [any Service] = storeServices + [
-                    HTTPClientService(client: client),
-                    SessionSweeper(
-                        store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger,
-                        counting: (configuredStore as? any SessionListing).map { ($0, metrics) }),
-                ]
+                let services: [any Service] =
+                    storeServices + [
+                        HTTPClientService(client: client),
+                        SessionSweeper(
+                            store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger,
+                            counting: (configuredStore as? any SessionListing).map { ($0, metrics) }),
+                    ]
                 let providerReloader = ProviderReloader(
                     providers: providers, load: load, policy: gateway.policy,
                     upstreamTimeout: gateway.settings.upstreamTimeout, loadConfiguration: configurationLoader(configuration), logger: logger)
-                let metricsServices: [any Service] = configuration.metricsListen.map { address in
-                    [buildMetricsApplication(metrics: gateway.metrics, host: address.host, port: address.port, logger: logger)]
-                } ?? []
+                let metricsServices: [any Service] =
+                    configuration.metricsListen.map { address in
+                        [buildMetricsApplication(metrics: gateway.metrics, host: address.host, port: address.port, logger: logger)]
+                    } ?? []
                 let (tls, tlsReloader, tlsServices) = try tlsListener(configuration, metrics: gateway.metrics, logger: logger)
                 let hangup = HangupReloader(reloads: [providerReloader.reload] + (tlsReloader.map { [$0.reload] } ?? []))
                 // Say at once which providers cannot take logins (OIDC discovery failing, …), rather than at the
@@ -174,8 +181,9 @@ public enum GatewayLauncher {
                     services: services + [hangup] + metricsServices + tlsServices,
                     onServerRunning: onServerRunning)
                 // The notice is shut down first (services stop in reverse order), so it is logged before the listener closes.
-                let group = ServiceGroup(configuration: .init(
-                    services: [app, ShutdownNotice(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                let group = ServiceGroup(
+                    configuration: .init(
+                        services: [app, ShutdownNotice(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
                 // Lines of the last answers may still be in the access log's batch.
                 defer { gateway.accessLog.flush() }
                 try await group.run()

@@ -41,7 +41,9 @@ extension ForwardingSessionStore {
         try await forwardee.pendingRecord(keyHash: keyHash, purpose: purpose, now: now)
     }
 
-    public func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool {
+    public func replacePendingPayload(
+        keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date
+    ) async throws -> Bool {
         try await forwardee.replacePendingPayload(keyHash: keyHash, purpose: purpose, expected: expected, with: payload, now: now)
     }
 

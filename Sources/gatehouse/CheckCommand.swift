@@ -38,10 +38,14 @@ struct CheckCommand: AsyncParsableCommand {
         for warning in configuration.warnings { printError("warning: \(warning)") }
         if let warning = configuration.tls?.expiryWarning() { printError("warning: \(warning)") }
         if providers == 0, !skipped.isEmpty {
-            printError("warning: every provider file was skipped (optional: true, environment not set); the gateway would start, but /readyz answers 503 no_providers until one loads")
+            printError(
+                "warning: every provider file was skipped (optional: true, environment not set); the gateway would start, but /readyz answers 503 no_providers until one loads"
+            )
         } else if providers == 0 {
             // Valid, and it would start, but never be ready: /readyz answers 503 until a provider is configured.
-            printError("warning: \(configuration.providersDirectory): no provider file (*.yaml); the gateway would start, but /readyz answers 503 no_providers until one is added")
+            printError(
+                "warning: \(configuration.providersDirectory): no provider file (*.yaml); the gateway would start, but /readyz answers 503 no_providers until one is added"
+            )
         }
         var source = configuration.file ?? "built-in defaults"
         if !configuration.environmentVariables.isEmpty {

@@ -37,7 +37,9 @@ struct ConfigOptions: ParsableArguments {
     /// The warnings for `GATEHOUSE_*` variables that set no key, for a configuration as loaded (or as far as it
     /// could be); names only, never values.
     func environmentWarnings(_ configuration: GatewayConfiguration) -> [String] {
-        let file = configuration.file ?? config ?? (FileManager.default.fileExists(atPath: GatewayConfiguration.defaultFile) ? GatewayConfiguration.defaultFile : nil)
+        let file =
+            configuration.file ?? config
+            ?? (FileManager.default.fileExists(atPath: GatewayConfiguration.defaultFile) ? GatewayConfiguration.defaultFile : nil)
         return GatewayConfiguration.environmentWarnings(file: file, providersDirectory: configuration.providersDirectory)
     }
 }

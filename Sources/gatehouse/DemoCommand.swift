@@ -43,7 +43,8 @@ struct DemoCommand: AsyncParsableCommand {
         let legacy = StandInLegacySite(logger: logger)
         _ = try await legacy.start()
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-demo-\(ProcessInfo.processInfo.processIdentifier)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-demo-\(ProcessInfo.processInfo.processIdentifier)")
+            .path
         var configuration = GatewayConfiguration.defaults(baseDirectory: directory)
         try configuration.overrideListen(listen)
         configuration.publicURL = "http://\(listen)"
@@ -55,9 +56,11 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.logging.accessLog = accessLog
 
         let publicURL = configuration.publicURL
-        let endpoints = (authorize: oauth.authorizationEndpoint, token: oauth.tokenEndpoint, revoke: oauth.revocationEndpoint,
-                         userinfo: oauth.userinfoEndpoint, api: oauth.apiBaseURL, clientID: oauth.configuration.clientID,
-                         issuer: oauth.baseURL)
+        let endpoints = (
+            authorize: oauth.authorizationEndpoint, token: oauth.tokenEndpoint, revoke: oauth.revocationEndpoint,
+            userinfo: oauth.userinfoEndpoint, api: oauth.apiBaseURL, clientID: oauth.configuration.clientID,
+            issuer: oauth.baseURL
+        )
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let supportDocument = (directory as NSString).appendingPathComponent("\(idp.domain).json")
         try Data(idp.supportDocument.utf8).write(to: URL(fileURLWithPath: supportDocument))
@@ -107,19 +110,31 @@ struct DemoCommand: AsyncParsableCommand {
             let browserIDFile = try YAMLDocument(text: browserIDYAML, file: "Providers/browserid.yaml")
             let browserID = try ProviderCatalog.provider(from: browserIDFile, kinds: ProviderRegistry.kinds, context: context, environment: secrets)
             let pageProviders = try [
-                ("azure", "id: azure\nkind: acs\nname: \"ACS stand-in (Notify)\"\nlogin_url: \"\(acs.loginURL)\"\nallowed_origins: [\"\(acs.baseURL)\"]\nrealm: \"\(acs.realm)\"\nissuer: \"\(acs.issuer)\"\nsigning_key: \"${DEMO_ACS_SIGNING_KEY}\"\n"),
-                ("legacy", "id: legacy\nkind: capture\nname: \"Legacy site (cookie)\"\nlogin_url: \"\(legacy.loginURL)\"\nallowed_origins: [\"\(legacy.baseURL)\"]\nsuccess_url: \"\(legacy.baseURL)/welcome*\"\ncapture: {from: cookie}\nprobe: {url: \"\(legacy.baseURL)/api/me\"}\n"),
-                ("legacytitle", "id: legacytitle\nkind: capture\nname: \"Legacy site (title)\"\nlogin_url: \"\(legacy.loginURL)\"\nallowed_origins: [\"\(legacy.baseURL)\"]\nsuccess_url: \"\(legacy.baseURL)/welcome*\"\ncapture: {from: title}\nprobe: {url: \"\(legacy.baseURL)/api/me\"}\n"),
+                (
+                    "azure",
+                    "id: azure\nkind: acs\nname: \"ACS stand-in (Notify)\"\nlogin_url: \"\(acs.loginURL)\"\nallowed_origins: [\"\(acs.baseURL)\"]\nrealm: \"\(acs.realm)\"\nissuer: \"\(acs.issuer)\"\nsigning_key: \"${DEMO_ACS_SIGNING_KEY}\"\n"
+                ),
+                (
+                    "legacy",
+                    "id: legacy\nkind: capture\nname: \"Legacy site (cookie)\"\nlogin_url: \"\(legacy.loginURL)\"\nallowed_origins: [\"\(legacy.baseURL)\"]\nsuccess_url: \"\(legacy.baseURL)/welcome*\"\ncapture: {from: cookie}\nprobe: {url: \"\(legacy.baseURL)/api/me\"}\n"
+                ),
+                (
+                    "legacytitle",
+                    "id: legacytitle\nkind: capture\nname: \"Legacy site (title)\"\nlogin_url: \"\(legacy.loginURL)\"\nallowed_origins: [\"\(legacy.baseURL)\"]\nsuccess_url: \"\(legacy.baseURL)/welcome*\"\ncapture: {from: title}\nprobe: {url: \"\(legacy.baseURL)/api/me\"}\n"
+                ),
             ].map { id, yaml in
-                try ProviderCatalog.provider(from: YAMLDocument(text: yaml, file: "Providers/\(id).yaml"), kinds: ProviderRegistry.kinds, context: context, environment: secrets)
+                try ProviderCatalog.provider(
+                    from: YAMLDocument(text: yaml, file: "Providers/\(id).yaml"), kinds: ProviderRegistry.kinds, context: context,
+                    environment: secrets)
             }
             let oidcFile = try YAMLDocument(text: oidcYAML, file: "Providers/oidc.yaml")
             let oidcProvider = try ProviderCatalog.provider(from: oidcFile, kinds: ProviderRegistry.kinds, context: context, environment: secrets)
-            return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context), spidProvider, browserID, oidcProvider] + pageProviders
+            return [OAuth2Provider(descriptor: descriptor, configuration: oauth2, context: context), spidProvider, browserID, oidcProvider]
+                + pageProviders
         }
         // Written straight to the file handle: the banner must show even when stdout is a pipe.
-        let banner = (
-            """
+        let banner =
+            ("""
             Gatehouse demo
               gateway            \(publicURL)/   (open it in a browser; sign in as alice / alice-password)
               stand-in OAuth 2.0 \(oauth.baseURL)   (provider "demo"; access tokens live \(tokenLifetime) s, refresh tokens rotate)

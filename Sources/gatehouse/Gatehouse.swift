@@ -11,7 +11,8 @@ struct Gatehouse: AsyncParsableCommand {
         abstract: "An authentication gateway: one session for thin clients, many identity providers behind it.",
         version: "gatehouse \(version)",
         subcommands: [
-            ServeCommand.self, CheckCommand.self, ProvidersCommand.self, MigrateCommand.self, KeysCommand.self, SessionsCommand.self, DemoCommand.self,
+            ServeCommand.self, CheckCommand.self, ProvidersCommand.self, MigrateCommand.self, KeysCommand.self, SessionsCommand.self,
+            DemoCommand.self,
             LoginCommand.self, WhoamiCommand.self, APICommand.self, LogoutCommand.self,
         ]
     )

@@ -27,7 +27,8 @@ enum ListenProbe {
         guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) != 0 else { return nil }
         switch errno {
         case EADDRINUSE:
-            return "cannot listen on \(host):\(port): the address is in use (another process listens there; choose another with --listen or 'listen:')"
+            return
+                "cannot listen on \(host):\(port): the address is in use (another process listens there; choose another with --listen or 'listen:')"
         case EACCES:
             return "cannot listen on \(host):\(port): permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE)"
         case EADDRNOTAVAIL:

@@ -28,7 +28,9 @@ struct ProvidersCommand: AsyncParsableCommand {
                 ("userinfo", capabilities.userinfo), ("legacy_capture", capabilities.legacyCapture),
             ].filter(\.1).map(\.0)
             let descriptor = provider.descriptor
-            print("\(descriptor.id)\tkind=\(descriptor.kind)\tlogin=\(provider.loginStyle.rawValue)\tname=\"\(descriptor.name)\"\t\(flags.joined(separator: ","))")
+            print(
+                "\(descriptor.id)\tkind=\(descriptor.kind)\tlogin=\(provider.loginStyle.rawValue)\tname=\"\(descriptor.name)\"\t\(flags.joined(separator: ","))"
+            )
         }
     }
 }

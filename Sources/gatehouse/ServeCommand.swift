@@ -31,9 +31,11 @@ struct ServeCommand: AsyncParsableCommand {
         for warning in options.environmentWarnings(configuration) { logger.warning("\(warning)") }
         for warning in configuration.warnings { logger.warning("\(warning)") }
         do {
-            try await GatewayLauncher.run(configuration, logger: logger, onServerRunning: { port in
-                logger.notice("gatehouse listening", metadata: ["address": "\(host):\(port)", "public_url": "\(publicURL)"])
-            })
+            try await GatewayLauncher.run(
+                configuration, logger: logger,
+                onServerRunning: { port in
+                    logger.notice("gatehouse listening", metadata: ["address": "\(host):\(port)", "public_url": "\(publicURL)"])
+                })
         } catch let errors as ConfigurationErrors {
             for line in errors.lines { printError(line) }
             throw ExitCode(1)

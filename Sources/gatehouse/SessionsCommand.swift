@@ -21,12 +21,15 @@ struct SessionsCommand: AsyncParsableCommand {
         @Option(help: "At most this many.") var limit = 100
 
         func run() async throws {
-            let sessions = try await SessionsCommand.withListing(options, whenMissing: []) { try await $0.sessions(provider: provider, subject: subject, limit: limit) }
+            let sessions = try await SessionsCommand.withListing(options, whenMissing: []) {
+                try await $0.sessions(provider: provider, subject: subject, limit: limit)
+            }
             print(["id", "provider", "subject", "created_at", "last_seen_at", "expires_at"].joined(separator: "\t"))
             let iso = ISO8601DateFormatter()
             for s in sessions {
-                print([s.id, s.provider, s.subject, iso.string(from: s.createdAt), iso.string(from: s.lastSeenAt), iso.string(from: s.expiresAt)]
-                    .joined(separator: "\t"))
+                print(
+                    [s.id, s.provider, s.subject, iso.string(from: s.createdAt), iso.string(from: s.lastSeenAt), iso.string(from: s.expiresAt)]
+                        .joined(separator: "\t"))
             }
         }
     }

@@ -125,7 +125,11 @@ struct EnvironmentConfigurationTests {
         #expect(configuration.store.kind == .memory)
         #expect(configuration.listenPort == 9124)
         #expect(configuration.environmentVariables == ["GATEHOUSE_LISTEN", "GATEHOUSE_STORE_KIND"])
-        #expect(throws: ConfigurationErrors([ConfigError(variable: "GATEHOUSE_LISTEN", message: "'listen' must be host:port (e.g. 127.0.0.1:8080), not 'nowhere'")])) {
+        #expect(
+            throws: ConfigurationErrors([
+                ConfigError(variable: "GATEHOUSE_LISTEN", message: "'listen' must be host:port (e.g. 127.0.0.1:8080), not 'nowhere'")
+            ])
+        ) {
             try GatewayConfiguration.load(path: nil, environment: ["GATEHOUSE_LISTEN": "nowhere"])
         }
     }
@@ -141,7 +145,8 @@ struct EnvironmentConfigurationTests {
         arguments: [
             ["GATEHOUSE_LIMITS_MAX_BODY_BYTES": "big"]: "GATEHOUSE_LIMITS_MAX_BODY_BYTES: 'limits.max_body_bytes' must be a whole number, not 'big'",
             ["GATEHOUSE_BACKEND_ASSERTION": "maybe"]: "GATEHOUSE_BACKEND_ASSERTION: 'backend.assertion' must be true or false, not 'maybe'",
-            ["GATEHOUSE_SESSIONS_COOKIE_SECURE": "false"]: "GATEHOUSE_SESSIONS_COOKIE_SECURE: 'sessions.cookie.secure' must be true for a '__Host-' cookie",
+            ["GATEHOUSE_SESSIONS_COOKIE_SECURE": "false"]:
+                "GATEHOUSE_SESSIONS_COOKIE_SECURE: 'sessions.cookie.secure' must be true for a '__Host-' cookie",
             ["GATEHOUSE_TRUSTED_PROXIES": #"["nope"]"#]:
                 "GATEHOUSE_TRUSTED_PROXIES: 'trusted_proxies' lists IP addresses and CIDR ranges (10.0.0.0/8, fd00::/8), not 'nope'",
             ["GATEHOUSE_CORS_ALLOWED_ORIGINS": #"["app.example.com"]"#]:
@@ -203,10 +208,22 @@ struct EnvironmentConfigurationTests {
         "a secret given by the environment is never in a message",
         arguments: [
             ["GATEHOUSE_STORE_KIND": "postgres", "GATEHOUSE_STORE_URL": "mysql://u:\(EnvironmentConfigurationTests.secret)@db/gh"],
-            ["GATEHOUSE_STORE_KIND": "postgres", "GATEHOUSE_STORE_URL": "postgres://u:\(EnvironmentConfigurationTests.secret)@db/gh", "GATEHOUSE_STORE_HOST": "db"],
-            ["GATEHOUSE_STORE_KIND": "postgres", "GATEHOUSE_STORE_HOST": "db", "GATEHOUSE_STORE_PASSWORD": EnvironmentConfigurationTests.secret, "GATEHOUSE_STORE_PORT": "0"],
-            ["GATEHOUSE_STORE_KIND": "postgres", "GATEHOUSE_STORE_URL": "postgres://u:\(EnvironmentConfigurationTests.secret)@db/gh", "GATEHOUSE_STORE_URL_FILE": "x"],
-            ["GATEHOUSE_STORE_KIND": "postgres", "GATEHOUSE_STORE_PASSWORD": EnvironmentConfigurationTests.secret, "GATEHOUSE_STORE_URL": "postgres://db/gh"],
+            [
+                "GATEHOUSE_STORE_KIND": "postgres", "GATEHOUSE_STORE_URL": "postgres://u:\(EnvironmentConfigurationTests.secret)@db/gh",
+                "GATEHOUSE_STORE_HOST": "db",
+            ],
+            [
+                "GATEHOUSE_STORE_KIND": "postgres", "GATEHOUSE_STORE_HOST": "db", "GATEHOUSE_STORE_PASSWORD": EnvironmentConfigurationTests.secret,
+                "GATEHOUSE_STORE_PORT": "0",
+            ],
+            [
+                "GATEHOUSE_STORE_KIND": "postgres", "GATEHOUSE_STORE_URL": "postgres://u:\(EnvironmentConfigurationTests.secret)@db/gh",
+                "GATEHOUSE_STORE_URL_FILE": "x",
+            ],
+            [
+                "GATEHOUSE_STORE_KIND": "postgres", "GATEHOUSE_STORE_PASSWORD": EnvironmentConfigurationTests.secret,
+                "GATEHOUSE_STORE_URL": "postgres://db/gh",
+            ],
         ])
     func secretsAreNeverEchoed(_ environment: [String: String]) throws {
         let (_, lines) = try Fixtures.gatewayErrors("store:\n  pool_size: 0\n", environment: environment)
@@ -231,13 +248,19 @@ struct EnvironmentConfigurationTests {
                 == ["GATEHOUSE_LISTN is not a setting; did you mean GATEHOUSE_LISTEN (listen)?"])
         #expect(
             EnvironmentSettings.warnings(environment: ["GATEHOUSE_SESSIONS_IDLE_TIMEOUT": "600"])
-                == ["GATEHOUSE_SESSIONS_IDLE_TIMEOUT is not a setting; did you mean GATEHOUSE_SESSIONS_IDLE_TIMEOUT_SECONDS (sessions.idle_timeout_seconds)?"])
+                == [
+                    "GATEHOUSE_SESSIONS_IDLE_TIMEOUT is not a setting; did you mean GATEHOUSE_SESSIONS_IDLE_TIMEOUT_SECONDS (sessions.idle_timeout_seconds)?"
+                ])
         #expect(
             EnvironmentSettings.warnings(environment: ["GATEHOUSE_FROBNICATE": "1"])
-                == ["GATEHOUSE_FROBNICATE is not a setting (a setting is GATEHOUSE_ and a key's path in upper snake case, e.g. GATEHOUSE_STORE_KIND for store.kind)"])
+                == [
+                    "GATEHOUSE_FROBNICATE is not a setting (a setting is GATEHOUSE_ and a key's path in upper snake case, e.g. GATEHOUSE_STORE_KIND for store.kind)"
+                ])
         #expect(
             EnvironmentSettings.warnings(environment: ["GATEHOUSE_ACCESS_RULES": "[]"])
-                == ["GATEHOUSE_ACCESS_RULES is not a setting: 'access.rules' is written in the file only (the environment sets single values and lists of strings)"])
+                == [
+                    "GATEHOUSE_ACCESS_RULES is not a setting: 'access.rules' is written in the file only (the environment sets single values and lists of strings)"
+                ])
     }
 
     @Test("settings, the allow-list, the test switches and the files' own ${NAME}s are not warned about")
@@ -254,7 +277,9 @@ struct EnvironmentConfigurationTests {
         #expect(GatewayConfiguration.environmentWarnings(file: file, providersDirectory: providers, environment: environment).isEmpty)
         #expect(
             GatewayConfiguration.environmentWarnings(file: nil, providersDirectory: providers, environment: environment)
-                == ["GATEHOUSE_OIDC_SECRET is not a setting (a setting is GATEHOUSE_ and a key's path in upper snake case, e.g. GATEHOUSE_STORE_KIND for store.kind)"])
+                == [
+                    "GATEHOUSE_OIDC_SECRET is not a setting (a setting is GATEHOUSE_ and a key's path in upper snake case, e.g. GATEHOUSE_STORE_KIND for store.kind)"
+                ])
     }
 
     // MARK: The schema

@@ -168,8 +168,11 @@ struct GatewayConfigurationErrorTests {
         let yaml = "public_url: \"https://gate.example.test\"\nsessions:\n  cookie:\n    name: gh\n    secure: false\n"
         let configuration = try GatewayConfiguration.parse(yaml, file: "/c/gatehouse.yaml", environment: [:])
         #expect(configuration.warnings.map(\.description).count == 1)
-        #expect(configuration.warnings.first?.description.hasPrefix("/c/gatehouse.yaml:5: 'sessions.cookie.secure' is false while 'public_url' is https") == true)
-        let plain = try GatewayConfiguration.parse(yaml.replacingOccurrences(of: "https:", with: "http:"), file: "/c/gatehouse.yaml", environment: [:])
+        #expect(
+            configuration.warnings.first?.description.hasPrefix("/c/gatehouse.yaml:5: 'sessions.cookie.secure' is false while 'public_url' is https")
+                == true)
+        let plain = try GatewayConfiguration.parse(
+            yaml.replacingOccurrences(of: "https:", with: "http:"), file: "/c/gatehouse.yaml", environment: [:])
         #expect(plain.warnings.isEmpty)
         let fromEnvironment = try GatewayConfiguration.parse(
             "sessions: {cookie: {name: gh}}\n", file: "/c/gatehouse.yaml",
@@ -295,7 +298,9 @@ struct GatewayConfigurationErrorTests {
 
     @Test func accessSectionIsRead() throws {
         let directory = try TemporaryDirectory()
-        let file = try directory.write("gatehouse.yaml", """
+        let file = try directory.write(
+            "gatehouse.yaml",
+            """
             access:
               login:
                 - {email_domain: "example.com", email_verified: true}
@@ -317,9 +322,12 @@ struct GatewayConfigurationErrorTests {
         #expect(access.rules.map(\.name) == ["admin", "rest"])
         // A rule about GET is one about HEAD too (RFC 9110 §9.3.2).
         #expect(access.rules[0].methods == ["GET", "POST", "HEAD"])
-        #expect(access.rules[0].allow == .conditions([
-            AccessCondition(emails: ["alice@example.com"]), AccessCondition(providers: ["oidc"], groups: ["admins"], claims: ["tier": ["gold", "silver"]]),
-        ]))
+        #expect(
+            access.rules[0].allow
+                == .conditions([
+                    AccessCondition(emails: ["alice@example.com"]),
+                    AccessCondition(providers: ["oidc"], groups: ["admins"], claims: ["tier": ["gold", "silver"]]),
+                ]))
         #expect(access.fallback == .deny)
     }
 

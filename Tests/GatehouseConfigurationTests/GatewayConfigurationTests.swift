@@ -292,18 +292,20 @@ struct GatewayConfigurationTests {
         let example = "\(Fixtures.packageRoot)/gatehouse.example.yaml"
         let configuration = try GatewayConfiguration.load(
             path: example, environment: ["GATEHOUSE_DATABASE_URL": "postgres://u:p@localhost:5432/gatehouse"])
-        #expect(configuration == {
-            var expected = GatewayConfiguration.defaults(baseDirectory: Fixtures.packageRoot)
-            expected.file = example
-            expected.publicURLIsExplicit = true
-            expected.keys = configuration.keys
-            expected.allowedRedirectURIs = ["com.example.app:/callback"]
-            let lines = (try? String(contentsOfFile: example, encoding: .utf8))?.components(separatedBy: "\n") ?? []
-            let line = { (prefix: String) in (lines.firstIndex { $0.hasPrefix(prefix) } ?? -1) + 1 }
-            expected.dataDirectoryLocation = ConfigLocation(file: example, line: line("data_dir:"))
-            expected.storePathLocation = ConfigLocation(file: example, line: line("  path:"))
-            return expected
-        }())
+        #expect(
+            configuration
+                == {
+                    var expected = GatewayConfiguration.defaults(baseDirectory: Fixtures.packageRoot)
+                    expected.file = example
+                    expected.publicURLIsExplicit = true
+                    expected.keys = configuration.keys
+                    expected.allowedRedirectURIs = ["com.example.app:/callback"]
+                    let lines = (try? String(contentsOfFile: example, encoding: .utf8))?.components(separatedBy: "\n") ?? []
+                    let line = { (prefix: String) in (lines.firstIndex { $0.hasPrefix(prefix) } ?? -1) + 1 }
+                    expected.dataDirectoryLocation = ConfigLocation(file: example, line: line("data_dir:"))
+                    expected.storePathLocation = ConfigLocation(file: example, line: line("  path:"))
+                    return expected
+                }())
         // Its `keys` are commented out, so that the copy passes `gatehouse check` as it is (keys generated at start).
         #expect(configuration.keys.sealing.isEmpty && configuration.keys.signing.isEmpty)
     }

@@ -11,10 +11,13 @@ struct InlineSecretTests {
     static let cases: [SecretCase] = [
         SecretCase(
             kind: "oauth2", key: "client_secret",
-            file: "id: p\nkind: oauth2\nauthorization_endpoint: https://idp.example.com/authorize\ntoken_endpoint: https://idp.example.com/token\nclient_id: c\n",
+            file:
+                "id: p\nkind: oauth2\nauthorization_endpoint: https://idp.example.com/authorize\ntoken_endpoint: https://idp.example.com/token\nclient_id: c\n",
             value: "s3cret-oauth2"),
-        SecretCase(kind: "oidc", key: "client_secret", file: "id: p\nkind: oidc\nissuer: https://idp.example.com\nclient_id: c\n", value: "s3cret-oidc"),
-        SecretCase(kind: "spid", key: "client_secret", file: "id: p\nkind: spid\nbase_url: https://spid.example.com\nclient_id: c\n", value: "s3cret-spid"),
+        SecretCase(
+            kind: "oidc", key: "client_secret", file: "id: p\nkind: oidc\nissuer: https://idp.example.com\nclient_id: c\n", value: "s3cret-oidc"),
+        SecretCase(
+            kind: "spid", key: "client_secret", file: "id: p\nkind: spid\nbase_url: https://spid.example.com\nclient_id: c\n", value: "s3cret-spid"),
         SecretCase(
             kind: "acs", key: "signing_key",
             file: """
@@ -30,11 +33,14 @@ struct InlineSecretTests {
     ]
 
     /// Loads `p.yaml` (and any other files) with the real provider kinds.
-    static func load(_ files: [String: String], environment: [String: String] = [:]) throws -> (directory: TemporaryDirectory, result: Result<[any AuthProvider], ConfigurationErrors>) {
+    static func load(
+        _ files: [String: String], environment: [String: String] = [:]
+    ) throws -> (directory: TemporaryDirectory, result: Result<[any AuthProvider], ConfigurationErrors>) {
         let directory = try TemporaryDirectory()
         for (name, text) in files { try directory.write(name, text) }
         do {
-            let providers = try ProviderCatalog.load(directory: directory.path, kinds: ProviderRegistry.kinds, context: Fixtures.context, environment: environment)
+            let providers = try ProviderCatalog.load(
+                directory: directory.path, kinds: ProviderRegistry.kinds, context: Fixtures.context, environment: environment)
             return (directory, .success(providers))
         } catch let errors as ConfigurationErrors {
             return (directory, .failure(errors))
@@ -96,13 +102,16 @@ struct InlineSecretTests {
         let fromEnvironment = try GatewayConfiguration.parse(
             yaml + "  password: \"${DB_PASSWORD}\"\n", file: directory.appending("gatehouse.yaml"), environment: ["DB_PASSWORD": "hunter2-db"])
         #expect(fromEnvironment.store.url == "postgres://gatehouse:hunter2-db@db.internal")
-        let fromFile = try GatewayConfiguration.parse(yaml + "  password_file: db-password\n", file: directory.appending("gatehouse.yaml"), environment: [:])
+        let fromFile = try GatewayConfiguration.parse(
+            yaml + "  password_file: db-password\n", file: directory.appending("gatehouse.yaml"), environment: [:])
         #expect(fromFile.store.url == "postgres://gatehouse:hunter2-db@db.internal")
     }
 
     @Test(
         "store.url inline is refused when it carries a password, without echoing it",
-        arguments: ["postgres://gate:hunter2-db@db/gh", "postgresql://gate:hunter2-db@db:5432/gh?sslmode=require", "postgres://gate:pa/hunter2-db@db/gh"])
+        arguments: [
+            "postgres://gate:hunter2-db@db/gh", "postgresql://gate:hunter2-db@db:5432/gh?sslmode=require", "postgres://gate:pa/hunter2-db@db/gh",
+        ])
     func storeURLWithPassword(url: String) throws {
         let (file, lines) = try Fixtures.gatewayErrors("store:\n  kind: postgres\n  url: \"\(url)\"\n")
         #expect(
@@ -115,7 +124,8 @@ struct InlineSecretTests {
     @Test(
         "store.url without a password, or with the password as one ${NAME}, may be written inline",
         arguments: [
-            ("postgres://gate@db/gh", "postgres://gate@db/gh"), ("postgres://db.internal:5432/gh?sslmode=verify-full", "postgres://db.internal:5432/gh?sslmode=verify-full"),
+            ("postgres://gate@db/gh", "postgres://gate@db/gh"),
+            ("postgres://db.internal:5432/gh?sslmode=verify-full", "postgres://db.internal:5432/gh?sslmode=verify-full"),
             ("postgres://gate:${DB_PASSWORD}@db/gh", "postgres://gate:pw@db/gh"),
         ])
     func storeURLWithoutPassword(url: String, expected: String) throws {
@@ -131,10 +141,11 @@ struct InlineSecretTests {
     func unusedPostgresSecrets(kind: String) throws {
         let (file, lines) = try Fixtures.gatewayErrors(
             "store:\n  kind: \(kind)\n  password: hunter2-db\n  url: \"postgres://gate:hunter2-url@db/gh\"\n")
-        #expect(lines == [
-            "\(file):3: 'store.password' must not be written inline: use password: \"${ENV_VAR}\" or password_file: path",
-            "\(file):4: 'store.url' must not be written inline with a password (a URL without one may be): use url: \"${ENV_VAR}\" or url_file: path",
-        ])
+        #expect(
+            lines == [
+                "\(file):3: 'store.password' must not be written inline: use password: \"${ENV_VAR}\" or password_file: path",
+                "\(file):4: 'store.url' must not be written inline with a password (a URL without one may be): use url: \"${ENV_VAR}\" or url_file: path",
+            ])
         #expect(!lines.joined().contains("hunter2"))
         // Unused references and files stay unread: an unset variable or a missing file is no error.
         let directory = try TemporaryDirectory()

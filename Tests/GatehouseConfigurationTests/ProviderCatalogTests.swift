@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseConfiguration
 import GatehouseCore
+import GatehouseProviders
 import Testing
 
 struct ProviderCatalogTests {
@@ -193,8 +194,6 @@ struct ProviderCatalogTests {
     }
 }
 
-import GatehouseProviders
-
 /// The example files in `Providers/` load with the real provider kinds.
 @Suite("Shipped provider examples")
 struct ShippedProviderExamplesTests {
@@ -202,7 +201,10 @@ struct ShippedProviderExamplesTests {
     func everyExampleLoads() throws {
         let providers = try ProviderCatalog.load(
             directory: "\(Fixtures.packageRoot)/Providers", kinds: ProviderRegistry.kinds, context: Fixtures.context,
-            environment: ["SPID_CLIENT_ID": "1234", "SPID_CLIENT_SECRET": "example-secret", "OIDC_CLIENT_ID": "gatehouse", "OIDC_CLIENT_SECRET": "example-secret", "ACS_SIGNING_KEY": "N4QeKa3c062VBjnVK6fb+rnwURkcwGXh7EoNK34n0uM="])
+            environment: [
+                "SPID_CLIENT_ID": "1234", "SPID_CLIENT_SECRET": "example-secret", "OIDC_CLIENT_ID": "gatehouse",
+                "OIDC_CLIENT_SECRET": "example-secret", "ACS_SIGNING_KEY": "N4QeKa3c062VBjnVK6fb+rnwURkcwGXh7EoNK34n0uM=",
+            ])
         let kinds = Set(providers.map(\.descriptor.kind))
         #expect(kinds.isSuperset(of: ["oauth2", "spid"]))
         let spid = try #require(providers.first { $0.descriptor.id == "spid" })

@@ -12,7 +12,8 @@ struct ProviderFileErrorsTests {
         let directory = try TemporaryDirectory()
         for (name, text) in files { try directory.write(name, text) }
         do {
-            _ = try ProviderCatalog.load(directory: directory.path, kinds: ProviderRegistry.kinds, context: Fixtures.context, environment: environment)
+            _ = try ProviderCatalog.load(
+                directory: directory.path, kinds: ProviderRegistry.kinds, context: Fixtures.context, environment: environment)
             Issue.record("expected problems")
             return (directory.path, [])
         } catch let errors as ConfigurationErrors {
@@ -118,7 +119,8 @@ struct ProviderFileErrorsTests {
     @Test("a problem in a common key does not hide the kind's own: a wrong id and an unknown key are both reported")
     func commonAndKindProblems() throws {
         let (directory, lines) = try Self.errors([
-            "p.yaml": "id: q\nkind: oauth2\nauthorization_endpoint: https://idp.example.com/authorize\ntoken_endpoint: https://idp.example.com/token\nclient_id: c\napi: {url: https://api.example.com, auth: query}\ncolour: blue\n"
+            "p.yaml":
+                "id: q\nkind: oauth2\nauthorization_endpoint: https://idp.example.com/authorize\ntoken_endpoint: https://idp.example.com/token\nclient_id: c\napi: {url: https://api.example.com, auth: query}\ncolour: blue\n"
         ])
         #expect(
             lines == [

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
-import SwiftASN1
 import GatehouseConfiguration
 import GatehouseCore
+import SwiftASN1
 import Testing
 import X509
 
@@ -56,7 +56,8 @@ struct TLSConfigurationTests {
     }
 
     @Test func readsEveryKey() throws {
-        let yaml = Self.section + "  min_version: \"1.3\"\n  http2: false\n  hsts_seconds: 31536000\n"
+        let yaml =
+            Self.section + "  min_version: \"1.3\"\n  http2: false\n  hsts_seconds: 31536000\n"
             + "public_url: \"https://gw.example.com\"\nredirect_http_listen: \"127.0.0.1:8080\"\n"
         let configuration = try Self.load(yaml).result.get()
         #expect(configuration.tls?.minimumVersion == .tls13)

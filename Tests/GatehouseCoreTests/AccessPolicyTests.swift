@@ -37,7 +37,10 @@ struct AccessPolicyTests {
     @Test("patterns: `*` one segment, a final `**` any depth including none, literals folded")
     func patterns() throws {
         let admin = try PathPattern("/admin/**")
-        for yes in ["/admin", "/admin/", "/admin/x", "/admin/x/y", "/ADMIN/x", "/admin./x", "/Admin /x", "/admin;jsessionid=1/x", "/%61dmin/x", "/%41DMIN;a/x"] {
+        for yes in [
+            "/admin", "/admin/", "/admin/x", "/admin/x/y", "/ADMIN/x", "/admin./x", "/Admin /x", "/admin;jsessionid=1/x", "/%61dmin/x",
+            "/%41DMIN;a/x",
+        ] {
             #expect(admin.matches(path(yes)), "\(yes)")
         }
         for no in ["/", "/administrator", "/x/admin", "/adm"] { #expect(!admin.matches(path(no)), "\(no)") }
@@ -97,7 +100,8 @@ struct AccessPolicyTests {
         #expect(p.decide(method: "HEAD", path: path("/admin/x"), user: alice) == .allow(rule: "admin"))
         let postOnly = AccessRule(name: "writes", paths: [try! PathPattern("/**")], methods: ["POST"], allow: .anyone)
         #expect(!postOnly.applies(method: "HEAD", path: path("/x")))
-        #expect(AccessRule(name: "reads", paths: [try! PathPattern("/**")], methods: ["GET"], allow: .anyone).applies(method: "HEAD", path: path("/x")))
+        #expect(
+            AccessRule(name: "reads", paths: [try! PathPattern("/**")], methods: ["GET"], allow: .anyone).applies(method: "HEAD", path: path("/x")))
     }
 
     @Test("access.login: empty lets anyone in; otherwise ANY condition")

@@ -9,7 +9,8 @@ import Testing
 
     @Test("the default mapping reads sub, email, name and a groups array")
     func defaultMapping() throws {
-        let claims = try Self.claims(#"{"sub":"248289761001","email":"janedoe@example.com","name":"Jane Doe","groups":["staff","admins"],"locale":"nb"}"#)
+        let claims = try Self.claims(
+            #"{"sub":"248289761001","email":"janedoe@example.com","name":"Jane Doe","groups":["staff","admins"],"locale":"nb"}"#)
         let identity = try #require(ClaimMapping().identity(from: claims))
         #expect(identity.subject == "248289761001")
         #expect(identity.email == "janedoe@example.com")
@@ -21,7 +22,8 @@ import Testing
     @Test("custom claim names, a numeric subject, a nested name and space-separated groups")
     func customMapping() throws {
         let mapping = ClaimMapping(subject: "user_id", email: "mail", name: "name.formatted", groups: "roles")
-        let claims = try Self.claims(#"{"user_id":938029,"mail":"ola@example.no","name":{"formatted":"Ola Nordmann"},"roles":"reader writer","sub":"ignored"}"#)
+        let claims = try Self.claims(
+            #"{"user_id":938029,"mail":"ola@example.no","name":{"formatted":"Ola Nordmann"},"roles":"reader writer","sub":"ignored"}"#)
         let identity = try #require(mapping.identity(from: claims))
         #expect(identity.subject == "938029")
         #expect(identity.email == "ola@example.no")

@@ -181,7 +181,8 @@ import Testing
 
     @Test("an unset environment variable is an error at the value's line naming the variable")
     func environmentUnset() throws {
-        let map = try ConfigMap(Nodes.scalars([("a", "x"), ("client_secret", "${CLIENT_SECRET}")], firstLine: 3), section: "oauth2", environment: [:])
+        let map = try ConfigMap(
+            Nodes.scalars([("a", "x"), ("client_secret", "${CLIENT_SECRET}")], firstLine: 3), section: "oauth2", environment: [:])
         let error = try #require(throws: ConfigError.self) { try map.secret("client_secret") }
         #expect(error.line == 4)
         #expect(error.message.contains("CLIENT_SECRET"))
@@ -251,7 +252,8 @@ import Testing
     @Test("a <key>_file secret that cannot be read is an error at the _file key")
     func fileSecretUnreadable() throws {
         let directory = try TemporaryDirectory()
-        let map = try ConfigMap(Nodes.scalars([("x", "1"), ("client_secret_file", "missing.txt")]), section: "oauth2", baseDirectory: directory.url.path)
+        let map = try ConfigMap(
+            Nodes.scalars([("x", "1"), ("client_secret_file", "missing.txt")]), section: "oauth2", baseDirectory: directory.url.path)
         let error = try #require(throws: ConfigError.self) { try map.secret("client_secret") }
         #expect(error.line == 2)
         #expect(error.message.contains("oauth2.client_secret_file"))
@@ -303,7 +305,8 @@ import Testing
     @Test("a collecting map records each problem, answers nil or a placeholder, and reads on to finish")
     func collectingReadsToTheEnd() throws {
         let problems = ConfigProblems()
-        let node = Nodes.scalars([("port", "eighty"), ("tokn_endpoint", "https://a.example/token"), ("colour", "blue"), ("name", "ok")], firstLine: 2)
+        let node = Nodes.scalars(
+            [("port", "eighty"), ("tokn_endpoint", "https://a.example/token"), ("colour", "blue"), ("name", "ok")], firstLine: 2)
         let map = try ConfigMap(node, section: "p", problems: problems)
         #expect(map.collects)
         #expect(try map.int("port") == nil)

@@ -5,7 +5,10 @@ struct EnvironmentReferenceTests {
     @Test func aValueIsTakenApartIntoTextAndNames() {
         #expect(EnvironmentReference.pieces(of: "plain") == [.text("plain")])
         #expect(EnvironmentReference.pieces(of: "${A}") == [.variable("A")])
-        #expect(EnvironmentReference.pieces(of: "x${A}y${B}${C}z") == [.text("x"), .variable("A"), .text("y"), .variable("B"), .variable("C"), .text("z")])
+        #expect(
+            EnvironmentReference.pieces(of: "x${A}y${B}${C}z") == [
+                .text("x"), .variable("A"), .text("y"), .variable("B"), .variable("C"), .text("z"),
+            ])
         #expect(EnvironmentReference.pieces(of: "${}") == [.variable("")])
         #expect(EnvironmentReference.pieces(of: "a${B") == [.text("a"), .unterminated])
         #expect(EnvironmentReference.pieces(of: "$A {B} $") == [.text("$A {B} $")])

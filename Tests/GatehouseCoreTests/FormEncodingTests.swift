@@ -40,12 +40,16 @@ import Testing
 
     @Test("appending to a URL without a query starts one with ?")
     func appendingWithoutQuery() {
-        #expect(FormEncoding.appending([("state", "x y"), ("n", "1")], to: "https://auth.example/authorize") == "https://auth.example/authorize?state=x%20y&n=1")
+        #expect(
+            FormEncoding.appending([("state", "x y"), ("n", "1")], to: "https://auth.example/authorize")
+                == "https://auth.example/authorize?state=x%20y&n=1")
     }
 
     @Test("appending to a URL with a query continues it with &")
     func appendingWithQuery() {
-        #expect(FormEncoding.appending([("state", "s")], to: "https://auth.example/authorize?tenant=t1") == "https://auth.example/authorize?tenant=t1&state=s")
+        #expect(
+            FormEncoding.appending([("state", "s")], to: "https://auth.example/authorize?tenant=t1")
+                == "https://auth.example/authorize?tenant=t1&state=s")
     }
 
     @Test("appending nothing leaves the URL unchanged")

@@ -92,7 +92,8 @@ import Testing
 
     @Test("numeric ids of 10^15 and more keep every digit and no exponent")
     func largeIntegers() throws {
-        let json = try #require(JSONValue.parse(Data(#"{"id": 1234567890123456789, "small": 42, "edge": 1000000000000000, "neg": -9007199254740993}"#.utf8)))
+        let json = try #require(
+            JSONValue.parse(Data(#"{"id": 1234567890123456789, "small": 42, "edge": 1000000000000000, "neg": -9007199254740993}"#.utf8)))
         #expect(json["id"]?.stringValue == "1234567890123456789")
         #expect(json["edge"]?.stringValue == "1000000000000000")
         #expect(json["neg"]?.stringValue == "-9007199254740993")

@@ -1,9 +1,9 @@
 import Foundation
+import GatehouseConfiguration
 import GatehouseCore
 import Testing
 
 @testable import GatehouseServer
-import GatehouseConfiguration
 
 @Suite("The one decision of /v1/api, without sockets")
 struct APIDecisionTests {
@@ -18,7 +18,8 @@ struct APIDecisionTests {
     static let rules = AccessPolicy(
         rules: [
             AccessRule(name: "public", paths: [try! PathPattern("/public/**")], allow: .anyone),
-            AccessRule(name: "admin", paths: [try! PathPattern("/admin/**")], methods: ["GET"], allow: .conditions([AccessCondition(subjects: ["root"])])),
+            AccessRule(
+                name: "admin", paths: [try! PathPattern("/admin/**")], methods: ["GET"], allow: .conditions([AccessCondition(subjects: ["root"])])),
             AccessRule(name: "app", paths: [try! PathPattern("/app/**")], allow: .authenticated),
         ],
         fallback: .deny)
@@ -122,10 +123,13 @@ struct APIDecisionTests {
     @Test("the audit gets the decision and the normalized path judged, only when rules were consulted")
     func auditFacts() {
         let facts = APIDecision.Facts(method: "GET", path: "/app/../admin/x", query: nil)
-        let judged = APIDecision.decide(facts, credential: .session(Self.session("alice"), proof: nil), policy: Self.rules, upstreams: Self.single).access
+        let judged = APIDecision.decide(facts, credential: .session(Self.session("alice"), proof: nil), policy: Self.rules, upstreams: Self.single)
+            .access
         #expect(judged?.decision == .deny(rule: "admin"))
         #expect(judged?.path.encoded == "/admin/x")
-        #expect(APIDecision.decide(facts, credential: .session(Self.session("alice"), proof: nil), policy: AccessPolicy(), upstreams: Self.single).access == nil)
+        #expect(
+            APIDecision.decide(facts, credential: .session(Self.session("alice"), proof: nil), policy: AccessPolicy(), upstreams: Self.single).access
+                == nil)
     }
 
     /// Several upstreams, open policy: (path, query, expected target as `name:target`, or the default's target).
@@ -165,11 +169,16 @@ struct APIDecisionTests {
     @Test("rules match the path with its prefix, on the upstream's path too")
     func rulesOnPrefixedPaths() {
         let policy = AccessPolicy(
-            rules: [AccessRule(name: "billing-admin", paths: [try! PathPattern("/billing/admin/**")], allow: .conditions([AccessCondition(subjects: ["root"])]))],
+            rules: [
+                AccessRule(
+                    name: "billing-admin", paths: [try! PathPattern("/billing/admin/**")], allow: .conditions([AccessCondition(subjects: ["root"])]))
+            ],
             fallback: .authenticated)
         #expect(outcome("GET", "/billing/admin/x", user: "alice", policy: policy, upstreams: Self.several) == .refuse(403, "access_denied"))
         #expect(outcome("GET", "/billing/x/../admin/x", user: "alice", policy: policy, upstreams: Self.several) == .refuse(403, "access_denied"))
-        #expect(outcome("GET", "/billing/admin/x", user: "root", policy: policy, upstreams: Self.several) == .forward("billing:/admin/x", identified: true))
+        #expect(
+            outcome("GET", "/billing/admin/x", user: "root", policy: policy, upstreams: Self.several)
+                == .forward("billing:/admin/x", identified: true))
     }
 
     static let hostRules = AccessPolicy(

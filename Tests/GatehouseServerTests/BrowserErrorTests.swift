@@ -24,15 +24,18 @@ struct BrowserErrorTests {
 
     static let files: [(id: String, yaml: String)] = [
         ("down", "id: down\nkind: oidc\nissuer: \"\(closed)\"\nclient_id: gatehouse\nclient_secret: \"${DOWN_SECRET}\"\n"),
-        ("gone", """
-        id: gone
-        kind: capture
-        login_url: "\(closed)/login"
-        allowed_origins: ["\(closed)"]
-        success_url: "\(closed)/welcome*"
-        capture: {from: cookie}
-        probe: {url: "\(closed)/api/me"}
-        """),
+        (
+            "gone",
+            """
+            id: gone
+            kind: capture
+            login_url: "\(closed)/login"
+            allowed_origins: ["\(closed)"]
+            success_url: "\(closed)/welcome*"
+            capture: {from: cookie}
+            probe: {url: "\(closed)/api/me"}
+            """
+        ),
     ]
 
     func withGateway(_ body: (GatewayInstance) async throws -> Void) async throws {
@@ -76,7 +79,8 @@ struct BrowserErrorTests {
             ]
             for (method, path, status, code) in failures {
                 expectPage(try await gw.http.send(method, gw.url(path), headers: Self.navigation), status: status, code: code, "\(method) \(path)")
-                expectProblem(try await gw.http.send(method, gw.url(path), headers: Self.json), status: status, code: code, "\(method) \(path) (JSON)")
+                expectProblem(
+                    try await gw.http.send(method, gw.url(path), headers: Self.json), status: status, code: code, "\(method) \(path) (JSON)")
                 // A request that is no navigation (a script's fetch) keeps problem+json too.
                 expectProblem(try await gw.http.send(method, gw.url(path)), status: status, code: code, "\(method) \(path) (no Accept)")
             }

@@ -1,9 +1,10 @@
 import Crypto
 import Foundation
 import GatehouseCore
-@testable import GatehouseServer
 import GatehouseStore
 import Testing
+
+@testable import GatehouseServer
 
 /// The `DPoP` header is attacker-controlled on every request: thousands of mutated proofs, from a fixed seed,
 /// through the verifier. None may crash it, and none may pass unless it still is the original proof (the same

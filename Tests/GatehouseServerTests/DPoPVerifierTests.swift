@@ -1,9 +1,10 @@
 import Crypto
 import Foundation
 import GatehouseCore
-@testable import GatehouseServer
 import GatehouseStore
 import Testing
+
+@testable import GatehouseServer
 
 /// The DPoP proof checks of RFC 9449 §4.3, one attack per test, on a memory store. The proofs are composed
 /// here with swift-crypto; the interop tests (Tests/Interop/test_dpop_interop.py) use an independent client.
@@ -25,7 +26,8 @@ struct DPoPVerifierTests {
     /// A proof as a client makes it; `edit` changes the header or claims before signing.
     static func proof(
         key: P256.Signing.PrivateKey, signer: P256.Signing.PrivateKey? = nil, method: String = "GET", url: String = publicURL + "/v1/api/x",
-        iat: Date = Date(), token: String? = Self.token, jti: String = UUID().uuidString, edit: (inout [String: Any], inout [String: Any]) -> Void = { _, _ in }
+        iat: Date = Date(), token: String? = Self.token, jti: String = UUID().uuidString,
+        edit: (inout [String: Any], inout [String: Any]) -> Void = { _, _ in }
     ) -> String {
         let raw = key.publicKey.rawRepresentation
         var header: [String: Any] = [
@@ -64,7 +66,8 @@ struct DPoPVerifierTests {
 
     @Test("RFC 7638 §3.1's example key has the RFC's thumbprint")
     func thumbprintVector() throws {
-        let n = "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw"
+        let n =
+            "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw"
         let jwk = ["kty": "RSA", "n": n, "e": "AQAB", "alg": "RS256", "kid": "2011-04-29"]
         #expect(JWKThumbprint.of(jwk) == "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs")
     }
@@ -72,7 +75,9 @@ struct DPoPVerifierTests {
     @Test("an Ed25519 (EdDSA) proof passes")
     func edDSA() async throws {
         let key = Curve25519.Signing.PrivateKey()
-        let header = Self.encode(["typ": "dpop+jwt", "alg": "EdDSA", "jwk": ["kty": "OKP", "crv": "Ed25519", "x": Base64URL.encode(key.publicKey.rawRepresentation)]])
+        let header = Self.encode([
+            "typ": "dpop+jwt", "alg": "EdDSA", "jwk": ["kty": "OKP", "crv": "Ed25519", "x": Base64URL.encode(key.publicKey.rawRepresentation)],
+        ])
         let claims = Self.encode([
             "jti": "e1", "htm": "GET", "htu": Self.target.url, "iat": Int(Date().timeIntervalSince1970),
             "ath": Base64URL.encode(Data(SHA256.hash(data: Data(Self.token.utf8)))),
@@ -110,11 +115,14 @@ struct DPoPVerifierTests {
             ("alg HS256", Self.proof(key: key) { header, _ in header["alg"] = "HS256" }),
             ("alg ES384 on a P-256 key", Self.proof(key: key) { header, _ in header["alg"] = "ES384" }),
             ("RS256 with an EC key", Self.proof(key: key) { header, _ in header["alg"] = "RS256" }),
-            ("a private key in jwk", Self.proof(key: key) { header, _ in
-                var jwk = header["jwk"] as! [String: Any]
-                jwk["d"] = Base64URL.encode(key.rawRepresentation)
-                header["jwk"] = jwk
-            }),
+            (
+                "a private key in jwk",
+                Self.proof(key: key) { header, _ in
+                    var jwk = header["jwk"] as! [String: Any]
+                    jwk["d"] = Base64URL.encode(key.rawRepresentation)
+                    header["jwk"] = jwk
+                }
+            ),
             ("crit names an extension (RFC 7515 §4.1.11)", Self.proof(key: key) { header, _ in header["crit"] = ["exp"] }),
             ("crit empty", Self.proof(key: key) { header, _ in header["crit"] = [String]() }),
             ("no jti", Self.proof(key: key) { _, claims in claims["jti"] = nil }),
@@ -130,7 +138,9 @@ struct DPoPVerifierTests {
             #expect(error?.status == 401, "\(name)")
         }
         // An unsigned token (alg none, empty signature).
-        let unsigned = Self.encode(["typ": "dpop+jwt", "alg": "none"]) + "." + Self.encode(["jti": "x", "htm": "GET", "htu": Self.target.url, "iat": Int(now.timeIntervalSince1970)]) + "."
+        let unsigned =
+            Self.encode(["typ": "dpop+jwt", "alg": "none"]) + "."
+            + Self.encode(["jti": "x", "htm": "GET", "htu": Self.target.url, "iat": Int(now.timeIntervalSince1970)]) + "."
         #expect(await refusal(unsigned)?.code == .invalidDPoPProof)
         // Two proofs at once.
         await #expect(throws: GatehouseError.self) {
@@ -204,12 +214,16 @@ struct DPoPVerifierTests {
         let v = verifier()
 
         try await v.authorize(bound, .dpop, [Self.proof(key: key)])
-        await #expect(throws: GatehouseError.invalidToken("This session is bound to a key: present it as 'Authorization: DPoP <token>' with a DPoP proof.")) {
+        await #expect(
+            throws: GatehouseError.invalidToken("This session is bound to a key: present it as 'Authorization: DPoP <token>' with a DPoP proof.")
+        ) {
             try await v.authorize(bound, .bearer, [])
         }
         // A copied token without the key: as the session cookie too (with or without a proof beside it).
         for proofs in [[], [Self.proof(key: key)]] {
-            await #expect(throws: GatehouseError.invalidToken("This session is bound to a key: present it as 'Authorization: DPoP <token>' with a DPoP proof.")) {
+            await #expect(
+                throws: GatehouseError.invalidToken("This session is bound to a key: present it as 'Authorization: DPoP <token>' with a DPoP proof.")
+            ) {
                 try await v.authorize(bound, .cookie, proofs)
             }
         }
@@ -231,11 +245,16 @@ struct DPoPVerifierTests {
         let key = P256.Signing.PrivateKey()
         let target = DPoPVerifier.Target(method: "POST", url: Self.publicURL + "/v1/session")
         #expect(try await verifier().bindingForSignIn(proofs: [], target: target) == nil)
-        #expect(try await verifier().bindingForSignIn(proofs: [Self.proof(key: key, method: "POST", url: target.url, token: nil)], target: target) != nil)
-        await #expect(throws: GatehouseError.invalidDPoPProof("This gateway binds every session to a key: send a DPoP proof with the sign-in.", status: 400)) {
+        #expect(
+            try await verifier().bindingForSignIn(proofs: [Self.proof(key: key, method: "POST", url: target.url, token: nil)], target: target) != nil)
+        await #expect(
+            throws: GatehouseError.invalidDPoPProof("This gateway binds every session to a key: send a DPoP proof with the sign-in.", status: 400)
+        ) {
             _ = try await verifier(DPoPPolicy(mode: .required)).bindingForSignIn(proofs: [], target: target)
         }
-        #expect(try await verifier(DPoPPolicy(mode: .off)).bindingForSignIn(proofs: [Self.proof(key: key, method: "POST", url: target.url, token: nil)], target: target) == nil)
+        #expect(
+            try await verifier(DPoPPolicy(mode: .off)).bindingForSignIn(
+                proofs: [Self.proof(key: key, method: "POST", url: target.url, token: nil)], target: target) == nil)
         do {
             _ = try await verifier().bindingForSignIn(proofs: [Self.proof(key: key, method: "GET", url: target.url, token: nil)], target: target)
             Issue.record("a proof for GET bound a POST sign-in")

@@ -82,7 +82,8 @@ struct EndToEndTests {
 
                 // Reactive: the provider starts refusing the access token → one refresh, one replay (with its body).
                 await standIns.oauth.expireAllAccessTokens()
-                let replayed = try await gw.http.send(.POST, gw.url("/v1/proxy/demo/echo/upload"), headers: gw.bearer(token), body: Data("hello".utf8))
+                let replayed = try await gw.http.send(
+                    .POST, gw.url("/v1/proxy/demo/echo/upload"), headers: gw.bearer(token), body: Data("hello".utf8))
                 #expect(replayed.status == 200, "\(replayed.text)")
                 #expect(replayed.json?["body_bytes"]?.doubleValue == 5)
                 #expect(await standIns.oauth.stats.refreshTokenRequests == 1)

@@ -19,16 +19,17 @@ struct ForwardAuthAppsTests {
         return UpstreamTable(settings: ServerSettings(configuration: configuration))
     }()
 
-    @Test(arguments: [
-        ("admin.example.com", "admin", "admin", true),  // the name is the default audience
-        ("x.apps.example.com", "tenants", "tenants", false),  // the first app in the file's order wins; its own assertion setting
-        ("a.apps.example.com", "tenants", "tenants", false),
-        ("ADMIN.example.com.:8443", "admin", "admin", true),  // compared as hosts are
-        ("admin.example.com.example", "shadow", "shadow-aud", true),
-        ("a.b.apps.example.com", nil, "main", true),  // `*` is one label: backend's
-        ("apps.example.com", nil, "main", true),
-        ("other.example.com", nil, "main", true),
-    ] as [(String, String?, String, Bool)])
+    @Test(
+        arguments: [
+            ("admin.example.com", "admin", "admin", true),  // the name is the default audience
+            ("x.apps.example.com", "tenants", "tenants", false),  // the first app in the file's order wins; its own assertion setting
+            ("a.apps.example.com", "tenants", "tenants", false),
+            ("ADMIN.example.com.:8443", "admin", "admin", true),  // compared as hosts are
+            ("admin.example.com.example", "shadow", "shadow-aud", true),
+            ("a.b.apps.example.com", nil, "main", true),  // `*` is one label: backend's
+            ("apps.example.com", nil, "main", true),
+            ("other.example.com", nil, "main", true),
+        ] as [(String, String?, String, Bool)])
     func theOriginalHostPicksTheApp(host: String, app: String?, audience: String, assertion: Bool) {
         let found = Self.table.forwardAuthApp(host: HostPattern.normalized(Substring(host)))
         #expect(found?.name == app)

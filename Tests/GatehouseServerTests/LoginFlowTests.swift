@@ -24,7 +24,8 @@ struct LoginFlowTests {
                     let login = try await gw.http.send(.GET, gw.url("/v1/auth/demo/login?return_to=/"))
                     let state = try Self.gatewayState(login)
                     let callback = try await gw.http.send(
-                        .GET, gw.url("/v1/auth/demo/callback?error=\(providerError)&error_description=no&state=\(state)"), headers: login.bindingHeaders)
+                        .GET, gw.url("/v1/auth/demo/callback?error=\(providerError)&error_description=no&state=\(state)"),
+                        headers: login.bindingHeaders)
                     #expect(callback.status == status, "\(providerError)")
                     #expect(callback.headers.first(name: "content-type")?.hasPrefix("text/html") == true)
                     #expect(callback.text.contains(#"<meta name="gatehouse-error" content="\#(shown)">"#))
@@ -60,7 +61,8 @@ struct LoginFlowTests {
             try await GatewayInstance.with(standIns) { gw in
                 let verifier = PKCE.makeVerifier()
                 let common = FormEncoding.encode([
-                    ("redirect_uri", GatewayInstance.clientRedirectURI), ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
+                    ("redirect_uri", GatewayInstance.clientRedirectURI), ("code_challenge", PKCE.challenge(for: verifier)),
+                    ("code_challenge_method", "S256"),
                 ])
                 for state in ["a+b", "a%20b+c~", "x%2By/z?q:1@!$'()*,;", ""] {
                     let login = try await gw.http.send(.GET, gw.url("/v1/auth/demo/login?\(common)&state=\(state)"))

@@ -1,8 +1,9 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseServer
 import GatehouseStore
 import Testing
+
+@testable import GatehouseServer
 
 @Suite("Page logins in flight")
 struct LoginPageJarsTests {
@@ -35,14 +36,18 @@ struct LoginPageJarsTests {
         // The instance's own bound still holds, whoever asks.
         try await jars.insert(entry("10.0.0.3", expiresAt: soon), id: "c1", now: now.addingTimeInterval(10))
         try await jars.insert(entry("10.0.0.4", expiresAt: soon), id: "d1", now: now.addingTimeInterval(10))
-        await #expect(throws: LoginPageJars.Refusal.full) { try await jars.insert(entry("10.0.0.5", expiresAt: soon), id: "e1", now: now.addingTimeInterval(10)) }
+        await #expect(throws: LoginPageJars.Refusal.full) {
+            try await jars.insert(entry("10.0.0.5", expiresAt: soon), id: "e1", now: now.addingTimeInterval(10))
+        }
     }
 
     @Test("the per-client bound counts per instance; a login finished on another instance frees its slot there")
     func boundPerInstance() async throws {
         let store = MemorySessionStore()
-        let one = jars(store, perClient: 1), two = jars(store, perClient: 1)
-        let now = Date(), soon = now.addingTimeInterval(60)
+        let one = jars(store, perClient: 1)
+        let two = jars(store, perClient: 1)
+        let now = Date()
+        let soon = now.addingTimeInterval(60)
         try await one.insert(entry("10.0.0.1", expiresAt: soon), id: "a1", now: now)
         await #expect(throws: LoginPageJars.Refusal.clientBusy) { try await one.insert(entry("10.0.0.1", expiresAt: soon), id: "a2", now: now) }
         #expect(try await two.take("a1", now: now) != nil)
@@ -52,12 +57,16 @@ struct LoginPageJarsTests {
     @Test("a second instance on the same store continues the login: entry and cookies; the end is single use on both")
     func secondInstance() async throws {
         let store = MemorySessionStore()
-        let one = jars(store), two = jars(store)
+        let one = jars(store)
+        let two = jars(store)
         let now = Date()
         try await one.insert(entry("10.0.0.1", expiresAt: now.addingTimeInterval(60)), id: "L", now: now)
         _ = try await one.store(setCookies: ["site_session=s1; Path=/"], origin: "http://site", id: "L", now: now)
         #expect(try await two.entry("L", now: now)?.cookies["http://site"] == ["site_session": "s1"])
-        #expect(try await two.store(setCookies: ["other=o; Path=/", "site_session=; Max-Age=0"], origin: "http://site", id: "L", now: now) == ["other": "o"])
+        #expect(
+            try await two.store(setCookies: ["other=o; Path=/", "site_session=; Max-Age=0"], origin: "http://site", id: "L", now: now) == [
+                "other": "o"
+            ])
         #expect(try await one.entry("L", now: now)?.cookies["http://site"] == ["other": "o"])
         #expect(try await two.take("L", now: now)?.cookies["http://site"] == ["other": "o"])
         #expect(try await one.take("L", now: now) == nil)
@@ -67,7 +76,8 @@ struct LoginPageJarsTests {
     @Test("concurrent updates on two instances keep both cookies (compare-and-swap, read again on a conflict)")
     func concurrentUpdates() async throws {
         let store = InterleavingStore()
-        let one = jars(store), two = jars(store)
+        let one = jars(store)
+        let two = jars(store)
         let now = Date()
         try await one.insert(entry("10.0.0.1", expiresAt: now.addingTimeInterval(60)), id: "L", now: now)
         for round in 0..<5 {
@@ -86,7 +96,8 @@ struct LoginPageJarsTests {
     func sealedAndExpiring() async throws {
         let store = MemorySessionStore()
         let jars = jars(store)
-        let now = Date(), end = now.addingTimeInterval(60)
+        let now = Date()
+        let end = now.addingTimeInterval(60)
         try await jars.insert(entry("10.0.0.1", expiresAt: end), id: "L", now: now)
         _ = try await jars.store(setCookies: ["site_session=secret-value"], origin: "http://site", id: "L", now: now)
         let record = try #require(try await store.pendingRecord(keyHash: RandomToken.hash("L"), purpose: .pageLogin, now: now))

@@ -1,5 +1,6 @@
-@testable import GatehouseServer
 import Testing
+
+@testable import GatehouseServer
 
 @Suite("Login-page rewriting")
 struct LoginPageRewriterTests {
@@ -18,10 +19,10 @@ struct LoginPageRewriterTests {
     @Test("HTML: links and forms to allowed origins and root-relative ones stay under the gateway; others untouched")
     func html() {
         let page = """
-        <a href="https://acs.example.test/x">x</a><form action="/post"></form><img src='/i.png'>
-        <a href="https://evil.example.test/">e</a><a href="//cdn.example.test/y">c</a><a href="rel">r</a>
-        <a href="https://idp.example.test:8443">root</a>
-        """
+            <a href="https://acs.example.test/x">x</a><form action="/post"></form><img src='/i.png'>
+            <a href="https://evil.example.test/">e</a><a href="//cdn.example.test/y">c</a><a href="rel">r</a>
+            <a href="https://idp.example.test:8443">root</a>
+            """
         let out = rewriter.html(page, currentOrigin: 0)
         #expect(out.contains("href=\"/v1/pages/L/0/x\""))
         #expect(out.contains("action=\"/v1/pages/L/0/post\""))

@@ -2,16 +2,19 @@ import Foundation
 import GatehouseConfiguration
 import GatehouseCore
 import GatehouseDemo
-@testable import GatehouseServer
 import GatehouseStore
 import NIOHTTP1
 import Testing
+
+@testable import GatehouseServer
 
 /// Page logins across two gateway instances on one store: every step may land on either instance.
 @Suite("Page logins on any instance")
 struct LoginPageSharedStoreTests {
     /// Two instances on `store` (the same sealing key), with the login-page stand-ins.
-    func withTwo(store: @escaping @Sendable () throws -> any SessionStore, _ body: (GatewayInstance, GatewayInstance, StandInACS) async throws -> Void) async throws {
+    func withTwo(
+        store: @escaping @Sendable () throws -> any SessionStore, _ body: (GatewayInstance, GatewayInstance, StandInACS) async throws -> Void
+    ) async throws {
         let acs = StandInACS(realm: LoginPageTests.realm)
         let legacy = StandInLegacySite()
         _ = try await acs.start()
@@ -38,7 +41,8 @@ struct LoginPageSharedStoreTests {
     /// Starts on `a`, shows the form on `b`, posts it on `a` (the site sets its cookies there) and opens the
     /// welcome page on `b`, whose capture needs those cookies. `afterPost` sees the login between the steps.
     func alternating(
-        _ a: GatewayInstance, _ b: GatewayInstance, provider: String, query: String = "return_to=/", afterPost: (String) async throws -> Void = { _ in }
+        _ a: GatewayInstance, _ b: GatewayInstance, provider: String, query: String = "return_to=/",
+        afterPost: (String) async throws -> Void = { _ in }
     ) async throws -> HTTPResult {
         let start = try await a.http.send(.GET, a.url("/v1/auth/\(provider)/pages?\(query)"))
         #expect(start.status == 303)
@@ -47,7 +51,8 @@ struct LoginPageSharedStoreTests {
         let page = try await b.http.send(.GET, b.url(loginPath), headers: bound)
         #expect(page.status == 200, "the second instance knows the login")
         let posted = try await a.http.send(
-            .POST, a.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data("user=bob&password=secret".utf8))
+            .POST, a.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")],
+            body: Data("user=bob&password=secret".utf8))
         #expect(posted.status == 302)
         try await afterPost(String(loginPath.split(separator: "/")[2]))
         return try await b.http.send(.GET, b.url(try #require(posted.location)), headers: bound)
@@ -65,7 +70,8 @@ struct LoginPageSharedStoreTests {
 
             let verifier = PKCE.makeVerifier()
             let query = FormEncoding.encode([
-                ("redirect_uri", GatewayInstance.clientRedirectURI), ("state", "cs"), ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
+                ("redirect_uri", GatewayInstance.clientRedirectURI), ("state", "cs"), ("code_challenge", PKCE.challenge(for: verifier)),
+                ("code_challenge_method", "S256"),
             ])
             let titled = try await alternating(b, a, provider: "legacytitle", query: query)
             #expect(titled.status == 302)

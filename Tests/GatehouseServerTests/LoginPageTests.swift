@@ -14,33 +14,42 @@ struct LoginPageTests {
 
     static func files(acs: StandInACS, legacy: StandInLegacySite) -> [(id: String, yaml: String)] {
         [
-            ("azure", """
-            id: azure
-            kind: acs
-            login_url: "\(acs.loginURL)"
-            allowed_origins: ["\(acs.baseURL)"]
-            realm: "\(realm)"
-            issuer: "\(acs.issuer)"
-            signing_key: "${ACS_SIGNING_KEY}"
-            """),
-            ("legacy", """
-            id: legacy
-            kind: capture
-            login_url: "\(legacy.loginURL)"
-            allowed_origins: ["\(legacy.baseURL)"]
-            success_url: "\(legacy.baseURL)/welcome*"
-            capture: {from: cookie}
-            probe: {url: "\(legacy.baseURL)/api/me"}
-            """),
-            ("legacytitle", """
-            id: legacytitle
-            kind: capture
-            login_url: "\(legacy.loginURL)"
-            allowed_origins: ["\(legacy.baseURL)"]
-            success_url: "\(legacy.baseURL)/welcome*"
-            capture: {from: title, title_prefix: "Success "}
-            probe: {url: "\(legacy.baseURL)/api/me"}
-            """),
+            (
+                "azure",
+                """
+                id: azure
+                kind: acs
+                login_url: "\(acs.loginURL)"
+                allowed_origins: ["\(acs.baseURL)"]
+                realm: "\(realm)"
+                issuer: "\(acs.issuer)"
+                signing_key: "${ACS_SIGNING_KEY}"
+                """
+            ),
+            (
+                "legacy",
+                """
+                id: legacy
+                kind: capture
+                login_url: "\(legacy.loginURL)"
+                allowed_origins: ["\(legacy.baseURL)"]
+                success_url: "\(legacy.baseURL)/welcome*"
+                capture: {from: cookie}
+                probe: {url: "\(legacy.baseURL)/api/me"}
+                """
+            ),
+            (
+                "legacytitle",
+                """
+                id: legacytitle
+                kind: capture
+                login_url: "\(legacy.loginURL)"
+                allowed_origins: ["\(legacy.baseURL)"]
+                success_url: "\(legacy.baseURL)/welcome*"
+                capture: {from: title, title_prefix: "Success "}
+                probe: {url: "\(legacy.baseURL)/api/me"}
+                """
+            ),
         ]
     }
 
@@ -85,7 +94,8 @@ struct LoginPageTests {
         // Links to other origins are left alone: the proxy never fetches them.
         #expect(page.text.contains("href=\"https://elsewhere.example.test/\""))
         let posted = try await gw.http.send(
-            .POST, gw.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data("user=bob&password=secret".utf8))
+            .POST, gw.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")],
+            body: Data("user=bob&password=secret".utf8))
         #expect(posted.status == 302)
         #expect(posted.location == "/v1/pages/\(id)/0/welcome")
         #expect(setCookies(posted).isEmpty, "provider cookies stay in the gateway's jar")
@@ -121,7 +131,8 @@ struct LoginPageTests {
             let loginPath = try #require(start.location)
             let bound = start.bindingHeaders
             let wrong = try await gw.http.send(
-                .POST, gw.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data("user=bob&password=nope".utf8))
+                .POST, gw.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")],
+                body: Data("user=bob&password=nope".utf8))
             #expect(wrong.status == 403)
             #expect(wrong.text.contains("access_denied"))
             #expect(!wrong.headers["set-cookie"].contains { $0.hasPrefix(gw.gateway.settings.cookie.name + "=") })
@@ -129,11 +140,13 @@ struct LoginPageTests {
             #expect(after.problemCode == "unknown_login")
 
             let query = FormEncoding.encode([
-                ("redirect_uri", GatewayInstance.clientRedirectURI), ("state", "cs"), ("code_challenge", PKCE.challenge(for: PKCE.makeVerifier())), ("code_challenge_method", "S256"),
+                ("redirect_uri", GatewayInstance.clientRedirectURI), ("state", "cs"), ("code_challenge", PKCE.challenge(for: PKCE.makeVerifier())),
+                ("code_challenge_method", "S256"),
             ])
             let native = try await gw.http.send(.GET, gw.url("/v1/auth/legacytitle/pages?\(query)"))
             let nativeWrong = try await gw.http.send(
-                .POST, gw.url(try #require(native.location)), headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("user=bob&password=nope".utf8))
+                .POST, gw.url(try #require(native.location)), headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                body: Data("user=bob&password=nope".utf8))
             #expect(nativeWrong.status == 302)
             #expect(nativeWrong.location?.hasPrefix(GatewayInstance.clientRedirectURI + "?error=access_denied") == true)
             #expect(nativeWrong.locationQuery["state"] == "cs")
@@ -145,7 +158,8 @@ struct LoginPageTests {
         try await withPages { gw, _, _ in
             let verifier = PKCE.makeVerifier()
             let query = FormEncoding.encode([
-                ("redirect_uri", GatewayInstance.clientRedirectURI), ("state", "cs"), ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
+                ("redirect_uri", GatewayInstance.clientRedirectURI), ("state", "cs"), ("code_challenge", PKCE.challenge(for: verifier)),
+                ("code_challenge_method", "S256"),
             ])
             let (_, welcome) = try await signIn(gw, provider: "legacytitle", query: query)
             #expect(welcome.status == 302)
@@ -165,7 +179,8 @@ struct LoginPageTests {
             let id = String(loginPath.split(separator: "/")[2])
             let bound = start.bindingHeaders
             let posted = try await gw.http.send(
-                .POST, gw.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data("email=carol%40acs.demo.test".utf8))
+                .POST, gw.url(loginPath), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")],
+                body: Data("email=carol%40acs.demo.test".utf8))
             #expect(posted.location == "/v1/pages/\(id)/0/result")
             #expect(setCookies(posted).isEmpty)
             let result = try await gw.http.send(.GET, gw.url(try #require(posted.location)), headers: bound)
@@ -175,7 +190,8 @@ struct LoginPageTests {
             let pageScript = try #require(result.text.range(of: "window.external.Notify('"))
             #expect(shim.lowerBound < pageScript.lowerBound)
             let notified = try await gw.http.send(
-                .POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "text/plain")], body: Data(acs.notifyJSON(email: "carol@acs.demo.test").utf8))
+                .POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "text/plain")],
+                body: Data(acs.notifyJSON(email: "carol@acs.demo.test").utf8))
             #expect(notified.status == 200)
             #expect(notified.json?["location"]?.stringValue == "/")
             let sessionCookie = try #require(setCookies(notified).first?.split(separator: ";").first.map(String.init))
@@ -192,12 +208,14 @@ struct LoginPageTests {
             let bound = start.bindingHeaders
             let body = FormEncoding.encode([("payload", acs.notifyJSON(email: "frank@acs.demo.test"))])
             let finished = try await gw.http.send(
-                .POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
+                .POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")],
+                body: Data(body.utf8))
             #expect(finished.status == 303)
             #expect(finished.location == "/done")
             #expect(setCookies(finished).count == 1)
             let replay = try await gw.http.send(
-                .POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")], body: Data(body.utf8))
+                .POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "application/x-www-form-urlencoded")],
+                body: Data(body.utf8))
             #expect(replay.problemCode == "unknown_login")
         }
     }
@@ -216,12 +234,15 @@ struct LoginPageTests {
             #expect(other.status == 403)
             #expect(other.problemCode == "origin_not_allowed")
             // The browser's own cookies never reach the provider: only the gateway's jar is sent.
-            let forged = try await gw.http.send(.GET, gw.url("/v1/pages/\(id)/0/result"), headers: [("Cookie", "acs_session=mallory%40evil.test; \(binding)")])
+            let forged = try await gw.http.send(
+                .GET, gw.url("/v1/pages/\(id)/0/result"), headers: [("Cookie", "acs_session=mallory%40evil.test; \(binding)")])
             #expect(forged.status == 401)
             #expect(!forged.text.contains("Notify('"))
             let escape = try await gw.http.send(.GET, gw.url("/v1/pages/\(id)/0/..%2F..%2Fetc"), headers: bound)
             #expect(escape.status == 400)
-            let bad = try await gw.http.send(.POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "text/plain")], body: Data("{\"securityToken\":\"a=b\"}".utf8))
+            let bad = try await gw.http.send(
+                .POST, gw.url("/v1/pages/\(id)/capture"), headers: bound + [("Content-Type", "text/plain")],
+                body: Data("{\"securityToken\":\"a=b\"}".utf8))
             #expect(bad.status == 401)
             #expect(bad.problemCode == "missing_signature")
             let redirectKind = try await gw.http.send(.GET, gw.url("/v1/auth/demo/pages?return_to=/"))
@@ -232,11 +253,13 @@ struct LoginPageTests {
             // A native client whose captured token is refused hears it at its redirect URI.
             let verifier = PKCE.makeVerifier()
             let query = FormEncoding.encode([
-                ("redirect_uri", GatewayInstance.clientRedirectURI), ("state", "cs"), ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
+                ("redirect_uri", GatewayInstance.clientRedirectURI), ("state", "cs"), ("code_challenge", PKCE.challenge(for: verifier)),
+                ("code_challenge_method", "S256"),
             ])
             let native = try await gw.http.send(.GET, gw.url("/v1/auth/azure/pages?\(query)"))
             let nativeID = String(try #require(native.location).split(separator: "/")[2])
-            let refused = try await gw.http.send(.POST, gw.url("/v1/pages/\(nativeID)/capture"), headers: [("Content-Type", "text/plain")], body: Data("garbage".utf8))
+            let refused = try await gw.http.send(
+                .POST, gw.url("/v1/pages/\(nativeID)/capture"), headers: [("Content-Type", "text/plain")], body: Data("garbage".utf8))
             #expect(refused.status == 200)
             let location = try #require(refused.json?["location"]?.stringValue)
             #expect(location.hasPrefix(GatewayInstance.clientRedirectURI + "?error=access_denied"))
@@ -255,7 +278,8 @@ struct LoginPageTests {
             #expect(refused.problemCode == "invalid_token")
             let swt = try await gw.http.json(.POST, gw.url("/v1/auth/azure/token"), ["token": acs.token(email: "erin@acs.demo.test")])
             #expect(swt.status == 201)
-            let expired = try await gw.http.json(.POST, gw.url("/v1/auth/azure/token"), ["token": acs.token(email: "erin@acs.demo.test", expiresOn: Date().addingTimeInterval(-600))])
+            let expired = try await gw.http.json(
+                .POST, gw.url("/v1/auth/azure/token"), ["token": acs.token(email: "erin@acs.demo.test", expiresOn: Date().addingTimeInterval(-600))])
             #expect(expired.problemCode == "token_expired")
         }
     }
@@ -276,7 +300,8 @@ struct LoginPageTests {
             // A site's refusal ends one of them; the client may start another.
             let id = String(try #require(started[0].location).split(separator: "/")[2])
             let ended = try await gw.http.send(
-                .POST, gw.url("/v1/pages/\(id)/0/login"), headers: started[0].bindingHeaders + [("Content-Type", "application/x-www-form-urlencoded")],
+                .POST, gw.url("/v1/pages/\(id)/0/login"),
+                headers: started[0].bindingHeaders + [("Content-Type", "application/x-www-form-urlencoded")],
                 body: Data("user=bob&password=wrong".utf8))
             #expect(ended.text.contains(#"content="access_denied""#), "\(ended.status) \(ended.text)")
             let again = try await gw.http.send(.GET, gw.url("/v1/auth/legacy/pages?return_to=/"))

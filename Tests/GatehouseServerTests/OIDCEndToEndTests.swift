@@ -7,7 +7,10 @@ import Testing
 /// `kind: oidc` through the real gateway against the OIDC stand-in over loopback.
 @Suite struct OIDCEndToEndTests {
     static func providerFile(_ idp: StandInOIDCProvider) -> (id: String, yaml: String) {
-        (id: "oidc", yaml: "id: oidc\nkind: oidc\nissuer: \"\(idp.issuer)\"\nclient_id: \"\(idp.clientID)\"\nclient_secret: \"${OIDC_CLIENT_SECRET}\"\n")
+        (
+            id: "oidc",
+            yaml: "id: oidc\nkind: oidc\nissuer: \"\(idp.issuer)\"\nclient_id: \"\(idp.clientID)\"\nclient_secret: \"${OIDC_CLIENT_SECRET}\"\n"
+        )
     }
 
     static func withGateway(_ body: (GatewayInstance, StandInOIDCProvider) async throws -> Void) async throws {
@@ -77,7 +80,10 @@ import Testing
             #expect(ready.json?["status"]?.stringValue == "degraded")
             #expect(ready.text.contains("oidc"))
             let login = try await gateway.http.send(
-                .GET, gateway.url("/v1/auth/oidc/login?redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&code_challenge=\(PKCE.challenge(for: PKCE.makeVerifier()))&code_challenge_method=S256"))
+                .GET,
+                gateway.url(
+                    "/v1/auth/oidc/login?redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&code_challenge=\(PKCE.challenge(for: PKCE.makeVerifier()))&code_challenge_method=S256"
+                ))
             #expect(login.status == 503)
             #expect(login.text.contains("provider_unavailable"))
         }

@@ -1,10 +1,11 @@
 import Foundation
 import GatehouseConfiguration
 import GatehouseCore
-@testable import GatehouseServer
 import GatehouseStore
 import NIOHTTP1
 import Testing
+
+@testable import GatehouseServer
 
 /// The event-loop relay of `/v1/api` (`Sources/GatehouseServer/Relay`), over real loopback connections:
 /// what it claims, the retry rule, its timeouts and limits, and its order among the router's answers.
@@ -90,7 +91,9 @@ struct RelayTests {
             let port = fixture.port
             let result = try await RawHTTPConnection.exchange(
                 port: port,
-                ["GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: keep-alive, X-Secret\r\nX-Secret: s\r\nX-Kept: k\r\nTE: trailers\r\n\r\n"],
+                [
+                    "GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: keep-alive, X-Secret\r\nX-Secret: s\r\nX-Kept: k\r\nTE: trailers\r\n\r\n"
+                ],
                 responses: 1)
             let echo = try #require(result.responses.first)
             #expect(echo.status == 200)
@@ -157,7 +160,8 @@ struct RelayTests {
     func identityValuesWithLineBreaks() async throws {
         try await RelayFixture.with { fixture in
             let token = try await fixture.session(
-                for: Identity(subject: "alice\r\nX-Gatehouse-Subject: admin", email: "a@example.com\u{0}", groups: ["staff\nX-Gatehouse-Groups: admin"]))
+                for: Identity(
+                    subject: "alice\r\nX-Gatehouse-Subject: admin", email: "a@example.com\u{0}", groups: ["staff\nX-Gatehouse-Groups: admin"]))
             let before = try await fixture.relayed()
             let result = try await RawHTTPConnection.exchange(
                 port: fixture.port, ["GET /v1/api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n"], responses: 1)
@@ -171,7 +175,9 @@ struct RelayTests {
 
             let answer = try await RawHTTPConnection.exchange(
                 port: fixture.port,
-                ["GET /v1/authz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Method: GET\r\nX-Forwarded-Uri: /app\r\nAuthorization: Bearer \(token)\r\n\r\n"],
+                [
+                    "GET /v1/authz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Method: GET\r\nX-Forwarded-Uri: /app\r\nAuthorization: Bearer \(token)\r\n\r\n"
+                ],
                 responses: 1)
             let allowed = try #require(answer.responses.first)
             #expect(allowed.status == 200)
@@ -203,11 +209,13 @@ struct RelayTests {
         #expect(BackendIdentityHeaders.fieldValue("Alice Ä. Example\tx") == "Alice Ä. Example\tx")
     }
 
-    @Test("the backend's hop-by-hop fields, fixed and Connection-listed, never reach the client", arguments: [
-        "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nX-Kept: yes",
-        "HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nX-Hop: secret\r\nKeep-Alive: timeout=5\r\nX-Kept: yes",
-        "HTTP/1.1 200 OK\r\nX-Kept: yes\r\nProxy-Authenticate: Basic\r\nConnection: X-Hop\r\nX-Hop: secret",
-    ])
+    @Test(
+        "the backend's hop-by-hop fields, fixed and Connection-listed, never reach the client",
+        arguments: [
+            "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nX-Kept: yes",
+            "HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nX-Hop: secret\r\nKeep-Alive: timeout=5\r\nX-Kept: yes",
+            "HTTP/1.1 200 OK\r\nX-Kept: yes\r\nProxy-Authenticate: Basic\r\nConnection: X-Hop\r\nX-Hop: secret",
+        ])
     func dropsResponseHopByHopFields(head: String) async throws {
         let backend = try await ScriptedBackend.start(.answer(head))
         defer { Task { await backend.stop() } }
@@ -265,8 +273,10 @@ struct RelayTests {
             let body = "{\"n\":1}"
             let posts = try await RawHTTPConnection.exchange(
                 port: port,
-                ["GET /v1/api/c HTTP/1.1\r\n\(auth)\r\n",
-                 "POST /v1/api/d HTTP/1.1\r\n\(auth)Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"],
+                [
+                    "GET /v1/api/c HTTP/1.1\r\n\(auth)\r\n",
+                    "POST /v1/api/d HTTP/1.1\r\n\(auth)Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)",
+                ],
                 pause: 0.3, responses: 2)
             #expect(posts.responses.map(\.status) == [200, 502])
             #expect(posts.responses.last?.body.contains("\"code\":\"bad_gateway\"") == true)
@@ -290,7 +300,10 @@ struct RelayTests {
             let started = Date()
             let result = try await RawHTTPConnection.exchange(
                 port: port,
-                ["GET /v1/api/slow HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"],
+                [
+                    "GET /v1/api/slow HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\n\r\n",
+                    "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                ],
                 responses: 2)
             #expect(result.responses.map(\.status) == [504, 200])
             #expect(result.responses.first?.body.contains("\"code\":\"upstream_timeout\"") == true)
@@ -308,8 +321,10 @@ struct RelayTests {
             let chunked = "\(String(40_000, radix: 16))\r\n\(chunk)\r\n"
             let result = try await RawHTTPConnection.exchange(
                 port: port,
-                ["PUT /v1/api/files/big HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n",
-                 chunked, chunked, chunked, chunked, "0\r\n\r\n"],
+                [
+                    "PUT /v1/api/files/big HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                    chunked, chunked, chunked, chunked, "0\r\n\r\n",
+                ],
                 pause: 0.05, responses: 1)
             #expect(result.responses.first?.status == 413)
             #expect(result.responses.first?.body.contains("\"code\":\"payload_too_large\"") == true)
@@ -324,8 +339,10 @@ struct RelayTests {
             let port = fixture.port
             let result = try await RawHTTPConnection.exchange(
                 port: port,
-                ["PUT /v1/api/files/x HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
-                 "zz\r\nnot a chunk\r\n"],
+                [
+                    "PUT /v1/api/files/x HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+                    "zz\r\nnot a chunk\r\n",
+                ],
                 pause: 0.2, responses: 1)
             #expect(result.responses.first?.status == 400)
             #expect(result.responses.first?.body.contains("\"code\":\"invalid_request\"") == true)
@@ -344,7 +361,9 @@ struct RelayTests {
             _ = try await gw.http.send(.GET, gw.url("/v1/api/echo"), headers: gw.bearer(token))
             let result = try await RawHTTPConnection.exchange(
                 port: port,
-                ["GET /v1/session HTTP/1.1\r\n\(auth)\r\nGET /v1/api/echo?n=1 HTTP/1.1\r\n\(auth)\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/api/echo?n=2 HTTP/1.1\r\n\(auth)\r\n"],
+                [
+                    "GET /v1/session HTTP/1.1\r\n\(auth)\r\nGET /v1/api/echo?n=1 HTTP/1.1\r\n\(auth)\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/api/echo?n=2 HTTP/1.1\r\n\(auth)\r\n"
+                ],
                 responses: 4)
             #expect(result.responses.map(\.status) == [200, 200, 200, 200])
             #expect(result.responses[0].body.contains("\"provider\""))

@@ -10,7 +10,8 @@ struct RequestIdentifierTests {
         let second = RequestIdentifier.make()
         for id in [first, second] {
             #expect(id.utf8.count == 32)
-            #expect(id.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) })
+            #expect(
+                id.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) })
         }
         #expect(first.prefix(16) == second.prefix(16))
         let counted = try #require(UInt64(first.suffix(16), radix: 16))

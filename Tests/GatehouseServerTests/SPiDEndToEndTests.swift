@@ -40,7 +40,8 @@ struct SPiDEndToEndTests {
         _ = try await spid.start()
         do {
             try await StandIns.with { standIns in
-                try await GatewayInstance.with(standIns, providerFiles: [Self.providerFile(spid)], providerEnvironment: Self.environment(spid)) { gw in
+                try await GatewayInstance.with(standIns, providerFiles: [Self.providerFile(spid)], providerEnvironment: Self.environment(spid)) {
+                    gw in
                     try await body(gw, spid, standIns)
                 }
             }
@@ -154,7 +155,8 @@ struct SPiDEndToEndTests {
         let file = Self.providerFile(spid)
         do {
             try await StandIns.with { standIns in
-                try await GatewayInstance.with(standIns, providerFiles: [file], providerEnvironment: Self.environment(spid, secret: "wrong-secret")) { gw in
+                try await GatewayInstance.with(standIns, providerFiles: [file], providerEnvironment: Self.environment(spid, secret: "wrong-secret")) {
+                    gw in
                     let login = try await gw.beginNativeLogin(provider: "spid", signInFields: Self.alice)
                     let callback = try await gw.http.send(.GET, login.callbackURL)
                     #expect(callback.status == 302)

@@ -177,16 +177,21 @@ struct SecurityTests {
 
     @Test("oversize bodies get 413 and oversize headers 431")
     func oversize() async throws {
-        try await withGateway(configure: { $0.maxBodyBytes = 1024; $0.maxHeaderBytes = 4096 }) { gw in
+        try await withGateway(configure: {
+            $0.maxBodyBytes = 1024
+            $0.maxHeaderBytes = 4096
+        }) { gw in
             let (token, _) = try await gw.nativeLogin()
             let big = try await gw.http.send(.POST, gw.url("/v1/api/upload"), headers: gw.bearer(token), body: Data(count: 4096))
             #expect(big.status == 413)
             #expect(big.problemCode == "payload_too_large")
             let fine = try await gw.http.send(.POST, gw.url("/v1/api/upload"), headers: gw.bearer(token), body: Data(count: 512))
             #expect(fine.status == 200)
-            let headers = try await gw.http.send(.GET, gw.url("/v1/api/x"), headers: gw.bearer(token) + [("X-Big", String(repeating: "a", count: 5000))])
+            let headers = try await gw.http.send(
+                .GET, gw.url("/v1/api/x"), headers: gw.bearer(token) + [("X-Big", String(repeating: "a", count: 5000))])
             #expect(headers.status == 431)
-            let exchange = try await gw.http.send(.POST, gw.url("/v1/session"), headers: [("Content-Type", "application/json")], body: Data(count: 100_000))
+            let exchange = try await gw.http.send(
+                .POST, gw.url("/v1/session"), headers: [("Content-Type", "application/json")], body: Data(count: 100_000))
             #expect(exchange.status == 413)
         }
     }
@@ -208,7 +213,8 @@ struct SecurityTests {
             let unknown = try await gw.http.send(.GET, gw.url("/v1/auth/nope/login"))
             #expect(unknown.status == 404)
             #expect(unknown.problemCode == "unknown_provider")
-            let malformed = try await gw.http.send(.POST, gw.url("/v1/session"), headers: [("Content-Type", "application/json")], body: Data("{".utf8))
+            let malformed = try await gw.http.send(
+                .POST, gw.url("/v1/session"), headers: [("Content-Type", "application/json")], body: Data("{".utf8))
             #expect(malformed.status == 400)
             #expect(malformed.problemCode == "invalid_request")
             #expect(malformed.headers.first(name: "content-type") == "application/problem+json")
@@ -257,7 +263,8 @@ struct SecurityTimingTests {
     @Test("CORS headers go only to allowed origins, also on problems; preflights are answered")
     func cors() async throws {
         try await StandIns.with { standIns in
-            try await GatewayInstance.with(standIns, configure: { $0.corsAllowedOrigins = ["https://app.example", "https://Other.Example:443"] }) { gw in
+            try await GatewayInstance.with(standIns, configure: { $0.corsAllowedOrigins = ["https://app.example", "https://Other.Example:443"] }) {
+                gw in
                 let allowed = try await gw.http.send(.GET, gw.url("/v1/session"), headers: [("Origin", "https://app.example")])
                 #expect(allowed.status == 401)
                 #expect(allowed.headers.first(name: "access-control-allow-origin") == "https://app.example")
@@ -269,7 +276,9 @@ struct SecurityTimingTests {
                 #expect(other.headers.first(name: "access-control-allow-origin") == nil)
                 let preflight = try await gw.http.send(
                     .OPTIONS, gw.url("/v1/session"),
-                    headers: [("Origin", "https://app.example"), ("Access-Control-Request-Method", "DELETE"), ("Access-Control-Request-Headers", "x-csrf")])
+                    headers: [
+                        ("Origin", "https://app.example"), ("Access-Control-Request-Method", "DELETE"), ("Access-Control-Request-Headers", "x-csrf"),
+                    ])
                 #expect(preflight.status == 204)
                 #expect(preflight.headers.first(name: "access-control-allow-headers")?.contains("X-CSRF") == true)
             }

@@ -31,11 +31,12 @@ struct SessionTokenTests {
                 let legacy = RandomToken.make()
                 let now = gw.clock.source.now()
                 let identity = Identity(subject: "legacy-user")
-                try await store.insertSession(SessionRecord(
-                    id: RandomToken.make(byteCount: 16), tokenHash: RandomToken.hash(legacy), provider: "demo", subject: identity.subject,
-                    identity: try JSONEncoder().encode(identity),
-                    sealedCredential: try gw.gateway.sessions.sealer.seal(json: Credential(accessToken: "t", issuedAt: now)),
-                    createdAt: now, lastSeenAt: now, expiresAt: now.addingTimeInterval(3600)))
+                try await store.insertSession(
+                    SessionRecord(
+                        id: RandomToken.make(byteCount: 16), tokenHash: RandomToken.hash(legacy), provider: "demo", subject: identity.subject,
+                        identity: try JSONEncoder().encode(identity),
+                        sealedCredential: try gw.gateway.sessions.sealer.seal(json: Credential(accessToken: "t", issuedAt: now)),
+                        createdAt: now, lastSeenAt: now, expiresAt: now.addingTimeInterval(3600)))
                 let session = try await gw.http.send(.GET, gw.url("/v1/session"), headers: gw.bearer(legacy))
                 #expect(session.status == 200)
                 #expect(session.json?["subject"]?.stringValue == "legacy-user")

@@ -1,11 +1,11 @@
 import Foundation
+import GatehouseConfiguration
 import GatehouseCore
 import GatehouseDemo
 import NIOHTTP1
 import Testing
 
 @testable import GatehouseServer
-import GatehouseConfiguration
 
 /// Signing out from a page (`GET`/`POST /v1/sign-out`, `GET /v1/sign-out/done`) through a real gateway over
 /// loopback: the `oauth2` stand-in (no browser logout) and the OIDC stand-in (RP-initiated logout).
@@ -23,8 +23,9 @@ import GatehouseConfiguration
                 #expect(page.headers.first(name: "content-type")?.hasPrefix("text/html") == true)
                 #expect(page.headers.first(name: "cache-control") == "no-store")
                 #expect(page.text.contains("<form method=\"post\" action=\"/v1/sign-out\">"))
-                #expect(page.text.contains(
-                    "name=\"return_to\" value=\"/after?q=&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;b=1\""))
+                #expect(
+                    page.text.contains(
+                        "name=\"return_to\" value=\"/after?q=&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;b=1\""))
                 #expect(!page.text.contains("<script>"))
                 #expect(page.text.components(separatedBy: "<button").count == 2, "one button")
                 let view = try await gw.http.send(.GET, gw.url("/v1/session"), headers: [cookie])
@@ -164,7 +165,8 @@ import GatehouseConfiguration
         try await StandIns.with { standIns in
             try await GatewayInstance.with(standIns) { gw in
                 let (token, _) = try await gw.gateway.sessions.create(
-                    provider: "demo", result: LoginResult(identity: Identity(subject: "alice"), credential: Credential(accessToken: "t", issuedAt: Date())),
+                    provider: "demo",
+                    result: LoginResult(identity: Identity(subject: "alice"), credential: Credential(accessToken: "t", issuedAt: Date())),
                     dpopThumbprint: "bound-key-thumbprint")
                 let refused = try await Self.signOut(
                     gw, returnTo: "/after", headers: [("Cookie", "\(gw.gateway.settings.cookie.name)=\(token)"), ("Origin", gw.baseURL)])
@@ -252,7 +254,9 @@ import GatehouseConfiguration
     }
 
     /// A browser login; returns the `Cookie` header and the `Set-Cookie` value that set it.
-    private static func browserLoginSettingCookie(_ gw: GatewayInstance, provider: String = "demo") async throws -> (cookie: (String, String), setCookie: String) {
+    private static func browserLoginSettingCookie(
+        _ gw: GatewayInstance, provider: String = "demo"
+    ) async throws -> (cookie: (String, String), setCookie: String) {
         let login = try await gw.http.send(.GET, gw.url("/v1/auth/\(provider)/login?return_to=%2F"))
         try #require(login.status == 302, "\(login.text)")
         let callbackURL = try await gw.signIn(at: try #require(login.location))

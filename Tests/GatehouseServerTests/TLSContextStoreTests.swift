@@ -24,7 +24,8 @@ struct TLSContextStoreTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tls-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let certificateFile = directory + "/cert.pem", keyFile = directory + "/key.pem"
+        let certificateFile = directory + "/cert.pem"
+        let keyFile = directory + "/key.pem"
         let first = try Self.pair()
         try first.certificate.write(toFile: certificateFile, atomically: true, encoding: .utf8)
         try first.key.write(toFile: keyFile, atomically: true, encoding: .utf8)

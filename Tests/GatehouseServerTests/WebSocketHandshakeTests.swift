@@ -16,7 +16,8 @@ struct WebSocketHandshakeTests {
         #expect(WebSocketHandshake.accept(forKey: Self.key) == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
         let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: HTTPHeaders([("Sec-WebSocket-Key", Self.key)]))
         #expect(WebSocketHandshake.expectedAccept(of: request) == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
-        let twoKeys = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: HTTPHeaders([("Sec-WebSocket-Key", Self.key), ("Sec-WebSocket-Key", "eA==")]))
+        let twoKeys = HTTPRequestHead(
+            version: .http1_1, method: .GET, uri: "/", headers: HTTPHeaders([("Sec-WebSocket-Key", Self.key), ("Sec-WebSocket-Key", "eA==")]))
         #expect(WebSocketHandshake.expectedAccept(of: twoKeys) == nil)
     }
 
@@ -38,6 +39,8 @@ struct WebSocketHandshakeTests {
             #expect(!WebSocketHandshake.completes(response(fields), expectedAccept: accept), "\(fields)")
         }
         #expect(!WebSocketHandshake.completes(response([("Upgrade", "websocket"), ("Sec-WebSocket-Accept", accept)]), expectedAccept: nil))
-        #expect(!WebSocketHandshake.completes(response([("Upgrade", "websocket"), ("Sec-WebSocket-Accept", accept)], status: .ok), expectedAccept: accept))
+        #expect(
+            !WebSocketHandshake.completes(
+                response([("Upgrade", "websocket"), ("Sec-WebSocket-Accept", accept)], status: .ok), expectedAccept: accept))
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import GatehouseStore
 import Synchronization
 import Testing
+
+@testable import GatehouseStore
 
 /// Group commit of one-time values: records that arrive during a write share the next one, and each caller
 /// still gets its own answer.
@@ -76,7 +77,9 @@ import Testing
                     if left.withLock({ left in
                         left -= 1
                         return left == 0
-                    }) { finished.resume() }
+                    }) {
+                        finished.resume()
+                    }
                 }
             }
         }

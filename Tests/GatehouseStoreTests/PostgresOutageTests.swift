@@ -1,10 +1,11 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseStore
 import Logging
 import PostgresNIO
 import Synchronization
 import Testing
+
+@testable import GatehouseStore
 
 /// The SPEC's fault rule on a real PostgreSQL: once the store is stopped or paused, every call fails with
 /// ``StoreUnavailableError`` within 1 s (calls in flight at the fault included), and the same store object

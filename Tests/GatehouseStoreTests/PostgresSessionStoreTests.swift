@@ -90,7 +90,8 @@ struct PostgresSessionStoreTests {
             try await a.migrate()
             try await StoreFactory.withPostgresStore(url: url) { b in
                 let now = Date()
-                try await a.insertPending(PendingRecord(keyHash: "k", purpose: .handoffCode, provider: "p", payload: Data("x".utf8), expiresAt: now.addingTimeInterval(60)))
+                try await a.insertPending(
+                    PendingRecord(keyHash: "k", purpose: .handoffCode, provider: "p", payload: Data("x".utf8), expiresAt: now.addingTimeInterval(60)))
                 let results = try await withThrowingTaskGroup(of: Consumption.self) { group in
                     for index in 0..<20 {
                         let store = index.isMultiple(of: 2) ? a : b
@@ -107,7 +108,8 @@ struct PostgresSessionStoreTests {
     @Test func anUnreachableServerThrowsStoreUnavailable() async throws {
         // Port 1 on loopback: nothing listens, the connection is refused.
         // The store's own default timeouts, not the patient ones of the other tests.
-        let store = try PostgresSessionStore(url: "postgres://postgres@127.0.0.1:1/none?sslmode=disable", poolSize: 2, logger: Logger(label: "test.postgres"))
+        let store = try PostgresSessionStore(
+            url: "postgres://postgres@127.0.0.1:1/none?sslmode=disable", poolSize: 2, logger: Logger(label: "test.postgres"))
         let pool = Task { try? await store.run() }
         defer { pool.cancel() }
         let started = ContinuousClock.now

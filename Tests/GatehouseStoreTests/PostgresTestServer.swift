@@ -36,8 +36,10 @@ actor PostgresTestServer {
         if binDirectory != nil { return true }
         let environment = ProcessInfo.processInfo.environment
         if ["GATEHOUSE_TEST_REQUIRE_ALL", "CI"].contains(where: { !(environment[$0] ?? "").isEmpty }) { return true }
-        FileHandle.standardError.write(Data(
-            "note: skipping the postgres store cases: no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (install Debian's `postgresql`; with GATEHOUSE_TEST_REQUIRE_ALL or CI set they must run)\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "note: skipping the postgres store cases: no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (install Debian's `postgresql`; with GATEHOUSE_TEST_REQUIRE_ALL or CI set they must run)\n"
+                    .utf8))
         return false
     }()
 
@@ -50,7 +52,9 @@ actor PostgresTestServer {
         counter += 1
         let name = "gatehouse_test_\(counter)_\(UUID().uuidString.prefix(8).lowercased())"
         try await Self.offPool {
-            try Self.run(Self.tool("psql"), ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE DATABASE \(name)"], asPostgres: false)
+            try Self.run(
+                Self.tool("psql"), ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-q", "-c", "CREATE DATABASE \(name)"],
+                asPostgres: false)
         }
         return "postgres://postgres@127.0.0.1:\(port)/\(name)?sslmode=disable"
     }
@@ -74,13 +78,17 @@ actor PostgresTestServer {
     /// are accepted by the kernel, and nothing answers. A host that became unreachable looks the same.
     func pause() async throws {
         let pid = try await postmasterPID()
-        try await Self.offPool { try Self.run("/bin/sh", ["-c", "kill -STOP \(pid) && for p in $(pgrep -P \(pid)); do kill -STOP $p; done"], asPostgres: false) }
+        try await Self.offPool {
+            try Self.run("/bin/sh", ["-c", "kill -STOP \(pid) && for p in $(pgrep -P \(pid)); do kill -STOP $p; done"], asPostgres: false)
+        }
     }
 
     /// Lets a paused server go on (SIGCONT to its backends, then to the postmaster).
     func resume() async throws {
         let pid = try await postmasterPID()
-        try await Self.offPool { try Self.run("/bin/sh", ["-c", "for p in $(pgrep -P \(pid)); do kill -CONT $p; done; kill -CONT \(pid)"], asPostgres: false) }
+        try await Self.offPool {
+            try Self.run("/bin/sh", ["-c", "for p in $(pgrep -P \(pid)); do kill -CONT $p; done; kill -CONT \(pid)"], asPostgres: false)
+        }
     }
 
     private func postmasterPID() async throws -> Int32 {
@@ -118,18 +126,22 @@ actor PostgresTestServer {
         // TLS with a self-signed certificate, so the `sslmode`s can be shown to do what they say.
         try Self.run(
             Self.openssl,
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-             "-keyout", data + "/server.key", "-out", data + "/server.crt"],
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+                "-keyout", data + "/server.key", "-out", data + "/server.crt",
+            ],
             asPostgres: true)
         try Self.run("/bin/chmod", ["600", data + "/server.key"], asPostgres: true)
         let port = try Self.freePort()
-        let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300"
+        let options =
+            "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300"
             + " -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key"
         let instance = Instance(port: port, data: data, directory: directory, options: options)
         try startServer(instance)
         // Stop the server when this process ends, even on a crash (and let it go on first, should a test
         // have left it paused).
-        let stop = "for p in $(pgrep -P $(head -1 \(data)/postmaster.pid 2>/dev/null) 2>/dev/null) $(head -1 \(data)/postmaster.pid 2>/dev/null); do kill -CONT $p; done 2>/dev/null; "
+        let stop =
+            "for p in $(pgrep -P $(head -1 \(data)/postmaster.pid 2>/dev/null) 2>/dev/null) $(head -1 \(data)/postmaster.pid 2>/dev/null); do kill -CONT $p; done 2>/dev/null; "
             + "\(Self.asPostgresPrefix())\(Self.tool("pg_ctl")) -D \(data) -m immediate stop >/dev/null 2>&1; rm -rf \(directory)"
         try Self.spawnDetached("/bin/sh", ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(stop)"])
         return instance
@@ -162,7 +174,7 @@ actor PostgresTestServer {
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         var cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
+        defer { for argument in cArguments { free(argument) } }
         var pid = pid_t()
         let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
         guard spawned == 0 else { throw HarnessError("cannot start \(argv[0]): errno \(spawned)") }

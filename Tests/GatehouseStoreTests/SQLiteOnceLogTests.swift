@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
-@testable import GatehouseStore
 import Testing
+
+@testable import GatehouseStore
 
 /// The SQLite store's one-time values (DPoP `jti`s) as two gateway processes sharing one file see them: two
 /// store instances on one real file, each with its own memory of the log, as two processes would have.
@@ -122,7 +123,8 @@ import Testing
             defer { try? queue.close() }
             let doomed = Fixtures.at(4242).timeIntervalSince1970
             try queue.write { db in
-                try db.execute(sql: "CREATE TRIGGER refuse AFTER INSERT ON once_log WHEN NEW.expires_at = \(doomed) BEGIN SELECT RAISE(ABORT, 'refused'); END")
+                try db.execute(
+                    sql: "CREATE TRIGGER refuse AFTER INSERT ON once_log WHEN NEW.expires_at = \(doomed) BEGIN SELECT RAISE(ABORT, 'refused'); END")
             }
             let entries = [
                 OnceRecordBatcher.Entry(key: "dpop k good", until: Fixtures.at(60), now: Fixtures.t0),

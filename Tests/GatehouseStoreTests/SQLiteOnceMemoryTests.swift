@@ -1,6 +1,7 @@
 import Foundation
-@testable import GatehouseStore
 import Testing
+
+@testable import GatehouseStore
 
 /// What a process remembers of the once log, without a database: expiry, the later of two expiries, and
 /// forgetting a second at a time only what expired before the last sweep.

@@ -26,7 +26,9 @@ import Testing
             // Many keys at once, each several times (writes shared by concurrent records): one win per key.
             let perKey = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
                 for index in 0..<120 {
-                    group.addTask { (index % 30, try await store.recordOnce("dpop k many-\(index % 30)", until: now.addingTimeInterval(60), now: now)) }
+                    group.addTask {
+                        (index % 30, try await store.recordOnce("dpop k many-\(index % 30)", until: now.addingTimeInterval(60), now: now))
+                    }
                 }
                 return try await group.reduce(into: [Int: Int]()) { $0[$1.0, default: 0] += $1.1 ? 1 : 0 }
             }

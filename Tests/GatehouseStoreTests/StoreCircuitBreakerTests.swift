@@ -23,7 +23,10 @@ import Testing
         #expect(breaker.isOpen)
         #expect(throws: StoreUnavailableError.self) { try breaker.check() }
         // A second fault while open starts no second probe loop.
-        breaker.trip(reason: "again") { Issue.record("a second probe loop"); return false }
+        breaker.trip(reason: "again") {
+            Issue.record("a second probe loop")
+            return false
+        }
         let probing = ContinuousClock.now + .seconds(30)
         while reachable.probeCount < 2, ContinuousClock.now < probing { try await Task.sleep(for: .milliseconds(20)) }
         #expect(breaker.isOpen)

@@ -1,7 +1,8 @@
 import GatehouseCore
-@testable import GatehouseStore
 import PostgresNIO
 import Testing
+
+@testable import GatehouseStore
 
 /// The deadlines of a call: given up on silence, not on a busy store; at once when the breaker opens.
 @Suite struct StoreLivenessTests {

@@ -63,7 +63,8 @@ public struct AccessPolicy: Sendable, Equatable {
             return user == nil ? .needsSession : .allow(rule: rule.name)
         case .conditions(let conditions):
             guard let user else { return .needsSession }
-            return conditions.contains { $0.matches(provider: user.provider, identity: user.identity) } ? .allow(rule: rule.name) : .deny(rule: rule.name)
+            return conditions.contains { $0.matches(provider: user.provider, identity: user.identity) }
+                ? .allow(rule: rule.name) : .deny(rule: rule.name)
         }
     }
 

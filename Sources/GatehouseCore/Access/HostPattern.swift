@@ -15,7 +15,8 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
         wildcard = body.hasPrefix("*.")
         if wildcard { body = body.dropFirst(2) }
         let labels = body.split(separator: ".", omittingEmptySubsequences: false)
-        let isIPv6 = !wildcard && body.hasPrefix("[") && body.hasSuffix("]") && body.count > 2
+        let isIPv6 =
+            !wildcard && body.hasPrefix("[") && body.hasSuffix("]") && body.count > 2
             && body.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
         guard isIPv6 || (!labels.isEmpty && labels.allSatisfy(Self.isLabel)) else { return nil }
         name = body.lowercased()

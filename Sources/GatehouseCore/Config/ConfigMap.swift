@@ -146,7 +146,8 @@ public final class ConfigMap {
     /// quoted spelling to use; a value from the environment, which has no quotes, is the string as given.
     public func string(_ key: String) throws -> String? {
         if let value = node(key), value.variable == nil, let type = value.implicitType, case .scalar(let text) = value.value {
-            try fail(ConfigError(at: value, "'\(qualified(key))' must be a string, and \(text) is \(type.rawValue): write it quoted, \"\(text)\""), key)
+            try fail(
+                ConfigError(at: value, "'\(qualified(key))' must be a string, and \(text) is \(type.rawValue): write it quoted, \"\(text)\""), key)
             return nil
         }
         return try scalar(key, expected: "a string")
@@ -180,7 +181,8 @@ public final class ConfigMap {
             // The near miss is this problem too: finish() does not report it again as an unknown key.
             try fail(
                 ConfigError(
-                    file: node.file, line: entry.line, message: "'\(qualified(key))' is required; '\(qualified(near))' is not a known key: did you mean '\(key)'?"),
+                    file: node.file, line: entry.line,
+                    message: "'\(qualified(key))' is required; '\(qualified(near))' is not a known key: did you mean '\(key)'?"),
                 key, near)
             return
         }
@@ -305,7 +307,8 @@ public final class ConfigMap {
     /// A secret this configuration does not use (a PostgreSQL password while the store is SQLite): it is neither
     /// expanded nor read, so an unset variable or a missing file is no error, but the inline rule of
     /// ``secret(_:allowingInline:refusal:)`` still holds: the file would keep the secret for the day it is used.
-    public func unusedSecret(_ key: String, allowingInline: (String) -> Bool = { _ in false }, refusal: String = "must not be written inline") throws {
+    public func unusedSecret(_ key: String, allowingInline: (String) -> Bool = { _ in false }, refusal: String = "must not be written inline") throws
+    {
         _ = contains(key + "_file")
         // An empty value holds no secret; unused, it is left alone.
         guard let written = node(key) else { return }

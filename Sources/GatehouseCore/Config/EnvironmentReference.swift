@@ -37,7 +37,7 @@ public enum EnvironmentReference {
             case .scalar(let text):
                 for case .variable(let name) in pieces(of: text) where !name.isEmpty && !names.contains(name) { names.append(name) }
             case .sequence(let items): items.forEach(walk)
-            case .mapping(let entries): entries.forEach { walk($0.value) }
+            case .mapping(let entries): for entry in entries { walk(entry.value) }
             }
         }
         walk(node)

@@ -131,15 +131,16 @@ extension NormalizedPath {
 extension NormalizedPath.Failure {
     /// The client's answer: 400 `invalid_path`, before anything is sent upstream.
     public var problem: GatehouseError {
-        let reason = switch self {
-        case .malformedEscape: "a percent-escape is malformed"
-        case .notUTF8: "a percent-decoded segment is not UTF-8"
-        case .encodedSeparator: "it contains an encoded slash or a backslash"
-        case .controlCharacter: "it contains NUL or another control character"
-        case .aboveRoot: "a '..' segment climbs above the base path"
-        case .dotSegmentWithParameter: "a '.' or '..' segment carries a ';' parameter"
-        case .escapedDotOrSeparator: "a segment still holds an escaped '.', '/' or '\\' after decoding (sent encoded twice)"
-        }
+        let reason =
+            switch self {
+            case .malformedEscape: "a percent-escape is malformed"
+            case .notUTF8: "a percent-decoded segment is not UTF-8"
+            case .encodedSeparator: "it contains an encoded slash or a backslash"
+            case .controlCharacter: "it contains NUL or another control character"
+            case .aboveRoot: "a '..' segment climbs above the base path"
+            case .dotSegmentWithParameter: "a '.' or '..' segment carries a ';' parameter"
+            case .escapedDotOrSeparator: "a segment still holds an escaped '.', '/' or '\\' after decoding (sent encoded twice)"
+            }
         return GatehouseError(code: .invalidPath, status: 400, detail: "The path cannot be forwarded: \(reason).")
     }
 }

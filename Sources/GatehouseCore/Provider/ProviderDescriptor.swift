@@ -9,7 +9,9 @@ public struct ProviderDescriptor: Sendable, Equatable {
     public var claims: ClaimMapping
     public var api: ProviderAPI?
 
-    public init(id: String, kind: String, name: String? = nil, redirectURIs: [String] = [], claims: ClaimMapping = ClaimMapping(), api: ProviderAPI? = nil) {
+    public init(
+        id: String, kind: String, name: String? = nil, redirectURIs: [String] = [], claims: ClaimMapping = ClaimMapping(), api: ProviderAPI? = nil
+    ) {
         self.id = id
         self.kind = kind
         self.name = name ?? id

@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 
 /// Seals and opens secrets at rest with AES-256-GCM under a key id, so keys can rotate without
 /// logging everyone out: the first key seals, every key opens.

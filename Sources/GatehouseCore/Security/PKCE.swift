@@ -1,5 +1,5 @@
-import Foundation
 import Crypto
+import Foundation
 
 /// Proof Key for Code Exchange (RFC 7636), S256 only.
 public enum PKCE {

@@ -1,5 +1,5 @@
-import Foundation
 import Crypto
+import Foundation
 
 /// Random opaque values: session tokens, handoff codes, state, PKCE verifiers.
 public enum RandomToken {

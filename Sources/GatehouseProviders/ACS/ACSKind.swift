@@ -10,7 +10,8 @@ public enum ACSKind: ProviderKind {
     public static var defaultClaims: ClaimMapping {
         ClaimMapping(
             subject: ACSProvider.nameIdentifierClaim, email: ACSProvider.emailClaim,
-            name: "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name", groups: "http://schemas.microsoft.com/ws/2008/06/identity/claims/role")
+            name: "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name", groups: "http://schemas.microsoft.com/ws/2008/06/identity/claims/role"
+        )
     }
 
     public static func make(descriptor: ProviderDescriptor, settings: ConfigMap, context: ProviderContext) throws -> any AuthProvider {

@@ -71,8 +71,11 @@ public struct ACSNotifyPayload: Sendable, Equatable {
         case "amp": return "&"
         default:
             var number: UInt32?
-            if entity.hasPrefix("#x") || entity.hasPrefix("#X") { number = UInt32(entity.dropFirst(2), radix: 16) }
-            else if entity.hasPrefix("#") { number = UInt32(entity.dropFirst(), radix: 10) }
+            if entity.hasPrefix("#x") || entity.hasPrefix("#X") {
+                number = UInt32(entity.dropFirst(2), radix: 16)
+            } else if entity.hasPrefix("#") {
+                number = UInt32(entity.dropFirst(), radix: 10)
+            }
             return number.flatMap(Unicode.Scalar.init).map { String(Character($0)) }
         }
     }
@@ -97,7 +100,9 @@ enum MiniXML {
                 } else if rest.hasPrefix("<!--") {
                     guard let end = rest.range(of: "-->") else { throw .malformed("an XML comment is not closed") }
                     rest = rest[end.upperBound...]
-                } else { return }
+                } else {
+                    return
+                }
             }
         }
         try skipMisc()

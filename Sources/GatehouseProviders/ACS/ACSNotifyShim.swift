@@ -12,16 +12,16 @@ enum ACSNotifyShim {
     static func script(captureURL: String) -> String {
         let url = captureURL.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
         return """
-        <script>(function(){var sent=false;function notify(s){if(sent)return;sent=true;\
-        var go=function(){var f=document.createElement('form');f.method='POST';f.action='\(url)';\
-        var i=document.createElement('input');i.type='hidden';i.name='\(field)';i.value=String(s);f.appendChild(i);\
-        (document.body||document.documentElement).appendChild(f);f.submit();};\
-        if(document.body){go();}else{document.addEventListener('DOMContentLoaded',go);}}\
-        var ext={Notify:notify,notify:notify};\
-        try{window.external=ext;}catch(e){}\
-        try{if(window.external!==ext){Object.defineProperty(window,'external',{value:ext,configurable:true,writable:true});}}catch(e){}\
-        try{window.external.Notify=notify;window.external.notify=notify;}catch(e){}})();</script>
-        """
+            <script>(function(){var sent=false;function notify(s){if(sent)return;sent=true;\
+            var go=function(){var f=document.createElement('form');f.method='POST';f.action='\(url)';\
+            var i=document.createElement('input');i.type='hidden';i.name='\(field)';i.value=String(s);f.appendChild(i);\
+            (document.body||document.documentElement).appendChild(f);f.submit();};\
+            if(document.body){go();}else{document.addEventListener('DOMContentLoaded',go);}}\
+            var ext={Notify:notify,notify:notify};\
+            try{window.external=ext;}catch(e){}\
+            try{if(window.external!==ext){Object.defineProperty(window,'external',{value:ext,configurable:true,writable:true});}}catch(e){}\
+            try{window.external.Notify=notify;window.external.notify=notify;}catch(e){}})();</script>
+            """
     }
 
     /// The Notify string in a post: the form's `payload` field, or the body a script posted itself.

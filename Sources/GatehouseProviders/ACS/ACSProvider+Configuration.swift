@@ -74,9 +74,11 @@ extension ACSProvider {
             case .swt where signingKey == nil:
                 try map.report("signing_key", "'\(map.qualified("signing_key"))' is required for token_format swt", after: written)
             case .jwt where jwksURL == nil && signingKey == nil:
-                try map.report("jwks_url", "'\(map.qualified("jwks_url"))' (or an HS256 'signing_key') is required for token_format jwt", after: written)
+                try map.report(
+                    "jwks_url", "'\(map.qualified("jwks_url"))' (or an HS256 'signing_key') is required for token_format jwt", after: written)
             case .jwt where jwksURL != nil && signingKey != nil:
-                try map.report("signing_key", "'\(map.qualified("signing_key"))' and 'jwks_url' exclude each other for token_format jwt", after: written)
+                try map.report(
+                    "signing_key", "'\(map.qualified("signing_key"))' and 'jwks_url' exclude each other for token_format jwt", after: written)
             default: break
             }
             clockSkew = TimeInterval(try map.int("clock_skew_seconds", range: 0...300) ?? 30)
@@ -95,7 +97,7 @@ enum LoginPageSettings {
         var origins: [String] = []
         for text in texts {
             guard let origin = WebOrigin.of(text), let components = URLComponents(string: text),
-                  components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil, components.user == nil
+                components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil, components.user == nil
             else {
                 try map.report("allowed_origins", "'\(map.qualified("allowed_origins"))': '\(text)' is not an origin (scheme://host[:port])")
                 continue

@@ -35,7 +35,7 @@ public struct ACSProvider: LoginPageProvider {
         let response = try await context.http.send(
             ProviderHTTP.jsonRequest(discovery), unreachable: "the identity provider list could not be fetched")
         guard response.status == 200, case .array(let entries)? = response.json,
-              let first = entries.first?["LoginUrl"]?.stringValue, let origin = WebOrigin.of(first), allowedOrigins.contains(origin)
+            let first = entries.first?["LoginUrl"]?.stringValue, let origin = WebOrigin.of(first), allowedOrigins.contains(origin)
         else { throw ProviderError.invalidResponse("the identity provider list has no usable LoginUrl") }
         return first
     }
@@ -73,7 +73,8 @@ public struct ACSProvider: LoginPageProvider {
         guard configuration.tokenFormat == .swt, let key = configuration.signingKey else {
             throw ACSFailure.unsupported("this relying party takes JWT tokens, not SWT")
         }
-        let swt = try SimpleWebToken.validate(token, key: key, issuer: configuration.issuer, audiences: [configuration.realm], now: now, clockSkew: configuration.clockSkew)
+        let swt = try SimpleWebToken.validate(
+            token, key: key, issuer: configuration.issuer, audiences: [configuration.realm], now: now, clockSkew: configuration.clockSkew)
         var expires = swt.expiresOn
         if let notifyExpires { expires = min(expires, Date(timeIntervalSince1970: TimeInterval(notifyExpires))) }
         let claims = swt.claims
@@ -110,7 +111,7 @@ public struct ACSProvider: LoginPageProvider {
         // The key type is the configuration's choice, never the header's (RFC 8725 §3.1).
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard let headerData = Base64URL.decode(String(parts[0])), let header = JSONValue.parse(headerData)?.objectValue,
-              let alg = header["alg"]?.stringValue
+            let alg = header["alg"]?.stringValue
         else {
             throw ACSFailure.malformed("the JWT header is not JSON with an alg")
         }
@@ -121,7 +122,7 @@ public struct ACSProvider: LoginPageProvider {
             }
             // An unknown kid refetches the key set (a rotation), as often as the cache allows.
             guard let key = try await jwks.key(kid: header["kid"]?.stringValue, alg: alg, url: jwksURL),
-                  let verifier = try? await JWKSCache.verifier(for: key)
+                let verifier = try? await JWKSCache.verifier(for: key)
             else {
                 throw ACSFailure.invalidSignature("the JWT does not verify with the configured keys")
             }
@@ -140,12 +141,15 @@ public struct ACSProvider: LoginPageProvider {
             throw ACSFailure.invalidSignature("the JWT does not verify with the configured keys")
         }
         guard now.timeIntervalSince(payload.exp.value) <= configuration.clockSkew else { throw ACSFailure.expired("the JWT has expired") }
-        guard let audience = payload.aud, audience.value.contains(configuration.realm) else { throw ACSFailure.audienceMismatch("the JWT is not for this realm") }
+        guard let audience = payload.aud, audience.value.contains(configuration.realm) else {
+            throw ACSFailure.audienceMismatch("the JWT is not for this realm")
+        }
         guard payload.iss?.value == configuration.issuer else { throw ACSFailure.issuerMismatch("the JWT was not issued by the configured issuer") }
         guard let data = Base64URL.decode(String(parts[1])), let claims = JSONValue.parse(data)?.objectValue else {
             throw ACSFailure.malformed("the JWT payload is not a JSON object")
         }
         let identity = try identity(from: claims)
-        return LoginResult(identity: identity, credential: Credential(accessToken: token, tokenType: "WRAP", expiresAt: payload.exp.value, issuedAt: now))
+        return LoginResult(
+            identity: identity, credential: Credential(accessToken: token, tokenType: "WRAP", expiresAt: payload.exp.value, issuedAt: now))
     }
 }

@@ -1,6 +1,6 @@
+import Crypto
 public import Foundation
 public import GatehouseCore
-import Crypto
 
 /// A Simple Web Token (SWT) as ACS issues it: form-encoded pairs, `HMACSHA256` last.
 ///
@@ -48,8 +48,8 @@ public struct SimpleWebToken: Sendable, Equatable {
         let (signed, signatureText) = (parts[0], parts[1])
         guard !signed.isEmpty else { throw .malformed("nothing is signed") }
         guard !signatureText.isEmpty, !signatureText.contains("&"), !signatureText.contains("="),
-              let signatureBase64 = percentDecode(signatureText, plusIsSpace: false),
-              let signature = Data(base64Encoded: signatureBase64), signature.count == 32
+            let signatureBase64 = percentDecode(signatureText, plusIsSpace: false),
+            let signature = Data(base64Encoded: signatureBase64), signature.count == 32
         else { throw .malformed("HMACSHA256 is not the last pair or not a base64 HMAC-SHA256") }
 
         // Pairs: every one name=value, names unique, HMACSHA256 only once (the last).
@@ -58,7 +58,7 @@ public struct SimpleWebToken: Sendable, Equatable {
         for piece in signed.split(separator: "&", omittingEmptySubsequences: false) {
             guard let equals = piece.firstIndex(of: "=") else { throw .malformed("a pair has no '='") }
             guard let name = percentDecode(String(piece[..<equals]), plusIsSpace: true),
-                  let value = percentDecode(String(piece[piece.index(after: equals)...]), plusIsSpace: true), !name.isEmpty
+                let value = percentDecode(String(piece[piece.index(after: equals)...]), plusIsSpace: true), !name.isEmpty
             else { throw .malformed("a pair is not form-encoded") }
             guard name != "HMACSHA256" else { throw .malformed("HMACSHA256 is not the last pair") }
             guard seen.insert(name).inserted else { throw .malformed("the name '\(name)' appears twice") }
@@ -88,7 +88,9 @@ public struct SimpleWebToken: Sendable, Equatable {
         while let byte = iterator.next() {
             switch byte {
             case UInt8(ascii: "%"):
-                guard let high = iterator.next(), let low = iterator.next(), let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
+                guard let high = iterator.next(), let low = iterator.next(),
+                    let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+                else { return nil }
                 bytes.append(value)
             case UInt8(ascii: "+") where plusIsSpace: bytes.append(0x20)
             default: bytes.append(byte)
@@ -109,7 +111,7 @@ public struct SimpleWebToken: Sendable, Equatable {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out += "%" + String(byte, radix: 16).leftPadded()

@@ -21,7 +21,8 @@ struct BrowserIDDSAKey: Sendable, Equatable {
         case (160, 1024...): algorithm = "DS128"
         case (256, 2048...): algorithm = "DS256"
         default:
-            throw .unsupportedAlgorithm("\(role) is a DSA key with a \(p.bitWidth)/\(q.bitWidth)-bit group; only DS128 (1024/160) and DS256 (2048/256) are supported")
+            throw .unsupportedAlgorithm(
+                "\(role) is a DSA key with a \(p.bitWidth)/\(q.bitWidth)-bit group; only DS128 (1024/160) and DS256 (2048/256) are supported")
         }
         guard p.bitWidth <= 4096 else { throw .unsupportedAlgorithm("\(role) has a DSA modulus above 4096 bits") }
         guard g > 1, g < p, y > 1, y < p else { throw .malformed("\(role) is not a valid DSA key (g or y out of range)") }

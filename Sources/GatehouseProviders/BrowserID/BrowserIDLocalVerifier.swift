@@ -93,7 +93,8 @@ struct BrowserIDLocalVerifier: Sendable {
         case .none(let reason):
             guard trustedSecondaries.contains(issuer) else {
                 if let unavailable { throw unavailable }
-                throw BrowserIDFailure.untrustedIssuer("'\(issuer)' may not certify addresses at '\(principalDomain)': \(reason), and '\(issuer)' is not a trusted secondary")
+                throw BrowserIDFailure.untrustedIssuer(
+                    "'\(issuer)' may not certify addresses at '\(principalDomain)': \(reason), and '\(issuer)' is not a trusted secondary")
             }
             switch try await documents.authority(of: issuer) {
             case .authoritative(_, let keys): return keys
@@ -118,7 +119,9 @@ struct BrowserIDLocalVerifier: Sendable {
     }
 
     /// The assertion's `aud` must match a configured audience, and the audience the client named, if any.
-    static func checkAudience(of assertion: BrowserIDJWS, against audiences: [BrowserIDAudience], requested: String) throws(BrowserIDFailure) -> String {
+    static func checkAudience(
+        of assertion: BrowserIDJWS, against audiences: [BrowserIDAudience], requested: String
+    ) throws(BrowserIDFailure) -> String {
         guard let text = assertion.payload["aud"]?.stringValueIfString, !text.isEmpty else {
             throw .malformed("the assertion has no 'aud'")
         }

@@ -52,7 +52,9 @@ extension BrowserIDProvider {
             if let texts = try map.strings("audiences"), !texts.isEmpty {
                 for text in texts {
                     guard let audience = BrowserIDAudience(configured: text) else {
-                        try map.report("audiences", "'\(map.qualified("audiences"))': '\(text)' is not an origin (https://host[:port], host[:port] or app://host)")
+                        try map.report(
+                            "audiences",
+                            "'\(map.qualified("audiences"))': '\(text)' is not an origin (https://host[:port], host[:port] or app://host)")
                         continue
                     }
                     audiences.append(audience)
@@ -67,12 +69,14 @@ extension BrowserIDProvider {
                 if let remoteURL {
                     verifier = .remote(url: remoteURL)
                 } else {
-                    try map.report("verifier", "'\(map.qualified("remote_verifier_url"))' is required when verifier is remote", after: ["remote_verifier_url"])
+                    try map.report(
+                        "verifier", "'\(map.qualified("remote_verifier_url"))' is required when verifier is remote", after: ["remote_verifier_url"])
                     verifier = .remote(url: ConfigMap.placeholderURL)
                 }
             default:
                 if remoteURL != nil {
-                    try map.report("remote_verifier_url", "'\(map.qualified("remote_verifier_url"))' is only used with 'verifier: remote'", after: ["verifier"])
+                    try map.report(
+                        "remote_verifier_url", "'\(map.qualified("remote_verifier_url"))' is only used with 'verifier: remote'", after: ["verifier"])
                 }
                 verifier = .local
             }

@@ -1,5 +1,5 @@
-public import GatehouseCore
 import Foundation
+public import GatehouseCore
 
 /// The `browserid` adapter: a client posts a backed identity assertion to `/v1/auth/{id}/assertion`;
 /// the gateway verifies it (locally, or with a configured remote verifier) and starts a session whose
@@ -39,7 +39,9 @@ public struct BrowserIDProvider: AssertionLoginProvider {
         self.context = context
         switch configuration.verifier {
         case .remote(let url):
-            verifier = .remote(BrowserIDRemoteVerifier(url: url, audiences: configuration.audiences, http: ProviderHTTP(transport: context.transport, timeout: Self.timeout)))
+            verifier = .remote(
+                BrowserIDRemoteVerifier(
+                    url: url, audiences: configuration.audiences, http: ProviderHTTP(transport: context.transport, timeout: Self.timeout)))
         case .local:
             var pinned: [String: BrowserIDSupportDocument] = [:]
             for (domain, text) in configuration.pinnedSupportDocuments {

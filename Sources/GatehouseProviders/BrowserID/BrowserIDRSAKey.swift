@@ -1,7 +1,7 @@
-import _CryptoExtras
 import BigInt
 import Crypto
 import Foundation
+import _CryptoExtras
 
 /// An RSA public key of a BrowserID certificate or support document.
 ///

@@ -1,8 +1,8 @@
-import _CryptoExtras
-public import Foundation
 import BigInt
 import Crypto
+public import Foundation
 public import GatehouseCore
+import _CryptoExtras
 
 /// A private key that signs like a BrowserID IdP or browser: for the demo's stand-in IdP and for tests.
 /// The gateway itself never signs BrowserID data.

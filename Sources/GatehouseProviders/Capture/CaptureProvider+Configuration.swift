@@ -39,7 +39,8 @@ extension CaptureProvider {
             let successURL = try map.requiredString("success_url")
             if !(WebOrigin.of(successURL.replacingOccurrences(of: "*", with: "x")).map { allowedOrigins.contains($0) } ?? false) {
                 try map.report(
-                    "success_url", "'\(map.qualified("success_url"))' must be a URL pattern on one of the allowed origins", after: ["allowed_origins"])
+                    "success_url", "'\(map.qualified("success_url"))' must be a URL pattern on one of the allowed origins", after: ["allowed_origins"]
+                )
             }
             self.loginURL = loginURL
             self.allowedOrigins = allowedOrigins
@@ -47,7 +48,8 @@ extension CaptureProvider {
             let capture = try map.mapOrEmpty("capture")
             switch try capture.choice("from", ["cookie", "title"]) ?? "cookie" {
             case "title":
-                source = .title(prefix: try capture.string("title_prefix") ?? "Success ", parameter: try capture.string("title_parameter") ?? "oauth_token")
+                source = .title(
+                    prefix: try capture.string("title_prefix") ?? "Success ", parameter: try capture.string("title_parameter") ?? "oauth_token")
                 _ = try capture.string("cookie_name")
             default:
                 source = .cookie(name: try capture.string("cookie_name") ?? "oauth_token")

@@ -66,8 +66,8 @@ public struct CaptureProvider: LoginPageProvider {
 
     static func title(of html: String) -> String? {
         guard let open = html.range(of: "<title", options: .caseInsensitive),
-              let openEnd = html[open.upperBound...].firstIndex(of: ">"),
-              let close = html[openEnd...].range(of: "</title", options: .caseInsensitive)
+            let openEnd = html[open.upperBound...].firstIndex(of: ">"),
+            let close = html[openEnd...].range(of: "</title", options: .caseInsensitive)
         else { return nil }
         return htmlUnescape(String(html[html.index(after: openEnd)..<close.lowerBound]))
     }

@@ -1,5 +1,5 @@
-public import GatehouseCore
 public import Foundation
+public import GatehouseCore
 
 /// `bearer_tokens:` of an `oauth2` file: JWTs against `jwks_url` (their `iss` must be `issuer`), opaque
 /// tokens at `bearer_tokens.introspection_endpoint`, the client authenticated as at `token_endpoint`.

@@ -39,7 +39,8 @@ extension OAuth2Provider {
 
         public init(
             authorizationEndpoint: String, tokenEndpoint: String, userinfoEndpoint: String? = nil, revocationEndpoint: String? = nil,
-            issuer: String? = nil, issParameterSupported: Bool = false, clientID: String, clientSecret: String? = nil, clientAuthentication: ClientAuthentication? = nil,
+            issuer: String? = nil, issParameterSupported: Bool = false, clientID: String, clientSecret: String? = nil,
+            clientAuthentication: ClientAuthentication? = nil,
             scopes: [String] = [], extraAuthorizationParameters: [(String, String)] = []
         ) {
             self.authorizationEndpoint = authorizationEndpoint

@@ -1,5 +1,5 @@
-public import GatehouseCore
 import Foundation
+public import GatehouseCore
 
 /// The `oauth2` adapter: authorization code with PKCE S256, refresh, RFC 7009 revocation.
 ///
@@ -88,7 +88,8 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
                 ("redirect_uri", transaction.callbackURL),
                 ("code_verifier", transaction.codeVerifier),
             ] + configuration.extraTokenParameters)
-        let credential = try OAuth2TokenResponse.credential(from: response, previous: nil, requestedScopes: configuration.scopes, now: context.clock.now())
+        let credential = try OAuth2TokenResponse.credential(
+            from: response, previous: nil, requestedScopes: configuration.scopes, now: context.clock.now())
         return (response, credential)
     }
 
@@ -97,8 +98,10 @@ public struct OAuth2Provider: RedirectLoginProvider, RefreshingProvider, Revokin
         guard let refreshToken = credential.refreshToken else {
             throw ProviderError.invalidGrant("The credential has no refresh token.")
         }
-        let response = try await tokenEndpoint.request([("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + configuration.extraTokenParameters)
-        let renewed = try OAuth2TokenResponse.credential(from: response, previous: credential, requestedScopes: configuration.scopes, now: context.clock.now())
+        let response = try await tokenEndpoint.request(
+            [("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + configuration.extraTokenParameters)
+        let renewed = try OAuth2TokenResponse.credential(
+            from: response, previous: credential, requestedScopes: configuration.scopes, now: context.clock.now())
         return (response, renewed)
     }
 

@@ -18,7 +18,8 @@ enum OAuth2TokenResponse {
             throw ProviderError.invalidResponse("Unsupported token_type '\(tokenType)'.")
         }
         let expiresAt = json["expires_in"]?.doubleValue.map { now.addingTimeInterval($0) }
-        let scope = json["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) }
+        let scope =
+            json["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) }
             ?? previous?.scope ?? requestedScopes
         var extras: [String: String] = previous?.extras ?? [:]
         for (key, value) in json.objectValue ?? [:] where key != "access_token" && key != "refresh_token" {

@@ -47,7 +47,11 @@ final class OIDCDiscovery: Sendable {
         if let decision { return try decision.get() }
         do {
             let metadata = try await fetch()
-            state.withLock { $0.metadata = metadata; $0.fetchedAt = now; $0.failure = nil }
+            state.withLock {
+                $0.metadata = metadata
+                $0.fetchedAt = now
+                $0.failure = nil
+            }
             return metadata
         } catch let error as ProviderError {
             let stale = state.withLock { state -> OIDCProviderMetadata? in

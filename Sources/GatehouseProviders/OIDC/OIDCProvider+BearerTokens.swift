@@ -1,5 +1,5 @@
-public import GatehouseCore
 public import Foundation
+public import GatehouseCore
 
 /// `bearer_tokens:` of an `oidc` file: JWTs against the discovered `jwks_uri` (their `iss` must be the
 /// issuer), opaque tokens at `bearer_tokens.introspection_endpoint` or the discovered `introspection_endpoint`,

@@ -1,5 +1,5 @@
-public import GatehouseCore
 public import Foundation
+public import GatehouseCore
 
 extension OIDCProvider {
     /// The `oidc` keys of a provider file: the issuer and the client; endpoints come from discovery

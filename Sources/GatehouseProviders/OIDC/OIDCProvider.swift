@@ -1,5 +1,5 @@
-public import GatehouseCore
 import Foundation
+public import GatehouseCore
 
 /// The `oidc` adapter: OpenID Connect on top of the `oauth2` steps.
 ///

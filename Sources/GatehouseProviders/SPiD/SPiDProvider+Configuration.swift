@@ -12,7 +12,8 @@ extension SPiDProvider {
         /// Browser logout: ends SPiD's own browser session (`/logout`).
         public var browserLogoutEndpoint: String?
 
-        public init(oauth2: OAuth2Provider.Configuration, baseURL: String? = nil, logoutEndpoint: String? = nil, browserLogoutEndpoint: String? = nil) {
+        public init(oauth2: OAuth2Provider.Configuration, baseURL: String? = nil, logoutEndpoint: String? = nil, browserLogoutEndpoint: String? = nil)
+        {
             self.oauth2 = oauth2
             self.baseURL = baseURL
             self.logoutEndpoint = logoutEndpoint
@@ -34,7 +35,8 @@ extension SPiDProvider {
             }
             let secret = try map.secret("client_secret")
             // SPiD's documented exchange sends client_id and client_secret in the form body.
-            let method = try map.choice("token_endpoint_auth_method", ["client_secret_basic", "client_secret_post", "none"])
+            let method =
+                try map.choice("token_endpoint_auth_method", ["client_secret_basic", "client_secret_post", "none"])
                 .flatMap(OAuth2Provider.ClientAuthentication.init(rawValue:))
                 ?? (secret == nil ? OAuth2Provider.ClientAuthentication.none : .clientSecretPost)
             if method != .none, secret == nil {

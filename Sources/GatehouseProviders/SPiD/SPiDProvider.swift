@@ -1,5 +1,5 @@
-public import GatehouseCore
 public import Foundation
+public import GatehouseCore
 
 /// The `spid` adapter: Schibsted SPiD on top of the `oauth2` steps.
 ///

@@ -76,7 +76,9 @@ struct InsecureHTTPPolicy: Sendable {
         guard let url, !permits(url) else { return }
         throw .rejected(
             code: "insecure_endpoint",
-            description: "The discovery document names \(name) '\(url)', which is not https (http is accepted only for a loopback host, or with '\(Self.key): true').")
+            description:
+                "The discovery document names \(name) '\(url)', which is not https (http is accepted only for a loopback host, or with '\(Self.key): true')."
+        )
     }
 
     /// Whether a URL's host (as written, IPv6 in brackets) is loopback: `localhost`, `127.x.y.z` or `[::1]`.

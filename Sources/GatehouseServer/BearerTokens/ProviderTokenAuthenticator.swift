@@ -109,7 +109,8 @@ final class ProviderTokenAuthenticator: Sendable {
             if let unavailable, insufficient == nil { return .failure(.providerUnavailable(unavailable)) }
             let error = insufficient.map(GatehouseError.insufficientScope) ?? GatehouseError.invalidBearerToken(refusal)
             verdicts.keep(
-                .failure(error), tokenHash: hash, until: now.addingTimeInterval(ProviderTokenVerdicts.refusalLifetime), now: now, generation: generation)
+                .failure(error), tokenHash: hash, until: now.addingTimeInterval(ProviderTokenVerdicts.refusalLifetime), now: now,
+                generation: generation)
             return .failure(error)
         }
         var until = now.addingTimeInterval(provider.bearerTokenCacheLifetime)

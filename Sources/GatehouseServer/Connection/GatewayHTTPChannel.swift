@@ -56,7 +56,9 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.addHandler(ReadInterestKeeper(), position: .before(try pipeline.handler(type: HTTPServerPipelineHandler.self)))
         // One handler for the connection's own guards: each request crosses one handler, not one per guard.
         try pipeline.addHandler(HTTP1ConnectionGuard(idleTimeout: client.idleTimeout, bodyTimeout: client.bodyTimeout))
-        try addRequestHandlers(to: pipeline, channel: channel, remoteAddress: channel.remoteAddress, malformed: MalformedRequestHandler(requestLine: watcher), logger: logger)
+        try addRequestHandlers(
+            to: pipeline, channel: channel, remoteAddress: channel.remoteAddress, malformed: MalformedRequestHandler(requestLine: watcher),
+            logger: logger)
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
     }
 

@@ -108,9 +108,10 @@ struct DPoPVerifier: Sendable {
     /// Every check of RFC 9449 §4.3 but the replay check.
     func verify(_ proofs: [String], target: Target, accessToken: String?, status: Int) async throws -> DPoPProof {
         let parsed = try parse(proofs, status: status)
-        let valid = (try? await keys.verify(
-            signingInput: parsed.signingInput, signature: parsed.signature, alg: parsed.alg, thumbprint: parsed.thumbprint, jwk: parsed.jwk,
-            proof: parsed.proof)) == true
+        let valid =
+            (try? await keys.verify(
+                signingInput: parsed.signingInput, signature: parsed.signature, alg: parsed.alg, thumbprint: parsed.thumbprint, jwk: parsed.jwk,
+                proof: parsed.proof)) == true
         guard valid else { throw GatehouseError.invalidDPoPProof("The DPoP proof's signature does not verify with its jwk.", status: status) }
         return try checkClaims(parsed, target: target, accessToken: accessToken, status: status)
     }
@@ -120,7 +121,9 @@ struct DPoPVerifier: Sendable {
     /// must be awaited instead.
     func verifyWithoutWaiting(_ proofs: [String], target: Target, accessToken: String?, status: Int) throws -> DPoPProof? {
         let parsed = try parse(proofs, status: status)
-        guard let valid = keys.verifyWithoutWaiting(signingInput: parsed.signingInput, signature: parsed.signature, alg: parsed.alg, thumbprint: parsed.thumbprint)
+        guard
+            let valid = keys.verifyWithoutWaiting(
+                signingInput: parsed.signingInput, signature: parsed.signature, alg: parsed.alg, thumbprint: parsed.thumbprint)
         else { return nil }
         guard valid else { throw GatehouseError.invalidDPoPProof("The DPoP proof's signature does not verify with its jwk.", status: status) }
         return try checkClaims(parsed, target: target, accessToken: accessToken, status: status)

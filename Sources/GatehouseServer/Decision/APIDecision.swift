@@ -156,7 +156,10 @@ struct APIDecision: Sendable {
     /// query. `raw`: the path as sent, when it is plain (``UpstreamPath/isPlain(path:query:)``).
     private static func target(_ path: NormalizedPath, raw: Substring?, query: Substring?, upstream: UpstreamRoute) -> String {
         let dropped = upstream.droppedSegments
-        if let raw, let plain = UpstreamPath.plainTarget(basePath: upstream.basePath, path: UpstreamPath.remainder(of: raw, droppingSegments: dropped), query: query) {
+        if let raw,
+            let plain = UpstreamPath.plainTarget(
+                basePath: upstream.basePath, path: UpstreamPath.remainder(of: raw, droppingSegments: dropped), query: query)
+        {
             return plain
         }
         guard dropped > 0 else { return UpstreamPath.target(basePath: upstream.basePath, path: path, query: query) }

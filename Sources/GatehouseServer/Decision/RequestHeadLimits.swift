@@ -18,6 +18,8 @@ enum RequestHeadLimits {
 
     /// The same with a gateway's settings.
     static func refusal(hosts: Int, targetBytes: Int, fieldBytes: Int, settings: ServerSettings) -> GatehouseError? {
-        refusal(hosts: hosts, targetBytes: targetBytes, fieldBytes: fieldBytes, maxURLBytes: settings.maxURLBytes, maxHeaderBytes: settings.maxHeaderBytes)
+        refusal(
+            hosts: hosts, targetBytes: targetBytes, fieldBytes: fieldBytes, maxURLBytes: settings.maxURLBytes, maxHeaderBytes: settings.maxHeaderBytes
+        )
     }
 }

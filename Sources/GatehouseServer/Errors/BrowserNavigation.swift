@@ -51,9 +51,10 @@ enum BrowserNavigation {
     private static func mediaRange(_ text: Substring) -> (type: String, quality: Double)? {
         let parts = text.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard let type = parts.first, !type.isEmpty else { return nil }
-        let quality = parts.dropFirst().lazy.compactMap { parameter -> Double? in
-            parameter.hasPrefix("q=") ? Double(parameter.dropFirst(2)) : nil
-        }.first ?? 1
+        let quality =
+            parts.dropFirst().lazy.compactMap { parameter -> Double? in
+                parameter.hasPrefix("q=") ? Double(parameter.dropFirst(2)) : nil
+            }.first ?? 1
         return (type, quality)
     }
 

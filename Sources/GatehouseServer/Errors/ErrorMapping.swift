@@ -60,7 +60,8 @@ enum ErrorMapping {
     static func credentialRefusal(_ error: ProviderError) -> GatehouseError {
         switch error {
         case .unavailable: .upstreamUnavailable("The provider could not be reached.")
-        case .rejected(let code, let reason), .identityVoid(let code, let reason): GatehouseError(code: ProblemCode(rawValue: code), status: 401, detail: reason)
+        case .rejected(let code, let reason), .identityVoid(let code, let reason):
+            GatehouseError(code: ProblemCode(rawValue: code), status: 401, detail: reason)
         case .invalidGrant(let reason), .invalidResponse(let reason): GatehouseError(code: .invalidCredential, status: 401, detail: reason)
         }
     }
@@ -72,8 +73,12 @@ enum ErrorMapping {
         case .invalidGrant: (.reauthenticationRequired(), true)
         case .unavailable: (.upstreamUnavailable("The provider is unavailable; the session is kept. Try again later."), false)
         case .identityVoid(let code, _):
-            (GatehouseError(code: ProblemCode(rawValue: code), status: 401, detail: "The provider's refreshed identity is another user; sign in again."), true)
-        case .rejected(let code, _): (GatehouseError(code: .badGateway, status: 502, detail: "The provider refused to refresh the credential (\(code))."), false)
+            (
+                GatehouseError(
+                    code: ProblemCode(rawValue: code), status: 401, detail: "The provider's refreshed identity is another user; sign in again."), true
+            )
+        case .rejected(let code, _):
+            (GatehouseError(code: .badGateway, status: 502, detail: "The provider refused to refresh the credential (\(code))."), false)
         case .invalidResponse(let reason): (.badGateway("The provider's refresh answer was not understood: \(reason)"), false)
         }
     }
@@ -89,12 +94,13 @@ enum ErrorMapping {
             logger.debug("session store unavailable", metadata: ["reason": "\(error.reason)"])
             return .storeUnavailable()
         case let error as HTTPError:
-            let code: ProblemCode = switch error.status.code {
-            case 404: .notFound
-            case 405: .methodNotAllowed
-            case 413: .payloadTooLarge
-            default: error.status.code < 500 ? .invalidRequest : .internalError
-            }
+            let code: ProblemCode =
+                switch error.status.code {
+                case 404: .notFound
+                case 405: .methodNotAllowed
+                case 413: .payloadTooLarge
+                default: error.status.code < 500 ? .invalidRequest : .internalError
+                }
             return GatehouseError(code: code, status: error.status.code, detail: error.body ?? error.status.reasonPhrase)
         default:
             logger.error("unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])

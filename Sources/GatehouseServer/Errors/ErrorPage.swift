@@ -31,7 +31,8 @@ enum ErrorPage {
         fields[.cacheControl] = "no-store"
         if let retryAfter = error.retryAfter { fields[.retryAfter] = String(retryAfter) }
         fields[PageFraming.contentSecurityPolicy] = "default-src 'none'"
-        return Response(status: HTTPResponse.Status(code: error.status), headers: PageFraming.denying(fields), body: .init(byteBuffer: ByteBuffer(string: html)))
+        return Response(
+            status: HTTPResponse.Status(code: error.status), headers: PageFraming.denying(fields), body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
     /// The request id a request's logger carries (``AccessLogMiddleware`` sets it), for pages made where

@@ -50,7 +50,9 @@ struct AuthzController: Sendable {
             ownHost: request.head.authority, forwardedHost: single(Self.forwardedHost))
         let path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
         // GET: no X-CSRF asked of a cookie (see the type's comment). A DPoP proof names the original request.
-        let credential = await resolver.credential(request.headers, method: .get, target: original.proofTarget(
+        let credential = await resolver.credential(
+            request.headers, method: .get,
+            target: original.proofTarget(
                 originalURL: request.headers[Self.originalURL], forwardedProto: request.headers[Self.forwardedProto],
                 forwardedHost: request.headers[Self.forwardedHost], ownHost: request.head.authority, publicURL: publicURL),
             providerTokens: true)
@@ -64,7 +66,8 @@ struct AuthzController: Sendable {
                 try await resolver.spend(proof)
             } catch {
                 session = nil
-                plan = ForwardAuthDecision.decide(original, path: path, credential: .refused(error), policy: policy, upstreams: table, publicURL: publicURL)
+                plan = ForwardAuthDecision.decide(
+                    original, path: path, credential: .refused(error), policy: policy, upstreams: table, publicURL: publicURL)
             }
         }
         if let session { context.logFields.session(provider: session.provider, id: session.id) }

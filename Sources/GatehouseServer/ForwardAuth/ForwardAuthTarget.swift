@@ -59,7 +59,9 @@ struct ForwardAuthTarget: Equatable {
     /// The request a client's DPoP proof names: the original method and URL — `X-Original-URL` when the proxy
     /// sends it, else the original path under `X-Forwarded-Proto` and `X-Forwarded-Host` (or `Host`: Envoy keeps
     /// the original one), defaulting to `public_url`'s scheme and host. The values as sent (`nil`: absent).
-    func proofTarget(originalURL: String?, forwardedProto: String?, forwardedHost: String?, ownHost: String?, publicURL: String) -> DPoPVerifier.Target {
+    func proofTarget(
+        originalURL: String?, forwardedProto: String?, forwardedHost: String?, ownHost: String?, publicURL: String
+    ) -> DPoPVerifier.Target {
         if let originalURL, originalURL.contains("://") {
             return DPoPVerifier.Target(method: method, url: originalURL)
         }

@@ -62,7 +62,8 @@ struct LoginBinding: Sendable {
 
     static let notBound = GatehouseError(
         code: .loginNotBound, status: 403,
-        detail: "This sign-in was not started in this browser, or it took too long. Nothing was signed in. Start the sign-in again from this browser.")
+        detail: "This sign-in was not started in this browser, or it took too long. Nothing was signed in. Start the sign-in again from this browser."
+    )
 
     // MARK: Cookie
 

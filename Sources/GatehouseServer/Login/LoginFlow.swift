@@ -89,10 +89,11 @@ struct LoginFlow: Sendable {
 
     /// Keeps a redirect login's transaction, sealed, until its callback (single use).
     func persist(_ transaction: LoginTransaction) async throws {
-        try await store.insertPending(PendingRecord(
-            keyHash: RandomToken.hash(transaction.state), purpose: .loginTransaction, provider: transaction.provider,
-            payload: try sessions.sealer.seal(json: transaction),
-            expiresAt: transaction.createdAt.addingTimeInterval(settings.loginTransactionLifetime)))
+        try await store.insertPending(
+            PendingRecord(
+                keyHash: RandomToken.hash(transaction.state), purpose: .loginTransaction, provider: transaction.provider,
+                payload: try sessions.sealer.seal(json: transaction),
+                expiresAt: transaction.createdAt.addingTimeInterval(settings.loginTransactionLifetime)))
     }
 
     // MARK: Resume
@@ -128,7 +129,9 @@ struct LoginFlow: Sendable {
 
     /// The end of an interactive login: a handoff code at the native client's redirect URI, or the
     /// session cookie and a redirect to `return_to` for a browser.
-    func finish(_ result: LoginResult, transaction: LoginTransaction, _ channel: Channel, asPage: Bool = true, logger: Logger) async throws -> Response {
+    func finish(
+        _ result: LoginResult, transaction: LoginTransaction, _ channel: Channel, asPage: Bool = true, logger: Logger
+    ) async throws -> Response {
         // `access.login`: ends like a provider's refusal, before any code or session exists.
         guard policy.current.access.permitsLogin(provider: transaction.provider, identity: result.identity) else {
             return try fail(Self.loginRefused, transaction: transaction, channel, asPage: asPage, logger: logger)
@@ -140,10 +143,11 @@ struct LoginFlow: Sendable {
                 provider: transaction.provider, clientRedirectURI: clientRedirectURI, clientCodeChallenge: challenge, result: result,
                 expiresAt: now.addingTimeInterval(settings.handoffLifetime))
             // The record outlives the code's validity so that a late replay still revokes the session (RFC 6749 §4.1.2).
-            try await store.insertPending(PendingRecord(
-                keyHash: RandomToken.hash(code), purpose: .handoffCode, provider: transaction.provider,
-                payload: try sessions.sealer.seal(json: payload),
-                expiresAt: now.addingTimeInterval(max(settings.handoffLifetime, settings.loginTransactionLifetime))))
+            try await store.insertPending(
+                PendingRecord(
+                    keyHash: RandomToken.hash(code), purpose: .handoffCode, provider: transaction.provider,
+                    payload: try sessions.sealer.seal(json: payload),
+                    expiresAt: now.addingTimeInterval(max(settings.handoffLifetime, settings.loginTransactionLifetime))))
             return clientRedirect(transaction, [("code", code)])
         }
         let (token, _) = try await createSession(provider: transaction.provider, result: result, logger: logger)
@@ -160,7 +164,9 @@ struct LoginFlow: Sendable {
         counted(transaction.provider, refused ? "refused" : "failed")
         logger.notice(
             refused ? "login refused" : "login failed",
-            metadata: ["event": refused ? "login_refused" : "login_failed", "provider": "\(transaction.provider)", "reason": "\(failure.problem.code)"])
+            metadata: [
+                "event": refused ? "login_refused" : "login_failed", "provider": "\(transaction.provider)", "reason": "\(failure.problem.code)",
+            ])
         if transaction.clientRedirectURI != nil {
             return clientRedirect(transaction, [("error", failure.error.rawValue), ("error_description", failure.description)])
         }
@@ -184,10 +190,12 @@ struct LoginFlow: Sendable {
         let created = try await sessions.create(provider: provider, result: result, id: id, dpopThumbprint: dpopThumbprint)
         metrics.logins.increment()
         metrics.login(provider: provider, outcome: "succeeded")
-        logger.notice("login succeeded", metadata: [
-            "event": "login_succeeded", "provider": "\(provider)", "session": "\(id)", "subject": "\(result.identity.subject)",
-            "bound": "\(dpopThumbprint != nil)",
-        ])
+        logger.notice(
+            "login succeeded",
+            metadata: [
+                "event": "login_succeeded", "provider": "\(provider)", "session": "\(id)", "subject": "\(result.identity.subject)",
+                "bound": "\(dpopThumbprint != nil)",
+            ])
         return created
     }
 
@@ -199,7 +207,8 @@ struct LoginFlow: Sendable {
 
     /// A credential the client posted (an assertion, a token), verified by `verify`: 201 with a new
     /// session (bound to the key of `dpopThumbprint` when given), or the adapter's refusal as a problem.
-    func signIn(provider providerID: String, dpopThumbprint: String?, logger: Logger, verify: () async throws -> LoginResult) async throws -> Response {
+    func signIn(provider providerID: String, dpopThumbprint: String?, logger: Logger, verify: () async throws -> LoginResult) async throws -> Response
+    {
         let result: LoginResult
         do {
             result = try await verify()
@@ -230,7 +239,8 @@ struct LoginFlow: Sendable {
         case .replayed(let record):
             if let sessionID = record.sessionID {
                 try await sessions.end(sessionID)
-                logger.notice("session revoked", metadata: ["event": "session_revoked", "session": "\(sessionID)", "reason": "handoff code replayed"])
+                logger.notice(
+                    "session revoked", metadata: ["event": "session_revoked", "session": "\(sessionID)", "reason": "handoff code replayed"])
             }
             throw GatehouseError.invalidGrant("The code was already used; the session it created is revoked.")
         case .first(let record):
@@ -246,14 +256,16 @@ struct LoginFlow: Sendable {
             let sessionID = RandomToken.make(byteCount: 16)
             // Attach first, so a replay racing this request can always find the session to revoke.
             try await store.attachSession(sessionID, toPending: record.keyHash)
-            return try await created(provider: payload.provider, result: payload.result, sessionID: sessionID, dpopThumbprint: thumbprint, logger: logger)
+            return try await created(
+                provider: payload.provider, result: payload.result, sessionID: sessionID, dpopThumbprint: thumbprint, logger: logger)
         }
     }
 
     private func created(
         provider: String, result: LoginResult, sessionID: String = RandomToken.make(byteCount: 16), dpopThumbprint: String?, logger: Logger
     ) async throws -> Response {
-        let (token, session) = try await createSession(provider: provider, result: result, id: sessionID, dpopThumbprint: dpopThumbprint, logger: logger)
+        let (token, session) = try await createSession(
+            provider: provider, result: result, id: sessionID, dpopThumbprint: dpopThumbprint, logger: logger)
         let expiresIn = Int(session.record.expiresAt.timeIntervalSince(session.record.createdAt))
         let grant = SessionGrant(
             sessionToken: token, tokenType: dpopThumbprint == nil ? "Bearer" : "DPoP", expiresIn: expiresIn, session: SessionView(session))

@@ -3,8 +3,8 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import Logging
-import Prometheus
 import NIOCore
+import Prometheus
 
 /// The login-page proxy of the `acs` and `capture` kinds.
 ///
@@ -51,7 +51,8 @@ struct LoginPageController: Sendable {
     private func start(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let providerID = try context.parameters.require("provider")
         let provider = try pageProvider(providerID)
-        let started = try flow.start(query: request.uri.queryDictionary, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .pages)
+        let started = try flow.start(
+            query: request.uri.queryDictionary, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .pages)
         let startURL: String
         do {
             startURL = try await provider.loginStartURL()
@@ -113,10 +114,13 @@ struct LoginPageController: Sendable {
         }
         let origin = provider.allowedOrigins[index]
         // `/v1/pages/{login}/{origin}`: four segments.
-        let target = try UpstreamPath.join(base: origin, rawPath: Substring(request.uri.path), droppingSegments: 4, query: request.uri.query.map { Substring($0) })
+        let target = try UpstreamPath.join(
+            base: origin, rawPath: Substring(request.uri.path), droppingSegments: 4, query: request.uri.query.map { Substring($0) })
         guard WebOrigin.of(target) == origin else { throw GatehouseError.invalidRequest("The path leaves the provider's origin.") }
 
-        var headers: [(name: String, value: String)] = [("Accept", request.headers[.accept] ?? "text/html,*/*"), ("User-Agent", request.headers[.userAgent] ?? "Gatehouse")]
+        var headers: [(name: String, value: String)] = [
+            ("Accept", request.headers[.accept] ?? "text/html,*/*"), ("User-Agent", request.headers[.userAgent] ?? "Gatehouse"),
+        ]
         if let language = request.headers[.acceptLanguage] { headers.append(("Accept-Language", language)) }
         var body: Data?
         if request.method == .post {
@@ -140,11 +144,16 @@ struct LoginPageController: Sendable {
             response = try await transport.send(TransportRequest(method: request.method.rawValue, url: target, headers: headers, body: body))
         } catch {
             context.logger.warning(
-                "page login failed: login page unreachable", metadata: ["provider": "\(providerID)", "url": "\(AsyncHTTPTransport.redacted(target))",
-                    "cause": "\((error as? TransportError).map { $0.cause ?? $0.description } ?? "\(error)")"])
+                "page login failed: login page unreachable",
+                metadata: [
+                    "provider": "\(providerID)", "url": "\(AsyncHTTPTransport.redacted(target))",
+                    "cause": "\((error as? TransportError).map { $0.cause ?? $0.description } ?? "\(error)")",
+                ])
             throw GatehouseError.upstreamUnavailable("The provider's login page could not be reached.")
         }
-        guard response.body.count <= Self.maxBodyBytes else { throw GatehouseError(code: .upstreamTooLarge, status: 502, detail: "The provider's page is too large.") }
+        guard response.body.count <= Self.maxBodyBytes else {
+            throw GatehouseError(code: .upstreamTooLarge, status: 502, detail: "The provider's page is too large.")
+        }
         let setCookies = response.headers.filter { $0.name.lowercased() == "set-cookie" }.map(\.value)
         let updatedJar: [String: String]
         if setCookies.isEmpty {
@@ -242,7 +251,8 @@ struct LoginPageController: Sendable {
         do {
             result = try await provider.validateToken(token)
         } catch let error as ProviderError {
-            return try flow.fail(ErrorMapping.loginFailure(error, at: .pageCapture), transaction: entry.transaction, .pages, asPage: asPage, logger: context.logger)
+            return try flow.fail(
+                ErrorMapping.loginFailure(error, at: .pageCapture), transaction: entry.transaction, .pages, asPage: asPage, logger: context.logger)
         }
         return try await flow.finish(result, transaction: entry.transaction, .pages, asPage: asPage, logger: context.logger)
     }

@@ -75,9 +75,10 @@ actor LoginPageJars {
         started[id] = Started(client: entry.client, expiresAt: entry.expiresAt)
         countByClient[entry.client, default: 0] += 1
         do {
-            try await records.insertPending(PendingRecord(
-                keyHash: Self.key(id), purpose: .pageLogin, provider: entry.transaction.provider,
-                payload: try sealer.seal(json: entry), expiresAt: entry.expiresAt))
+            try await records.insertPending(
+                PendingRecord(
+                    keyHash: Self.key(id), purpose: .pageLogin, provider: entry.transaction.provider,
+                    payload: try sealer.seal(json: entry), expiresAt: entry.expiresAt))
         } catch {
             forget(id)
             throw error
@@ -138,7 +139,8 @@ actor LoginPageJars {
         for line in setCookies {
             let parts = line.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
             guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { continue }
-            let name = String(pair[..<equals]), value = String(pair[pair.index(after: equals)...])
+            let name = String(pair[..<equals])
+            let value = String(pair[pair.index(after: equals)...])
             guard !name.isEmpty else { continue }
             let expired = parts.dropFirst().contains { $0.lowercased() == "max-age=0" || $0.lowercased().hasPrefix("max-age=-") }
             jar[name] = expired || value.isEmpty ? nil : value

@@ -14,7 +14,7 @@ struct LoginPageRewriter {
     /// A `Location` value resolved against `base`; nil when it leaves the allowed origins.
     func location(_ value: String, base: String) -> String? {
         guard let url = URL(string: value, relativeTo: URL(string: base))?.absoluteURL,
-              let origin = WebOrigin.of(url.absoluteString), let index = origins.firstIndex(of: origin)
+            let origin = WebOrigin.of(url.absoluteString), let index = origins.firstIndex(of: origin)
         else { return nil }
         var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
         let path = components?.percentEncodedPath ?? "/"

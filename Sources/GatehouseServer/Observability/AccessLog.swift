@@ -26,9 +26,10 @@ struct AccessLog: Sendable {
     ) {
         metrics.request(route: route, method: method, status: status, duration: duration)
         guard let writer else { return }
-        writer.append(.init(
-            time: LogTime.now(), method: method, route: route, status: status, duration: duration, provider: provider,
-            sessionID: sessionID, requestID: requestID, upstream: upstream))
+        writer.append(
+            .init(
+                time: LogTime.now(), method: method, route: route, status: status, duration: duration, provider: provider,
+                sessionID: sessionID, requestID: requestID, upstream: upstream))
     }
 
     /// Writes the lines not yet written (at shutdown).

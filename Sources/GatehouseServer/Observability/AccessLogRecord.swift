@@ -1,4 +1,3 @@
-
 /// One answered request as the access log keeps it until its line is written: plain values, taken on the
 /// event loop without formatting anything (``AccessLogWriter`` renders it off the loop).
 struct AccessLogRecord: Sendable {

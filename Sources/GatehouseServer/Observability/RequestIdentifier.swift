@@ -5,7 +5,7 @@ import Synchronization
 /// without a syscall per request, and not a secret (they only correlate log lines).
 enum RequestIdentifier {
     private static let prefix = UInt64.random(in: .min ... .max)
-    private static let counter = Atomic<UInt64>(UInt64.random(in: 0 ... UInt64(UInt32.max)))
+    private static let counter = Atomic<UInt64>(UInt64.random(in: 0...UInt64(UInt32.max)))
 
     /// A new id: 32 lowercase hex digits, the prefix's then the counter's, written straight into the string
     /// (one allocation: every relayed request makes one).
@@ -21,7 +21,7 @@ enum RequestIdentifier {
     /// `value` as 16 lowercase hex digits at `offset`.
     private static func hex(_ value: UInt64, into bytes: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
         var rest = value
-        for index in (offset ..< offset + 16).reversed() {
+        for index in (offset..<offset + 16).reversed() {
             let digit = UInt8(truncatingIfNeeded: rest & 0xF)
             bytes[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
             rest >>= 4

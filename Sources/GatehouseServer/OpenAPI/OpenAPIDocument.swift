@@ -25,7 +25,8 @@ enum OpenAPIDocument {
             if !providerIDs.isEmpty { provider["schema"] = ["type": "string", "enum": providerIDs] }
             parameters["provider"] = provider
             components["parameters"] = parameters
-            code["description"] = "Stable. The gateway's own: " + ProblemCode.gatewayCodes.map(\.rawValue).joined(separator: ", ")
+            code["description"] =
+                "Stable. The gateway's own: " + ProblemCode.gatewayCodes.map(\.rawValue).joined(separator: ", ")
                 + "; a provider kind may add its own refusal codes (e.g. `assertion_expired`)."
             properties["code"] = code
             problem["properties"] = properties

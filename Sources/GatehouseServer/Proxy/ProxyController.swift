@@ -77,12 +77,14 @@ struct ProxyController: Sendable {
             guard let session = forward.session else {
                 // A path the rules open to anyone, asked without a session: forwarded with no identity.
                 let body = try await upstream.forwardBody(of: request)
-                return upstream.makeResponse(try await upstream.send(request, context, url: url, body: body, hop: hop, attach: { _ in }), dropCookies: false)
+                return upstream.makeResponse(
+                    try await upstream.send(request, context, url: url, body: body, hop: hop, attach: { _ in }), dropCookies: false)
             }
             // The upstream only needs a fresh provider token when it receives one.
             let refresher = chosen.backend.forwardAccessToken ? refreshingProvider(for: session) : nil
             let response = try await exchange(
-                request, context, session: session, url: url, hop: hop, refresher: refresher, attachment: { backendHeaders($0, backend: chosen.backend) })
+                request, context, session: session, url: url, hop: hop, refresher: refresher,
+                attachment: { backendHeaders($0, backend: chosen.backend) })
             return upstream.makeResponse(response, dropCookies: false)
         }
     }
@@ -99,7 +101,8 @@ struct ProxyController: Sendable {
             throw GatehouseError.notFound("Provider '\(providerID)' has no api configured.")
         }
         // `/v1/proxy/{provider}`: three segments.
-        let url = try UpstreamPath.join(base: api.url, rawPath: Substring(request.uri.path), droppingSegments: 3, query: request.uri.query.map { Substring($0) })
+        let url = try UpstreamPath.join(
+            base: api.url, rawPath: Substring(request.uri.path), droppingSegments: 3, query: request.uri.query.map { Substring($0) })
         let response = try await exchange(
             request, context, session: session, url: url, refresher: refreshingProvider(for: session),
             attachment: { session in providerAttachment(provider, session) })

@@ -70,7 +70,8 @@ struct UpstreamClient: Sendable {
         let started = ContinuousClock.now
         do {
             let response = try await httpClient.execute(upstream, timeout: .milliseconds(Int64((hop?.timeout ?? settings.upstreamTimeout) * 1000)))
-            metrics.upstream(hop?.label ?? (url.hasPrefix(settings.backend.url) ? "backend" : "provider_api"), duration: ContinuousClock.now - started)
+            metrics.upstream(
+                hop?.label ?? (url.hasPrefix(settings.backend.url) ? "backend" : "provider_api"), duration: ContinuousClock.now - started)
             // This path never asks for an upgrade (`Upgrade` is hop-by-hop and dropped): a `101` (or any other
             // interim status as the answer) is the backend's mistake or an attempt at a raw connection.
             guard response.status.code >= 200 else {

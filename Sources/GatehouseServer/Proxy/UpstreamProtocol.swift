@@ -52,7 +52,8 @@ struct UpstreamProtocol: Sendable {
     /// ``ForwardedHeaderRule`` lets them pass (the session cookie taken out of `Cookie`), then `X-Forwarded-For`,
     /// `X-Real-IP`, `X-Forwarded-Proto` and `X-Forwarded-Host` (``ForwardedFields``: the peer, continued from a
     /// trusted proxy). `Host`, the framing, the request id and the identity are the caller's.
-    func forwardedFields<Fields: Sequence>(of fields: Fields, client: Client, _ add: (String, String) -> Void) where Fields.Element == (name: String, value: String) {
+    func forwardedFields<Fields: Sequence>(of fields: Fields, client: Client, _ add: (String, String) -> Void)
+    where Fields.Element == (name: String, value: String) {
         let listed = HopByHopHeaders.listed(in: client.connection)
         for (name, value) in fields {
             switch ForwardedHeaderRule.disposition(of: name, listed: listed) {

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseCore
-import Prometheus
 import Logging
+import Prometheus
 
 /// Refreshes provider credentials, one refresh per session at a time.
 ///
@@ -83,7 +83,9 @@ actor RefreshCoordinator {
     }
 
     /// Calls the provider with the credential re-read under the lease and stores the result (compare-and-set).
-    private nonisolated func refreshHoldingLease(_ seen: ActiveSession, latest: ActiveSession, provider: any RefreshingProvider) async throws -> ActiveSession {
+    private nonisolated func refreshHoldingLease(
+        _ seen: ActiveSession, latest: ActiveSession, provider: any RefreshingProvider
+    ) async throws -> ActiveSession {
         let credential: Credential
         do {
             credential = try await provider.refresh(latest.credential)
@@ -95,8 +97,10 @@ actor RefreshCoordinator {
             metrics.refresh(provider: seen.provider, outcome: endsSession ? "refused" : "failed")
             logger.notice(
                 endsSession ? "refresh refused" : "refresh failed",
-                metadata: ["event": endsSession ? "refresh_refused" : "refresh_failed", "provider": "\(seen.provider)", "session": "\(seen.id)",
-                           "reason": "\(problem.code)", "session_ended": "\(endsSession)"])
+                metadata: [
+                    "event": endsSession ? "refresh_refused" : "refresh_failed", "provider": "\(seen.provider)", "session": "\(seen.id)",
+                    "reason": "\(problem.code)", "session_ended": "\(endsSession)",
+                ])
             if endsSession { try? await sessions.end(seen.id) }
             throw problem
         }

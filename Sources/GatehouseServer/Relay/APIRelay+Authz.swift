@@ -122,7 +122,9 @@ extension APIRelay {
             entry.route = Self.authzRoute
             return .failure(EarlyRefusal(decision: .refuse(ErrorMapping.problem(for: error, logger: logger), entry)))
         }
-        if let refusal = RequestHeadLimits.refusal(hosts: scan.hosts, targetBytes: head.uri.utf8.count, fieldBytes: scan.fieldBytes, settings: settings) {
+        if let refusal = RequestHeadLimits.refusal(
+            hosts: scan.hosts, targetBytes: head.uri.utf8.count, fieldBytes: scan.fieldBytes, settings: settings)
+        {
             return early(refusal)
         }
         if let repeated = scan.repeatedForwardAuthField { return early(GatehouseError.invalidRequest("\(repeated) may be sent only once.")) }
@@ -136,7 +138,8 @@ extension APIRelay {
             let proofTarget = original.proofTarget(
                 originalURL: fields["x-original-url"], forwardedProto: fields["x-forwarded-proto"], forwardedHost: fields["x-forwarded-host"],
                 ownHost: scan.host, publicURL: settings.publicURL)
-            return .success(AuthzQuestion(requestID: requestID, original: original, path: path, authorization: scan.authorization, proofTarget: proofTarget))
+            return .success(
+                AuthzQuestion(requestID: requestID, original: original, path: path, authorization: scan.authorization, proofTarget: proofTarget))
         } catch {
             return early(error)
         }
@@ -151,7 +154,8 @@ extension APIRelay {
 
     private func audit(_ question: AuthzQuestion, plan: ForwardAuthDecision.Plan) {
         plan.access.decision.audit(
-            session: plan.session, method: question.original.method, path: question.path, via: "authz", requestID: question.requestID, metrics: metrics,
+            session: plan.session, method: question.original.method, path: question.path, via: "authz", requestID: question.requestID,
+            metrics: metrics,
             logger: logger)
     }
 
@@ -162,7 +166,9 @@ extension APIRelay {
         return entry
     }
 
-    private func refused(_ error: any Error, _ question: AuthzQuestion, _ head: HTTPRequestHead, plan: ForwardAuthDecision.Plan, signIn: String?) -> Plan {
+    private func refused(
+        _ error: any Error, _ question: AuthzQuestion, _ head: HTTPRequestHead, plan: ForwardAuthDecision.Plan, signIn: String?
+    ) -> Plan {
         audit(question, plan: plan)
         var entry = entry(question, head, session: plan.session, plan: plan)
         if let signIn { entry.answerFields = [(ForwardAuthAnswer.signInField, signIn)] }

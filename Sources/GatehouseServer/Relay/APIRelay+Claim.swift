@@ -27,7 +27,9 @@ extension APIRelay {
         // The router answers CORS (preflights and `Origin`), its refusals by the head's limits included: a browser
         // reads a 431 without `Access-Control-Allow-Origin` as a CORS failure, not as the 431 it is.
         if scan.upgrades == 0, scan.origins > 0, !settings.corsAllowedOrigins.isEmpty { return (.none, nil) }
-        if let refusal = RequestHeadLimits.refusal(hosts: scan.hosts, targetBytes: head.uri.utf8.count, fieldBytes: scan.fieldBytes, settings: settings) {
+        if let refusal = RequestHeadLimits.refusal(
+            hosts: scan.hosts, targetBytes: head.uri.utf8.count, fieldBytes: scan.fieldBytes, settings: settings)
+        {
             return (.refuse(refusal), nil)
         }
         if scan.upgrades == 0 { return (.plain, scan.authorization) }

@@ -11,10 +11,14 @@ extension APIRelay {
     /// The one decision's plan (``APIDecision/Plan``) carried out — its proof aside (``decide(_:remoteAddress:memo:)``
     /// spends it): the audit line, and the upstream head with `assertion` (signed for the plan's audience), or the
     /// refusal.
-    func carryOut(_ plan: APIDecision.Plan, _ head: HTTPRequestHead, _ routed: Routed, upgrade: Bool, assertion: String?, remoteAddress: String?) -> Plan {
+    func carryOut(
+        _ plan: APIDecision.Plan, _ head: HTTPRequestHead, _ routed: Routed, upgrade: Bool, assertion: String?, remoteAddress: String?
+    ) -> Plan {
         let requestID = requestID(of: head.headers, remoteAddress: remoteAddress)
         if let judged = plan.access {
-            judged.decision.audit(session: plan.session, method: routed.facts.method, path: judged.path, via: "api", requestID: requestID, metrics: metrics, logger: logger)
+            judged.decision.audit(
+                session: plan.session, method: routed.facts.method, path: judged.path, via: "api", requestID: requestID, metrics: metrics,
+                logger: logger)
         }
         switch plan.verdict {
         case .refuse(let error):

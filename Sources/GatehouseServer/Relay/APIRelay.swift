@@ -126,7 +126,8 @@ struct APIRelay: Sendable {
         let credential: CredentialOutcome
         var kept: CredentialMemo?
         do {
-            guard let found = resolver.credentialFromMemory(try presented(head, authorization: authorization, upgrade: upgrade), memo: memo, now: now) else {
+            guard let found = resolver.credentialFromMemory(try presented(head, authorization: authorization, upgrade: upgrade), memo: memo, now: now)
+            else {
                 return .resolveAsync
             }
             (credential, kept) = found

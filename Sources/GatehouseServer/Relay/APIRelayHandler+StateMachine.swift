@@ -297,7 +297,8 @@ extension APIRelayHandler {
             if let exchange, exchange.responseStarted {
                 state = .discarding
                 return Failure(
-                    cause: cause, error: error, entry: exchange.entry, connection: exchange.connection, record: exchange.record, responseStarted: true,
+                    cause: cause, error: error, entry: exchange.entry, connection: exchange.connection, record: exchange.record,
+                    responseStarted: true,
                     withBody: false, closing: true)
             }
             var record = exchange?.record

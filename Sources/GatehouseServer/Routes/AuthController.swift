@@ -26,14 +26,16 @@ struct AuthController: Sendable {
             return JSONResponse.redirect(to: "/v1/auth/\(providerID)/pages" + (request.uri.query.map { "?\($0)" } ?? ""))
         }
         guard let redirectProvider = provider as? any RedirectLoginProvider else {
-            throw GatehouseError.unsupported("Provider '\(providerID)' does not sign in by redirect; use its \(provider.loginStyle.rawValue) endpoint.")
+            throw GatehouseError.unsupported(
+                "Provider '\(providerID)' does not sign in by redirect; use its \(provider.loginStyle.rawValue) endpoint.")
         }
         if let reporting = provider as? any ReadinessReporting, case .notReady(let reason) = await reporting.readiness {
             // The operator's clue (OIDC discovery failing, …): the client only learns "try again".
             context.logger.warning("login refused: provider not ready", metadata: ["provider": "\(providerID)", "reason": "\(reason)"])
             throw GatehouseError(code: .providerUnavailable, status: 503, detail: "Provider '\(providerID)' is not ready: \(reason)", retryAfter: 5)
         }
-        let started = try flow.start(query: request.uri.queryDictionary, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .callback)
+        let started = try flow.start(
+            query: request.uri.queryDictionary, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .callback)
         try await flow.persist(started.transaction)
         return JSONResponse.redirect(to: try redirectProvider.authorizationURL(for: started.transaction), headers: started.headers)
     }
@@ -72,9 +74,10 @@ struct AuthController: Sendable {
         }
         let body = try await RequestBodyReader.json(AssertionBody.self, from: request, limit: maxBodyBytes)
         let binding = try await bindingForSignIn(request)
-        return try await withNonce(flow.signIn(provider: providerID, dpopThumbprint: binding, logger: context.logger) {
-            try await provider.verifyAssertion(body.assertion, audience: body.audience)
-        })
+        return try await withNonce(
+            flow.signIn(provider: providerID, dpopThumbprint: binding, logger: context.logger) {
+                try await provider.verifyAssertion(body.assertion, audience: body.audience)
+            })
     }
 
     private func token(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
@@ -84,9 +87,10 @@ struct AuthController: Sendable {
         }
         let body = try await RequestBodyReader.json(TokenBody.self, from: request, limit: maxBodyBytes)
         let binding = try await bindingForSignIn(request)
-        return try await withNonce(flow.signIn(provider: providerID, dpopThumbprint: binding, logger: context.logger) {
-            try await provider.validateToken(body.token)
-        })
+        return try await withNonce(
+            flow.signIn(provider: providerID, dpopThumbprint: binding, logger: context.logger) {
+                try await provider.validateToken(body.token)
+            })
     }
 
     /// The key a sign-in binds its session to (its DPoP proof), checked before the credential is.

@@ -19,7 +19,9 @@ struct HomePage: Sendable {
 
     private func page(_ request: Request) async throws -> Response {
         // The page is for browsers: only the cookie counts, and no session is no error.
-        let session = resolver.cookies.token(in: request.headers[values: .cookie]) == nil ? nil : try? await resolver.resolve(request.headers, method: .get, path: Substring(request.uri.path)).0
+        let session =
+            resolver.cookies.token(in: request.headers[values: .cookie]) == nil
+            ? nil : try? await resolver.resolve(request.headers, method: .get, path: Substring(request.uri.path)).0
         var html = """
             <!doctype html><html><head><meta charset="utf-8"><title>Gatehouse</title>
             <style>body{font-family:system-ui,sans-serif;max-width:40em;margin:2em auto}li{margin:.4em 0}code{background:#eee;padding:0 .2em}</style>

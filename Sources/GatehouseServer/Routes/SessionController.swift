@@ -45,8 +45,9 @@ struct SessionController: Sendable {
         // A nonce to fetch keeps the code for the retry; any other refusal of the proof spends it.
         let binding: Result<String?, GatehouseError>
         do {
-            binding = .success(try await dpop.bindingForSignIn(
-                proofs: request.headers[values: DPoPVerifier.proofField], target: dpop.target(method: "POST", path: Substring(request.uri.path))))
+            binding = .success(
+                try await dpop.bindingForSignIn(
+                    proofs: request.headers[values: DPoPVerifier.proofField], target: dpop.target(method: "POST", path: Substring(request.uri.path))))
         } catch let error as GatehouseError where error.code != .useDPoPNonce {
             binding = .failure(error)
         }

@@ -93,12 +93,14 @@ struct SignOutController: Sendable {
         if let sent = headers[.origin] {
             let allowed = ([settings.publicURL] + policy.current.access.returnToOrigins).compactMap(WebOrigin.of)
             guard let origin = WebOrigin.of(sent), allowed.contains(origin) else {
-                throw GatehouseError.forbidden(.csrfRequired, "POST /v1/sign-out is accepted only from the gateway's own origin or one of access.return_to_origins.")
+                throw GatehouseError.forbidden(
+                    .csrfRequired, "POST /v1/sign-out is accepted only from the gateway's own origin or one of access.return_to_origins.")
             }
             return origin
         }
         guard let site = headers[Self.secFetchSite], ASCII.equalsIgnoringCase(site, "same-origin") else {
-            throw GatehouseError.forbidden(.csrfRequired, "POST /v1/sign-out needs an Origin of the gateway or of access.return_to_origins (or Sec-Fetch-Site: same-origin).")
+            throw GatehouseError.forbidden(
+                .csrfRequired, "POST /v1/sign-out needs an Origin of the gateway or of access.return_to_origins (or Sec-Fetch-Site: same-origin).")
         }
         return nil
     }
@@ -131,7 +133,8 @@ struct SignOutController: Sendable {
     // MARK: Back from the provider
 
     private func done(_ request: Request) throws -> Response {
-        guard let text = request.uri.queryParameters.get("state"), let state = SignOutState.open(text, with: sessions.sealer, now: sessions.clock.now())
+        guard let text = request.uri.queryParameters.get("state"),
+            let state = SignOutState.open(text, with: sessions.sealer, now: sessions.clock.now())
         else {
             throw GatehouseError.invalidRequest("The sign-out state is missing, expired or not the gateway's.")
         }

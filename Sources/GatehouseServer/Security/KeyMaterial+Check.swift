@@ -15,7 +15,8 @@ extension KeyMaterial {
                 continue
             }
             if sealingKeyBytes(text) == nil {
-                problems.append(key.error("key '\(key.id)': the sealing key file '\(key.file)' must hold 32 bytes in base64 (gatehouse keys generate)"))
+                problems.append(
+                    key.error("key '\(key.id)': the sealing key file '\(key.file)' must hold 32 bytes in base64 (gatehouse keys generate)"))
             }
         }
         for key in keys.signing {
@@ -24,7 +25,9 @@ extension KeyMaterial {
                 continue
             }
             if (try? P256.Signing.PrivateKey(pemRepresentation: text)) == nil {
-                problems.append(key.error("key '\(key.id)': the signing key file '\(key.file)' must hold a P-256 (ES256) private key in PEM (gatehouse keys generate)"))
+                problems.append(
+                    key.error(
+                        "key '\(key.id)': the signing key file '\(key.file)' must hold a P-256 (ES256) private key in PEM (gatehouse keys generate)"))
             }
         }
         return problems

@@ -1,6 +1,6 @@
+import Crypto
 import Foundation
 public import GatehouseCore
-import Crypto
 
 /// Loads the sealing and signing keys, or creates them under the data directory on first start.
 ///
@@ -25,7 +25,8 @@ public struct KeyMaterial: Sendable {
     /// - Parameters:
     ///   - sealing: `(id, path)` of each sealing key; empty means generated under `dataDirectory`.
     ///   - signing: `(id, path)` of each signing key; empty means generated under `dataDirectory`.
-    public static func load(sealing: [(id: String, path: String)], signing: [(id: String, path: String)], dataDirectory: String) throws -> KeyMaterial {
+    public static func load(sealing: [(id: String, path: String)], signing: [(id: String, path: String)], dataDirectory: String) throws -> KeyMaterial
+    {
         let sealingRefs = sealing.isEmpty ? [("k1", try generated(sealingKeyIn: dataDirectory))] : sealing
         let signingRefs = signing.isEmpty ? [("s1", try generated(signingKeyIn: dataDirectory))] : signing
         let sealingKeys = try sealingRefs.map { id, path in

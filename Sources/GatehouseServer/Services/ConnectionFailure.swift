@@ -23,7 +23,8 @@ public enum ConnectionFailure {
             return "the TLS connection failed"
         case is NIOSSLExtraError:
             let text = String(describing: error)
-            return text.contains("Hostname") || text.contains("hostname") ? "the server's TLS certificate does not name its host" : "the TLS handshake failed"
+            return text.contains("Hostname") || text.contains("hostname")
+                ? "the server's TLS certificate does not name its host" : "the TLS handshake failed"
         case let error as IOError:
             switch error.errnoCode {
             case ECONNREFUSED: return "connection refused"

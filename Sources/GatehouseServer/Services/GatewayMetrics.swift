@@ -72,11 +72,14 @@ final class GatewayMetrics: Sendable {
         relayedRequests = counter("relayed_requests", "Requests to /v1/api forwarded by the event-loop relay (also counted in proxied_requests).")
         relayedAuthz = counter("relayed_authz", "Forward-auth calls (/v1/authz) the event-loop relay answered itself, allowed or refused.")
         relayedRefusals = counter("relayed_refusals", "Requests to /v1/api the event-loop relay refused itself (the one decision said no).")
-        upgradedConnections = counter("upgraded_connections", "WebSocket handshakes on /v1/api the backend accepted: connections tunnelled byte for byte.")
+        upgradedConnections = counter(
+            "upgraded_connections", "WebSocket handshakes on /v1/api the backend accepted: connections tunnelled byte for byte.")
         upstreamErrors = counter("upstream_errors", "Upstream requests that failed to connect or timed out.")
         logouts = counter("logouts", "Sessions ended by the client.")
         activeSessions = registry.makeGauge(
-            descriptor: .init(namespace: "gatehouse", metricName: "active_sessions", unitName: "", helpText: "Sessions in the store (counted after each sweep, once a minute)."))
+            descriptor: .init(
+                namespace: "gatehouse", metricName: "active_sessions", unitName: "",
+                helpText: "Sessions in the store (counted after each sweep, once a minute)."))
     }
 
     /// The TLS leaf's `notAfter` (`gatehouse_tls_certificate_expiry_timestamp_seconds`): only with `tls:`, so
@@ -111,7 +114,9 @@ final class GatewayMetrics: Sendable {
         return requestSeries.withLock { series in
             if let made = series[key] { return made }
             let counter = registry.makeCounter(
-                descriptor: .init(namespace: "gatehouse", metricName: "http_requests", unitName: "total", helpText: "Requests answered, by route template, method and status class."),
+                descriptor: .init(
+                    namespace: "gatehouse", metricName: "http_requests", unitName: "total",
+                    helpText: "Requests answered, by route template, method and status class."),
                 labels: [("route", key.route), ("method", key.method), ("status", "\(key.status)xx")])
             let made = RequestSeries(counter: counter, duration: duration)
             series[key] = made
@@ -121,8 +126,10 @@ final class GatewayMetrics: Sendable {
 
     /// One upstream call: `gatehouse_upstream_duration_seconds{upstream}` (`backend` or `provider_api`).
     func upstream(_ upstream: String, duration: Duration) {
-        histogram("upstream_duration", "Time from sending a request upstream to the end of its answer's head, by upstream.", label: ("upstream", upstream))
-            .record(duration)
+        histogram(
+            "upstream_duration", "Time from sending a request upstream to the end of its answer's head, by upstream.", label: ("upstream", upstream)
+        )
+        .record(duration)
     }
 
     /// A call to an upstream of `/v1/api` that could not be made or timed out:
@@ -140,8 +147,11 @@ final class GatewayMetrics: Sendable {
     /// A refresh: `gatehouse_refresh_attempts_total{provider,outcome}` (`refreshed`, `joined` a refresh in
     /// flight, `failed`, `refused` by the provider).
     func refresh(provider: String, outcome: String) {
-        labelled("refresh_attempts", "Refreshes by provider and outcome (joined: answered by a refresh already in flight).", [("provider", provider), ("outcome", outcome)])
-            .increment()
+        labelled(
+            "refresh_attempts", "Refreshes by provider and outcome (joined: answered by a refresh already in flight).",
+            [("provider", provider), ("outcome", outcome)]
+        )
+        .increment()
     }
 
     /// A store operation: `gatehouse_store_operation_duration_seconds{operation}`, and

@@ -14,7 +14,8 @@ struct SessionManager: Sendable {
     /// The store's synchronous look-up, when it has one (cast once, not per request).
     private let lookup: (any CachedSessionLookup)?
 
-    init(store: any SessionStore, sealer: CredentialSealer, clock: TimeSource, settings: ServerSettings, onEnd: @escaping @Sendable (String) -> Void) {
+    init(store: any SessionStore, sealer: CredentialSealer, clock: TimeSource, settings: ServerSettings, onEnd: @escaping @Sendable (String) -> Void)
+    {
         self.store = store
         self.sealer = sealer
         self.clock = clock

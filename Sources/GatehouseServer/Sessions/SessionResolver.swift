@@ -90,7 +90,9 @@ struct SessionResolver: Sendable {
     /// connection (a bearer token, which a keep-alive client sends again byte for byte); `nil` when the store
     /// must be read, a provider token verified or a proof's signature awaited: ask ``credential(_:providerTokens:)``.
     /// On the routes that take provider-issued tokens (`/v1/api/**`, `/v1/authz`).
-    func credentialFromMemory(_ presented: PresentedCredential?, memo: CredentialMemo?, now: Date) -> (credential: CredentialOutcome, memo: CredentialMemo?)? {
+    func credentialFromMemory(
+        _ presented: PresentedCredential?, memo: CredentialMemo?, now: Date
+    ) -> (credential: CredentialOutcome, memo: CredentialMemo?)? {
         guard let presented else { return (.none, nil) }
         if let memo, let authorization = presented.authorization, memo.authorization == authorization, now < memo.until, holds(memo.source) {
             return (.session(memo.session, proof: nil), memo)

@@ -50,12 +50,13 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
             context.fireErrorCaught(error)
             return
         }
-        let problem = switch parserError {
-        case .headerOverflow where requestLine?.overlongRequestLine == true:
-            GatehouseError(code: .uriTooLong, status: 414, detail: "The request target exceeds \(requestLine?.maxURLBytes ?? 0) bytes.")
-        case .headerOverflow: GatehouseError(code: .headersTooLarge, status: 431, detail: "The request head exceeds 80 KiB.")
-        default: GatehouseError.invalidRequest("The request is not valid HTTP/1.1.")
-        }
+        let problem =
+            switch parserError {
+            case .headerOverflow where requestLine?.overlongRequestLine == true:
+                GatehouseError(code: .uriTooLong, status: 414, detail: "The request target exceeds \(requestLine?.maxURLBytes ?? 0) bytes.")
+            case .headerOverflow: GatehouseError(code: .headersTooLarge, status: 431, detail: "The request head exceeds 80 KiB.")
+            default: GatehouseError.invalidRequest("The request is not valid HTTP/1.1.")
+            }
         let body = Problem.body(problem)
         var headers = Problem.headers(problem)
         headers[.contentLength] = String(body.readableBytes)

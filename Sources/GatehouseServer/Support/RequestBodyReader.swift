@@ -21,7 +21,8 @@ enum RequestBodyReader {
         } catch DecodingError.keyNotFound(let key, _) {
             throw GatehouseError.invalidRequest("The JSON body lacks '\(key.stringValue)'.")
         } catch DecodingError.typeMismatch(_, let context) {
-            throw GatehouseError.invalidRequest("The JSON body has a wrong type at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'.")
+            throw GatehouseError.invalidRequest(
+                "The JSON body has a wrong type at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'.")
         } catch {
             throw GatehouseError.invalidRequest("The request body is not the expected JSON object.")
         }

@@ -25,6 +25,6 @@ struct RequestHeadMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-private extension HTTPField.Name {
-    static let host = HTTPField.Name("Host")!
+extension HTTPField.Name {
+    fileprivate static let host = HTTPField.Name("Host")!
 }

@@ -101,7 +101,8 @@ extension HTTPServerBuilder {
     static func gatewayTLS(relay: APIRelay?, client: ClientLimits, maxHeaderBytes: Int, contexts: TLSContextStore) -> HTTPServerBuilder {
         .init { responder in
             GatewayTLSChannel(
-                http1: GatewayHTTPChannel(responder: responder, relay: relay, client: client, secure: true, hstsSeconds: contexts.configuration.hstsSeconds),
+                http1: GatewayHTTPChannel(
+                    responder: responder, relay: relay, client: client, secure: true, hstsSeconds: contexts.configuration.hstsSeconds),
                 contexts: contexts, maxHeaderListSize: GatewayTLSChannel.http2HeaderListBound(maxHeaderBytes: maxHeaderBytes))
         }
     }

@@ -1,7 +1,7 @@
 import HTTPTypes
 import Hummingbird
-import ServiceLifecycle
 import Logging
+import ServiceLifecycle
 
 /// `redirect_http_listen`: a plain HTTP listener whose every answer is `308 Permanent Redirect` to
 /// `public_url` with the request's path and query (the method and body are kept by a 308).

@@ -27,7 +27,8 @@ final class PlainHTTPRefusal: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         refused = true
-        let answer = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(Self.body.utf8.count)\r\n"
+        let answer =
+            "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(Self.body.utf8.count)\r\n"
             + "Connection: close\r\n\r\n" + Self.body
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: answer))).assumeIsolated().whenComplete { _ in
             context.close(promise: nil)

@@ -111,11 +111,15 @@ public actor MemorySessionStore: SessionStore {
     }
 
     public func pendingRecord(keyHash: String, purpose: PendingRecord.Purpose, now: Date) async throws -> PendingRecord? {
-        guard let entry = pending[PendingKey(keyHash: keyHash, purpose: purpose)], entry.consumedAt == nil, entry.record.expiresAt > now else { return nil }
+        guard let entry = pending[PendingKey(keyHash: keyHash, purpose: purpose)], entry.consumedAt == nil, entry.record.expiresAt > now else {
+            return nil
+        }
         return entry.record
     }
 
-    public func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool {
+    public func replacePendingPayload(
+        keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date
+    ) async throws -> Bool {
         let key = PendingKey(keyHash: keyHash, purpose: purpose)
         guard var entry = pending[key], entry.consumedAt == nil, entry.record.expiresAt > now, entry.record.payload == expected else { return false }
         entry.record.payload = payload

@@ -13,7 +13,7 @@ public struct PostgresConnectionSettings: Sendable {
     ///   - poolSize: the most connections the pool opens.
     public init(url: String, poolSize: Int) throws {
         guard let components = URLComponents(string: url),
-              let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql"
+            let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql"
         else { throw PostgresURLError("not a postgres:// URL") }
         guard let host = components.host, !host.isEmpty else { throw PostgresURLError("the URL names no host") }
         let username = components.percentEncodedUser?.removingPercentEncoding ?? "postgres"

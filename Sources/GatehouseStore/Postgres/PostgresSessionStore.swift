@@ -91,7 +91,8 @@ public final class PostgresSessionStore: SessionStore, Service {
                     "CREATE TABLE IF NOT EXISTS gatehouse_migrations (version bigint PRIMARY KEY, applied_at double precision NOT NULL)",
                     logger: self.logger)
                 var applied = Set<Int>()
-                for try await version in try await connection.query("SELECT version FROM gatehouse_migrations", logger: self.logger).decode(Int.self) {
+                for try await version in try await connection.query("SELECT version FROM gatehouse_migrations", logger: self.logger).decode(Int.self)
+                {
                     applied.insert(version)
                 }
                 for migration in PostgresMigrations.all where !applied.contains(migration.version) {
@@ -310,7 +311,9 @@ public final class PostgresSessionStore: SessionStore, Service {
         }
     }
 
-    public func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool {
+    public func replacePendingPayload(
+        keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date
+    ) async throws -> Bool {
         let nowSeconds = now.timeIntervalSince1970
         return try await guarded { connection in
             // One statement compares and writes: the row lock orders two instances writing at once, and the
@@ -409,9 +412,10 @@ public final class PostgresSessionStore: SessionStore, Service {
             outcome = try await CallRace.first([
                 { .value(try await operation(lease)) },
                 { [liveness, breaker] in
-                    .givenUp(try await liveness.verdict(
-                        callStartedAt: started, limit: limit, givesUpOnSilence: kind == .request,
-                        breaker: kind == .probe ? nil : breaker))
+                    .givenUp(
+                        try await liveness.verdict(
+                            callStartedAt: started, limit: limit, givesUpOnSilence: kind == .request,
+                            breaker: kind == .probe ? nil : breaker))
                 },
             ])
             if case .givenUp = outcome {
@@ -496,9 +500,10 @@ public final class PostgresSessionStore: SessionStore, Service {
         var records: [PendingRecord] = []
         for try await row in rows {
             let (provider, sessionID, payload, expires) = try row.decode((String, String?, Data, Double).self)
-            records.append(PendingRecord(
-                keyHash: keyHash, purpose: purpose, provider: provider, sessionID: sessionID, payload: payload,
-                expiresAt: Date(timeIntervalSince1970: expires)))
+            records.append(
+                PendingRecord(
+                    keyHash: keyHash, purpose: purpose, provider: provider, sessionID: sessionID, payload: payload,
+                    expiresAt: Date(timeIntervalSince1970: expires)))
         }
         return records
     }

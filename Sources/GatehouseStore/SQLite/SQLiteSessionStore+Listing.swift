@@ -1,5 +1,5 @@
-public import GatehouseCore
 import GRDB
+public import GatehouseCore
 
 extension SQLiteSessionStore: SessionListing {
     public func sessions(provider: String?, subject: String?, limit: Int) async throws -> [SessionRecord] {

@@ -1,6 +1,6 @@
 public import Foundation
-public import GatehouseCore
 import GRDB
+public import GatehouseCore
 
 /// A ``SessionStore`` in one SQLite file: the embedded default, which survives restarts.
 ///
@@ -237,7 +237,9 @@ public final class SQLiteSessionStore: SessionStore {
         }
     }
 
-    public func replacePendingPayload(keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date) async throws -> Bool {
+    public func replacePendingPayload(
+        keyHash: String, purpose: PendingRecord.Purpose, expected: Data, with payload: Data, now: Date
+    ) async throws -> Bool {
         // One statement compares and writes under SQLite's write lock.
         try await pool.write { db in
             try db.execute(

@@ -38,7 +38,9 @@ struct APICommand: AsyncParsableCommand {
             let httpMethod = HTTPMethod(rawValue: (method ?? (body == nil ? "GET" : "POST")).uppercased())
             var fields: [(String, String)] = headers.map { header in
                 let colon = header.firstIndex(of: ":")!
-                return (header[..<colon].trimmingCharacters(in: .whitespaces), header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                return (
+                    header[..<colon].trimmingCharacters(in: .whitespaces), header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                )
             }
             if let body, !fields.contains(where: { $0.0.caseInsensitiveCompare("Content-Type") == .orderedSame }) {
                 let isJSON = (try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])) != nil

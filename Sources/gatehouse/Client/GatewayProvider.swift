@@ -42,7 +42,8 @@ struct GatewayProvider: Decodable, Sendable {
         case 0:
             throw ClientFailure("\(gateway) has no provider that signs in by browser redirect (it has: \(listing.isEmpty ? "none" : listing))")
         default:
-            throw ClientFailure("\(gateway) has several providers, pick one with --provider: \(redirects.map { "\($0.id) (\($0.name))" }.joined(separator: ", "))")
+            throw ClientFailure(
+                "\(gateway) has several providers, pick one with --provider: \(redirects.map { "\($0.id) (\($0.name))" }.joined(separator: ", "))")
         }
     }
 }

@@ -46,9 +46,11 @@ struct LoginCommand: AsyncParsableCommand {
             let verifier = RandomToken.make(byteCount: 48)  // 64 characters
             let challenge = PKCE.challenge(for: verifier)
             let state = RandomToken.make(byteCount: 24)
-            let authorizationURL = "\(gateway)/v1/auth/\(ClientEncoding.encoded(provider.id))/login?" + ClientEncoding.query([
-                ("redirect_uri", redirectURI), ("state", state), ("code_challenge", challenge), ("code_challenge_method", "S256"),
-            ])
+            let authorizationURL =
+                "\(gateway)/v1/auth/\(ClientEncoding.encoded(provider.id))/login?"
+                + ClientEncoding.query([
+                    ("redirect_uri", redirectURI), ("state", state), ("code_challenge", challenge), ("code_challenge_method", "S256"),
+                ])
             ClientOutput.line("Open this URL to sign in: \(authorizationURL)")
             if !noBrowser { BrowserLauncher.open(authorizationURL) }
 
@@ -58,8 +60,10 @@ struct LoginCommand: AsyncParsableCommand {
                 timeoutFailure: ClientFailure("no sign-in came back to \(redirectURI) within \(timeout) s")
             ) { callback in
                 guard callback.state == state else {
-                    return (.failed("This answer does not belong to the sign-in in progress (state mismatch)."),
-                            .failure(ClientFailure("the browser came back with a wrong state; the sign-in was refused")))
+                    return (
+                        .failed("This answer does not belong to the sign-in in progress (state mismatch)."),
+                        .failure(ClientFailure("the browser came back with a wrong state; the sign-in was refused"))
+                    )
                 }
                 if let error = callback.error {
                     let reason = callback.errorDescription.map { "\(error): \($0)" } ?? error
@@ -92,9 +96,10 @@ struct LoginCommand: AsyncParsableCommand {
     private static func exchange(
         _ client: GatewayClient, code: String, verifier: String, redirectURI: String, key: DPoPKey
     ) async throws -> (SessionGrantResponse, String?) {
-        let body = try JSONSerialization.data(withJSONObject: [
-            "grant_type": "authorization_code", "code": code, "code_verifier": verifier, "redirect_uri": redirectURI,
-        ], options: [.sortedKeys, .withoutEscapingSlashes])
+        let body = try JSONSerialization.data(
+            withJSONObject: [
+                "grant_type": "authorization_code", "code": code, "code_verifier": verifier, "redirect_uri": redirectURI,
+            ], options: [.sortedKeys, .withoutEscapingSlashes])
         let response = try await client.send(
             .POST, "/v1/session", headers: [("Content-Type", "application/json"), ("Accept", "application/json")], body: Array(body),
             authorization: RequestAuthorization(dpopKey: key))

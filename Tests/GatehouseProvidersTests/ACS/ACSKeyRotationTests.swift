@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 /// `token_format: jwt` with `jwks_url`: the key set follows the provider's rotations (``JWKSCache``).
 @Suite struct ACSKeyRotationTests {

@@ -1,15 +1,18 @@
 import Crypto
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 @Suite struct ACSProviderTests {
     static let descriptor = ProviderDescriptor(id: "azure", kind: "acs", claims: ACSKind.defaultClaims)
 
     static func settings(_ extra: [(String, String)] = []) -> [(String, String)] {
-        [("login_url", "https://ns.accesscontrol.windows.net/v2/wsfederation?wa=wsignin1.0"), ("realm", ACSVectors.audience),
-         ("issuer", ACSVectors.issuer), ("signing_key", "${ACS_SIGNING_KEY}")] + extra
+        [
+            ("login_url", "https://ns.accesscontrol.windows.net/v2/wsfederation?wa=wsignin1.0"), ("realm", ACSVectors.audience),
+            ("issuer", ACSVectors.issuer), ("signing_key", "${ACS_SIGNING_KEY}"),
+        ] + extra
     }
 
     /// Where the settings' `${…}` secrets are read from: the vectors' key, and one that is not base64.
@@ -23,7 +26,9 @@ import Testing
         var entries = pairs.enumerated().map { ($1.0, $0 + 2, Nodes.scalar($1.1, line: $0 + 2)) }
         entries.append(("allowed_origins", 40, Nodes.sequence(["https://ns.accesscontrol.windows.net"], line: 40)))
         let context = ProviderContext(transport: transport, clock: clock, publicURL: "https://gate.example.test")
-        return try #require(try ACSKind.make(descriptor: descriptor, settings: ConfigMap(Nodes.mapping(entries), environment: secrets), context: context) as? ACSProvider)
+        return try #require(
+            try ACSKind.make(descriptor: descriptor, settings: ConfigMap(Nodes.mapping(entries), environment: secrets), context: context)
+                as? ACSProvider)
     }
 
     @Test("registry, login style token, legacy_capture, WRAP by default")
@@ -67,12 +72,17 @@ import Testing
     @Test("configuration errors name the key")
     func configuration() {
         func message(_ pairs: [(String, String)]) -> String {
-            do { _ = try Self.make(pairs); return "accepted" } catch { return "\(error)" }
+            do {
+                _ = try Self.make(pairs)
+                return "accepted"
+            } catch { return "\(error)" }
         }
         #expect(message(Self.settings().filter { $0.0 != "signing_key" }).contains("signing_key"))
         #expect(message(Self.settings().filter { $0.0 != "realm" }).contains("realm"))
         #expect(message(Self.settings([("signing_key", "${NOT_BASE64}")]).filter { $0.1 != "${ACS_SIGNING_KEY}" }).contains("base64 key"))
-        #expect(message(Self.settings([("signing_key", ACSVectors.keyBase64)]).filter { $0.1 != "${ACS_SIGNING_KEY}" }).contains("must not be written inline"))
+        #expect(
+            message(Self.settings([("signing_key", ACSVectors.keyBase64)]).filter { $0.1 != "${ACS_SIGNING_KEY}" }).contains(
+                "must not be written inline"))
         #expect(message(Self.settings([("token_format", "jwt")]).filter { $0.0 != "signing_key" }).contains("jwks_url"))
         #expect(message(Self.settings([("token_format", "jwt"), ("jwks_url", "https://ns.accesscontrol.windows.net/jwks")])).contains("exclude"))
         #expect(message(Self.settings([("surprise", "1")])).contains("surprise"))
@@ -89,10 +99,17 @@ import Testing
         #expect(result.identity.subject == "u-1")
         await #expect(throws: ACSFailure.self) { try await provider.validate(String(good.dropLast(4)) + "AAAA") }
         let wrongAudience = try jwt("{\"sub\":\"u-1\",\"aud\":\"http://other/\",\"iss\":\"\(ACSVectors.issuer)\",\"exp\":1700000000}")
-        do { _ = try await provider.validate(wrongAudience); Issue.record("accepted") } catch let failure as ACSFailure { #expect(failure.code == "audience_mismatch") }
+        do {
+            _ = try await provider.validate(wrongAudience)
+            Issue.record("accepted")
+        } catch let failure as ACSFailure { #expect(failure.code == "audience_mismatch") }
         // Algorithm confusion: an HS256 token against the asymmetric key set is refused before any key is used.
-        let hs = Self.hs256("{\"sub\":\"u-1\",\"aud\":\"\(ACSVectors.audience)\",\"iss\":\"\(ACSVectors.issuer)\",\"exp\":1700000000}", key: Data(key.jwk.utf8))
-        do { _ = try await provider.validate(hs); Issue.record("accepted") } catch let failure as ACSFailure { #expect(failure.code == "invalid_signature") }
+        let hs = Self.hs256(
+            "{\"sub\":\"u-1\",\"aud\":\"\(ACSVectors.audience)\",\"iss\":\"\(ACSVectors.issuer)\",\"exp\":1700000000}", key: Data(key.jwk.utf8))
+        do {
+            _ = try await provider.validate(hs)
+            Issue.record("accepted")
+        } catch let failure as ACSFailure { #expect(failure.code == "invalid_signature") }
     }
 
     static let jwksURL = "https://ns.accesscontrol.windows.net/jwks"
@@ -114,18 +131,28 @@ import Testing
         let provider = try Self.make(Self.settings([("token_format", "jwt")]))
         let claims = "{\"sub\":\"u-2\",\"aud\":[\"\(ACSVectors.audience)\"],\"iss\":\"\(ACSVectors.issuer)\",\"exp\":1700000000}"
         #expect(try await provider.validate(Self.hs256(claims, key: ACSVectors.key)).identity.subject == "u-2")
-        do { _ = try await provider.validate(Self.hs256(claims, key: Data(repeating: 1, count: 32))); Issue.record("accepted") } catch let failure as ACSFailure { #expect(failure.code == "invalid_signature") }
+        do {
+            _ = try await provider.validate(Self.hs256(claims, key: Data(repeating: 1, count: 32)))
+            Issue.record("accepted")
+        } catch let failure as ACSFailure { #expect(failure.code == "invalid_signature") }
         let late = try Self.make(Self.settings([("token_format", "jwt")]), now: ACSVectors.after)
-        do { _ = try await late.validate(Self.hs256(claims, key: ACSVectors.key)); Issue.record("accepted") } catch let failure as ACSFailure { #expect(failure.code == "token_expired") }
+        do {
+            _ = try await late.validate(Self.hs256(claims, key: ACSVectors.key))
+            Issue.record("accepted")
+        } catch let failure as ACSFailure { #expect(failure.code == "token_expired") }
         // An SWT is refused by a JWT relying party.
-        do { _ = try await provider.validate(ACSVectors.token); Issue.record("accepted") } catch let failure as ACSFailure { #expect(failure.code == "unsupported_token_type") }
+        do {
+            _ = try await provider.validate(ACSVectors.token)
+            Issue.record("accepted")
+        } catch let failure as ACSFailure { #expect(failure.code == "unsupported_token_type") }
     }
 }
 
 @Suite struct ACSDiscoveryTests {
     @Test("identity_providers_url: the first LoginUrl on an allowed origin is where the page login starts")
     func discovery() async throws {
-        let list = "[{\"Name\":\"Google\",\"LoginUrl\":\"https://ns.accesscontrol.windows.net/v2/openid?x=1\",\"LogoutUrl\":\"\",\"ImageUrl\":\"\",\"EmailAddressSuffixes\":[]}]"
+        let list =
+            "[{\"Name\":\"Google\",\"LoginUrl\":\"https://ns.accesscontrol.windows.net/v2/openid?x=1\",\"LogoutUrl\":\"\",\"ImageUrl\":\"\",\"EmailAddressSuffixes\":[]}]"
         let transport = FakeTransport([.json(list), .json("[{\"LoginUrl\":\"https://evil.example.test/\"}]")])
         var settings = ACSProviderTests.settings().filter { $0.0 != "login_url" }
         settings.append(("identity_providers_url", "https://ns.accesscontrol.windows.net/v2/metadata/IdentityProviders.js?protocol=javascriptnotify"))

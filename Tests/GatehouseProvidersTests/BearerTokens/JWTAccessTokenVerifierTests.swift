@@ -135,7 +135,10 @@ import Testing
 
     @Test("exp, iat, nbf and auth_time as JSON numbers are accepted") func numericDates() async throws {
         let now = Int(clock.now.timeIntervalSince1970)
-        let token = try signed { $0["nbf"] = now - 5; $0["auth_time"] = now - 60 }
+        let token = try signed {
+            $0["nbf"] = now - 5
+            $0["auth_time"] = now - 60
+        }
         guard case .accepted = await provider().verifyBearerJWT(token) else {
             Issue.record("refused")
             return
@@ -148,8 +151,16 @@ import Testing
     }
 
     @Test("a token that is invalid in another way is refused, scope or not") func invalidBeforeScope() async throws {
-        #expect(await refusal(try signed { $0["scope"] = "read"; $0["aud"] = "https://other.example.com" })?.contains("aud") == true)
-        let expired = try signed { $0["scope"] = "read"; $0["exp"] = Int(clock.now.timeIntervalSince1970) - 61 }
+        #expect(
+            await refusal(
+                try signed {
+                    $0["scope"] = "read"
+                    $0["aud"] = "https://other.example.com"
+                })?.contains("aud") == true)
+        let expired = try signed {
+            $0["scope"] = "read"
+            $0["exp"] = Int(clock.now.timeIntervalSince1970) - 61
+        }
         #expect(await refusal(expired)?.contains("expired") == true)
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 @Suite struct BrowserIDAudienceTests {
     static func reason(configured: String, asserted: String) -> String? {
@@ -12,28 +13,30 @@ import Testing
         }
     }
 
-    @Test("audience matching table (scheme, host, port; default ports; short RP forms)", arguments: [
-        ("http://fakesite.com", "http://fakesite.com:80", nil),
-        ("https://fakesite.com", "https://fakesite.com:443", nil),
-        ("http://fakesite.com:8000", "http://fakesite.com:8000", nil),
-        ("https://fakesite.com:9000", "https://fakesite.com:9000", nil),
-        ("fakesite.com:8888", "http://fakesite.com:8888", nil),
-        ("fakesite.com", "http://fakesite.com", nil),
-        ("HTTPS://FakeSite.com", "https://fakesite.com/", nil),
-        ("app://fakesite.com", "app://fakesite.com", nil),
-        ("http://fakesite.com", "https://fakesite.com", "scheme mismatch"),
-        ("https://fakesite.com", "http://fakesite.com:443", "scheme mismatch"),
-        ("fakesite.com", "https://fakesite.com", "scheme mismatch"),
-        ("fakesite.com:8888", "http://fakesite.com:8889", "port mismatch"),
-        ("http://fakesite.com", "http://fakesite.com:8080", "port mismatch"),
-        ("https://fakesite.com", "https://fakesite.com:8443", "port mismatch"),
-        ("http://fakesite.com", "http://otherfakesite.com", "domain mismatch"),
-        ("http://fakesite.com", "http://sub.fakesite.com", "domain mismatch"),
-        ("http://fakesite.com", "http://fakesite.com/path", "audience mismatch: has non-empty path"),
-        ("http://fakesite.com", "http://fakesite.com/?q", "audience mismatch: has non-empty path"),
-        ("http://fakesite.com", "fakesite.com", "audience mismatch: 'fakesite.com' is not an origin (scheme://host[:port])"),
-        ("http://fakesite.com", "ftp://fakesite.com", "audience mismatch: unsupported scheme 'ftp'"),
-    ] as [(String, String, String?)])
+    @Test(
+        "audience matching table (scheme, host, port; default ports; short RP forms)",
+        arguments: [
+            ("http://fakesite.com", "http://fakesite.com:80", nil),
+            ("https://fakesite.com", "https://fakesite.com:443", nil),
+            ("http://fakesite.com:8000", "http://fakesite.com:8000", nil),
+            ("https://fakesite.com:9000", "https://fakesite.com:9000", nil),
+            ("fakesite.com:8888", "http://fakesite.com:8888", nil),
+            ("fakesite.com", "http://fakesite.com", nil),
+            ("HTTPS://FakeSite.com", "https://fakesite.com/", nil),
+            ("app://fakesite.com", "app://fakesite.com", nil),
+            ("http://fakesite.com", "https://fakesite.com", "scheme mismatch"),
+            ("https://fakesite.com", "http://fakesite.com:443", "scheme mismatch"),
+            ("fakesite.com", "https://fakesite.com", "scheme mismatch"),
+            ("fakesite.com:8888", "http://fakesite.com:8889", "port mismatch"),
+            ("http://fakesite.com", "http://fakesite.com:8080", "port mismatch"),
+            ("https://fakesite.com", "https://fakesite.com:8443", "port mismatch"),
+            ("http://fakesite.com", "http://otherfakesite.com", "domain mismatch"),
+            ("http://fakesite.com", "http://sub.fakesite.com", "domain mismatch"),
+            ("http://fakesite.com", "http://fakesite.com/path", "audience mismatch: has non-empty path"),
+            ("http://fakesite.com", "http://fakesite.com/?q", "audience mismatch: has non-empty path"),
+            ("http://fakesite.com", "fakesite.com", "audience mismatch: 'fakesite.com' is not an origin (scheme://host[:port])"),
+            ("http://fakesite.com", "ftp://fakesite.com", "audience mismatch: unsupported scheme 'ftp'"),
+        ] as [(String, String, String?)])
     func table(_ configured: String, _ asserted: String, _ expected: String?) {
         #expect(Self.reason(configured: configured, asserted: asserted) == expected)
     }

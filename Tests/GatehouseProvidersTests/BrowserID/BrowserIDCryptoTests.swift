@@ -1,8 +1,9 @@
 import BigInt
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 @Suite struct BrowserIDCryptoTests {
     static func jws(_ text: String) throws -> BrowserIDJWS {
@@ -24,7 +25,10 @@ import Testing
         #expect(key.publicKey["y"] == BrowserIDVectors.personaY)
         #expect(key.publicKey["q"] == "e21e04f911d1ed7991008ecaab3bf775984309c3")
         let parsed = try BrowserIDPublicKey(json: .object(key.publicKey.mapValues(JSONValue.string)), role: "key")
-        guard case .dsa(let dsa) = parsed else { Issue.record("not DSA"); return }
+        guard case .dsa(let dsa) = parsed else {
+            Issue.record("not DSA")
+            return
+        }
         #expect(dsa.algorithm == "DS128")
         #expect(dsa.componentByteCount == 20)
     }
@@ -67,7 +71,10 @@ import Testing
     func ds256Vector() throws {
         let backed = try BrowserIDBackedAssertion(parsing: BrowserIDVectors.expiredAssertion)
         let userKey = try BrowserIDPublicKey(json: try #require(backed.certificate.payload["public-key"]), role: "key")
-        guard case .dsa(let dsa) = userKey else { Issue.record("not DSA"); return }
+        guard case .dsa(let dsa) = userKey else {
+            Issue.record("not DSA")
+            return
+        }
         #expect(dsa.algorithm == "DS256")
         try userKey.verify(backed.assertion, role: "assertion")
         var tampered = backed.assertion.signature
@@ -150,7 +157,9 @@ import Testing
         let key = try BrowserIDSigningKey.rsa(bits: 2048)
         let n = BigUInt(key.publicKey["n"]!)!
         let e = BigUInt(key.publicKey["e"]!)!
-        let json: JSONValue = .object(["kty": .string("RSA"), "n": .string(Base64URL.encode(n.serialize())), "e": .string(Base64URL.encode(e.serialize()))])
+        let json: JSONValue = .object([
+            "kty": .string("RSA"), "n": .string(Base64URL.encode(n.serialize())), "e": .string(Base64URL.encode(e.serialize())),
+        ])
         let verifier = try BrowserIDPublicKey(json: json, role: "key")
         try verifier.verify(try Self.jws(key.compactJWS(["x": .number(1)])), role: "t")
     }

@@ -1,8 +1,9 @@
 import Foundation
 import GatehouseCore
 import GatehouseDemo
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 /// Keys, a frozen clock and an assertion minter for the `browserid` tests.
 enum BrowserIDFixture {

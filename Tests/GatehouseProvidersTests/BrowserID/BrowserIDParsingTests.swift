@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 @Suite struct BrowserIDParsingTests {
     static func failure(_ text: String) -> BrowserIDFailure? {
@@ -39,27 +40,32 @@ import Testing
         #expect(backed.assertion.signature.count == 64)
     }
 
-    @Test("each malformed part is refused with a clear reason", arguments: [
-        ("", "malformed_assertion", "empty"),
-        ("JUNK", "malformed_assertion", "bundle is not a JSON object"),
-        ("J", "malformed_assertion", "neither"),
-        ("\u{1}\u{2}", "malformed_assertion", "neither"),
-        ("a.b.c~", "malformed_assertion", "no assertion after it"),
-        ("~a.b.c", "malformed_assertion", "empty certificate"),
-        ("abc~def", "malformed_assertion", "three parts"),
-        ("eyJhbGciOiJEUzEyOCJ9.e30~a.b", "malformed_assertion", "three parts"),
-        ("eyJhbGciOiJEUzEyOCJ9.e30.~a.b.c", "malformed_assertion", "signature is empty"),
-        (".e30.AAAA~a.b.c", "malformed_assertion", "header is empty"),
-        ("eyJhbGciOiJEUzEyOCJ9=.e30.AAAA~a.b.c", "malformed_assertion", "header is not unpadded base64url"),
-        ("e30.e30.AAAA~a.b.c", "malformed_assertion", "no string 'alg'"),
-        ("WyJ4Il0.e30.AAAA~a.b.c", "malformed_assertion", "header is not a JSON object"),
-        ("eyJhbGciOiJEUzEyOCJ9.bm90IGpzb24.AAAA~a.b.c", "malformed_assertion", "payload is not a JSON object"),
-        ("eyJhbGciOiJEUzEyOCJ9.e30.A+A~a.b.c", "malformed_assertion", "signature is not unpadded base64url"),
-        ("eyJhbGciOiJEUzEyOCIsImNyaXQiOlsieCJdfQ.e30.AAAA~a.b.c", "malformed_assertion", "crit"),
-        ("e30", "malformed_assertion", "no 'certificates'"),
-        ("eyJjZXJ0aWZpY2F0ZXMiOltdLCJhc3NlcnRpb24iOiJhLmIuYyJ9", "malformed_assertion", "no certificate"),
-        ("eyJhbGciOiJEUzEyOCJ9.e30.AAAA~eyJhbGciOiJEUzEyOCJ9.e30.AAAA~eyJhbGciOiJEUzEyOCJ9.e30.AAAA", "unsupported_certificate_chain", "exactly one"),
-    ])
+    @Test(
+        "each malformed part is refused with a clear reason",
+        arguments: [
+            ("", "malformed_assertion", "empty"),
+            ("JUNK", "malformed_assertion", "bundle is not a JSON object"),
+            ("J", "malformed_assertion", "neither"),
+            ("\u{1}\u{2}", "malformed_assertion", "neither"),
+            ("a.b.c~", "malformed_assertion", "no assertion after it"),
+            ("~a.b.c", "malformed_assertion", "empty certificate"),
+            ("abc~def", "malformed_assertion", "three parts"),
+            ("eyJhbGciOiJEUzEyOCJ9.e30~a.b", "malformed_assertion", "three parts"),
+            ("eyJhbGciOiJEUzEyOCJ9.e30.~a.b.c", "malformed_assertion", "signature is empty"),
+            (".e30.AAAA~a.b.c", "malformed_assertion", "header is empty"),
+            ("eyJhbGciOiJEUzEyOCJ9=.e30.AAAA~a.b.c", "malformed_assertion", "header is not unpadded base64url"),
+            ("e30.e30.AAAA~a.b.c", "malformed_assertion", "no string 'alg'"),
+            ("WyJ4Il0.e30.AAAA~a.b.c", "malformed_assertion", "header is not a JSON object"),
+            ("eyJhbGciOiJEUzEyOCJ9.bm90IGpzb24.AAAA~a.b.c", "malformed_assertion", "payload is not a JSON object"),
+            ("eyJhbGciOiJEUzEyOCJ9.e30.A+A~a.b.c", "malformed_assertion", "signature is not unpadded base64url"),
+            ("eyJhbGciOiJEUzEyOCIsImNyaXQiOlsieCJdfQ.e30.AAAA~a.b.c", "malformed_assertion", "crit"),
+            ("e30", "malformed_assertion", "no 'certificates'"),
+            ("eyJjZXJ0aWZpY2F0ZXMiOltdLCJhc3NlcnRpb24iOiJhLmIuYyJ9", "malformed_assertion", "no certificate"),
+            (
+                "eyJhbGciOiJEUzEyOCJ9.e30.AAAA~eyJhbGciOiJEUzEyOCJ9.e30.AAAA~eyJhbGciOiJEUzEyOCJ9.e30.AAAA", "unsupported_certificate_chain",
+                "exactly one"
+            ),
+        ])
     func malformed(_ text: String, _ code: String, _ fragment: String) throws {
         let failure = try #require(Self.failure(text))
         #expect(failure.code == code)

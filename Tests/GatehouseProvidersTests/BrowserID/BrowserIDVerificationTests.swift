@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 @Suite struct BrowserIDVerificationTests {
     typealias F = BrowserIDFixture
@@ -104,9 +105,10 @@ import Testing
         ])
         let provider = try F.provider(F.configuration(pinned: [:], fetch: true), transport: transport)
         #expect(await F.refusal(provider, F.mint(issuer: "idp.example.net")) == nil)
-        #expect(transport.requests.map(\.url) == [
-            "https://example.com/.well-known/browserid", "https://idp.example.net/.well-known/browserid",
-        ])
+        #expect(
+            transport.requests.map(\.url) == [
+                "https://example.com/.well-known/browserid", "https://idp.example.net/.well-known/browserid",
+            ])
         // Cached: no further fetches.
         #expect(await F.refusal(provider, F.mint(issuer: "idp.example.net")) == nil)
         #expect(transport.requests.count == 2)
@@ -126,7 +128,8 @@ import Testing
         var tooDeep = (1...6).map { FakeTransport.Reply.json("{\"authority\":\"d\($0).example\"}") }
         tooDeep.append(.json(F.supportDocument(F.issuerKey)))
         let transport = FakeTransport(tooDeep)
-        let rejection = await F.rejection(try F.provider(F.configuration(pinned: [:], fetch: true), transport: transport), F.mint(issuer: "d6.example"))
+        let rejection = await F.rejection(
+            try F.provider(F.configuration(pinned: [:], fetch: true), transport: transport), F.mint(issuer: "d6.example"))
         #expect(rejection?.code == "untrusted_issuer")
         #expect(rejection?.reason.contains("deeper than 5") == true)
         #expect(transport.requests.count == 6)
@@ -170,7 +173,8 @@ import Testing
             configuration.verifier = .remote(url: url)
             return (try F.provider(configuration, transport: transport), transport)
         }
-        let okay = #"{"status":"okay","email":"alice@example.com","audience":"https://rp.example.test","expires":1700000060000,"issuer":"example.com"}"#
+        let okay =
+            #"{"status":"okay","email":"alice@example.com","audience":"https://rp.example.test","expires":1700000060000,"issuer":"example.com"}"#
         let (good, transport) = try provider([.json(okay)])
         let result = try await good.verifyAssertion(F.mint(), audience: "")
         #expect(result.identity.subject == "alice@example.com")

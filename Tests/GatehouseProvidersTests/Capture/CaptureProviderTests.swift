@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 @Suite struct CaptureProviderTests {
     static let descriptor = ProviderDescriptor(id: "legacy", kind: "capture")
@@ -18,8 +19,10 @@ import Testing
             ("probe", 10, Nodes.scalars([("url", probe)], firstLine: 11)),
         ]
         entries += extra.enumerated().map { ($1.0, 20 + $0, $1.1) }
-        let context = ProviderContext(transport: transport, clock: TimeSource { Date(timeIntervalSince1970: 1_700_000_000) }, publicURL: "https://gate.example.test")
-        return try #require(try CaptureKind.make(descriptor: descriptor, settings: ConfigMap(Nodes.mapping(entries)), context: context) as? CaptureProvider)
+        let context = ProviderContext(
+            transport: transport, clock: TimeSource { Date(timeIntervalSince1970: 1_700_000_000) }, publicURL: "https://gate.example.test")
+        return try #require(
+            try CaptureKind.make(descriptor: descriptor, settings: ConfigMap(Nodes.mapping(entries)), context: context) as? CaptureProvider)
     }
 
     @Test("registry: capture logs in by token and is legacy_capture")
@@ -55,12 +58,23 @@ import Testing
     func title() throws {
         let provider = try Self.make(from: "title")
         func page(_ title: String) -> String { "<html><head><title>\(title)</title></head><body></body></html>" }
-        #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page("Success oauth_token=t-1&amp;state=s")) == .token("t-1"))
-        #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page(" SUCCESS oauth_token=t-2 ")) == .token("t-2"))
-        #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page("Denied error=access_denied")) == .denied(code: "access_denied"))
+        #expect(
+            provider.capture(
+                url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page("Success oauth_token=t-1&amp;state=s"))
+                == .token("t-1"))
+        #expect(
+            provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page(" SUCCESS oauth_token=t-2 "))
+                == .token("t-2"))
+        #expect(
+            provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: [], body: page("Denied error=access_denied"))
+                == .denied(code: "access_denied"))
         // A refusal ends the login wherever the site shows it, whatever the status.
-        #expect(provider.capture(url: "http://legacy.example.test/login", status: 401, setCookies: [], body: page("Denied error=temporarily_unavailable")) == .denied(code: "temporarily_unavailable"))
-        #expect(provider.capture(url: "http://legacy.example.test/login", status: 200, setCookies: [], body: page("Denied error=<script>")) == .denied(code: "access_denied"))
+        #expect(
+            provider.capture(url: "http://legacy.example.test/login", status: 401, setCookies: [], body: page("Denied error=temporarily_unavailable"))
+                == .denied(code: "temporarily_unavailable"))
+        #expect(
+            provider.capture(url: "http://legacy.example.test/login", status: 200, setCookies: [], body: page("Denied error=<script>"))
+                == .denied(code: "access_denied"))
         #expect(provider.capture(url: "http://legacy.example.test/login", status: 200, setCookies: [], body: page("Deniedly yours")) == nil)
         #expect(provider.capture(url: "http://legacy.example.test/welcome", status: 200, setCookies: ["oauth_token=x"], body: page("Welcome")) == nil)
     }

@@ -14,7 +14,8 @@ struct ES256TestKey: Sendable {
     /// The public key as a JWK object (JSON text).
     var jwk: String {
         let raw = privateKey.publicKey.rawRepresentation
-        let x = Base64URL.encode(raw.prefix(32)), y = Base64URL.encode(raw.suffix(32))
+        let x = Base64URL.encode(raw.prefix(32))
+        let y = Base64URL.encode(raw.suffix(32))
         return "{\"kty\":\"EC\",\"crv\":\"P-256\",\"alg\":\"ES256\",\"kid\":\"\(kid)\",\"x\":\"\(x)\",\"y\":\"\(y)\"}"
     }
 

@@ -7,13 +7,15 @@ import Testing
 @Suite struct AuthorizationRequestParametersTests {
     static func file(_ params: [(String, String)]) -> ConfigNode {
         let entries = OAuth2KindTests.complete.enumerated().map { ($0.element.0, $0.offset + 1, Nodes.scalar($0.element.1, line: $0.offset + 1)) }
-        let nested = Nodes.mapping(params.enumerated().map { ($0.element.0, 11 + $0.offset, Nodes.scalar($0.element.1, line: 11 + $0.offset)) }, line: 10)
+        let nested = Nodes.mapping(
+            params.enumerated().map { ($0.element.0, 11 + $0.offset, Nodes.scalar($0.element.1, line: 11 + $0.offset)) }, line: 10)
         return Nodes.mapping(entries + [("authorization_params", 10, nested)])
     }
 
     static func provider(_ params: [(String, String)]) throws -> OAuth2Provider {
         let settings = try ConfigMap(file(params), environment: OAuth2KindTests.secrets)
-        return try #require(try OAuth2Kind.make(descriptor: OAuth2KindTests.descriptor, settings: settings, context: OAuth2KindTests.context) as? OAuth2Provider)
+        return try #require(
+            try OAuth2Kind.make(descriptor: OAuth2KindTests.descriptor, settings: settings, context: OAuth2KindTests.context) as? OAuth2Provider)
     }
 
     @Test("Google's access_type=offline and prompt=consent reach the authorization request, after the gateway's own")
@@ -33,8 +35,10 @@ import Testing
 
     @Test(
         "the parameters that carry the login's protections cannot be set, each named at its line",
-        arguments: ["state", "redirect_uri", "client_id", "response_type", "code_challenge", "code_challenge_method",
-                    "nonce", "response_mode", "request", "request_uri", "scope"])
+        arguments: [
+            "state", "redirect_uri", "client_id", "response_type", "code_challenge", "code_challenge_method",
+            "nonce", "response_mode", "request", "request_uri", "scope",
+        ])
     func reservedRefused(name: String) throws {
         let error = try #require(throws: ConfigError.self) { try Self.provider([("prompt", "login"), (name, "attacker")]) }
         #expect(error.line == 12)
@@ -65,7 +69,8 @@ import Testing
         let fixture = OIDCFixture { $0.authorizationParameters = [("prompt", "select_account")] }
         _ = try await fixture.login()
         let url = try fixture.provider.authorizationURL(for: fixture.transaction)
-        let query = Dictionary(FormEncoding.decode(try #require(URLComponents(string: url)?.percentEncodedQuery)), uniquingKeysWith: { first, _ in first })
+        let query = Dictionary(
+            FormEncoding.decode(try #require(URLComponents(string: url)?.percentEncodedQuery)), uniquingKeysWith: { first, _ in first })
         #expect(query["prompt"] == "select_account")
         #expect(query["nonce"] == OIDCFixture.nonce)
     }

@@ -95,7 +95,8 @@ import Testing
 
     @Test("a returned scope is split on spaces; without one the requested scopes are kept")
     func scope() async throws {
-        let returned = OAuth2Fixture(scopes: ["read", "write"], replies: [.json(#"{"access_token":"a","token_type":"Bearer","scope":"read profile","sub":"u"}"#)])
+        let returned = OAuth2Fixture(
+            scopes: ["read", "write"], replies: [.json(#"{"access_token":"a","token_type":"Bearer","scope":"read profile","sub":"u"}"#)])
         #expect(try await returned.login().credential.scope == ["read", "profile"])
         let absent = OAuth2Fixture(scopes: ["read", "write"], replies: [.json(#"{"access_token":"a","token_type":"Bearer","sub":"u"}"#)])
         #expect(try await absent.login().credential.scope == ["read", "write"])
@@ -180,7 +181,9 @@ import Testing
     func tokensAreNotClaims() async throws {
         let idToken = OAuth2Fixture.idToken(#"{"sub":"u"}"#)
         let fixture = OAuth2Fixture(replies: [
-            .json(#"{"access_token":"at-secret","refresh_token":"rt-secret","token_type":"Bearer","id_token":"\#(idToken)","expires_in":60,"scope":"read"}"#)
+            .json(
+                #"{"access_token":"at-secret","refresh_token":"rt-secret","token_type":"Bearer","id_token":"\#(idToken)","expires_in":60,"scope":"read"}"#
+            )
         ])
         let identity = try await fixture.login().identity
         for key in ["access_token", "refresh_token", "id_token", "token_type", "expires_in", "scope"] {
@@ -204,7 +207,8 @@ import Testing
     func noSubject() async throws {
         let fixture = OAuth2Fixture(replies: [.json(#"{"access_token":"at","token_type":"Bearer","email":"x@example.com"}"#)])
         await expectProviderError(.invalidResponse) { try await fixture.login() }
-        let mapped = OAuth2Fixture(claims: ClaimMapping(subject: "username"), replies: [.json(#"{"access_token":"at","token_type":"Bearer","sub":"u"}"#)])
+        let mapped = OAuth2Fixture(
+            claims: ClaimMapping(subject: "username"), replies: [.json(#"{"access_token":"at","token_type":"Bearer","sub":"u"}"#)])
         await expectProviderError(.invalidResponse) { try await mapped.login() }
     }
 

@@ -144,11 +144,13 @@ import Testing
     func capabilities() throws {
         let plain = try Self.make(Self.complete)
         #expect(plain.loginStyle == .redirect)
-        #expect(plain.capabilities == ProviderCapabilities(refresh: true, revocation: false, expiryKnown: true, userinfo: false, legacyCapture: false))
+        #expect(
+            plain.capabilities == ProviderCapabilities(refresh: true, revocation: false, expiryKnown: true, userinfo: false, legacyCapture: false))
 
-        let full = try Self.make(Self.complete + [
-            ("revocation_endpoint", OAuth2Fixture.revocationEndpoint), ("userinfo_endpoint", OAuth2Fixture.userinfoEndpoint),
-        ])
+        let full = try Self.make(
+            Self.complete + [
+                ("revocation_endpoint", OAuth2Fixture.revocationEndpoint), ("userinfo_endpoint", OAuth2Fixture.userinfoEndpoint),
+            ])
         #expect(full.loginStyle == .redirect)
         #expect(full.capabilities == ProviderCapabilities(refresh: true, revocation: true, expiryKnown: true, userinfo: true, legacyCapture: false))
         #expect(full.features == ProviderFeatures(revocation: true, expiryKnown: true, userinfo: true))

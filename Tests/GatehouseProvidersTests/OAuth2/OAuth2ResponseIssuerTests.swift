@@ -82,7 +82,8 @@ import Testing
     func errorResponseKeepsItsCode() async throws {
         let fixture = Self.fixture(advertised: true)
         let error = try await #require(throws: ProviderError.self) {
-            try await fixture.provider.completeLogin(callback: ["error": "access_denied", "state": fixture.transaction.state], transaction: fixture.transaction)
+            try await fixture.provider.completeLogin(
+                callback: ["error": "access_denied", "state": fixture.transaction.state], transaction: fixture.transaction)
         }
         #expect(error == .rejected(code: "access_denied", description: "The provider refused the sign-in."))
     }
@@ -120,7 +121,8 @@ import Testing
 
     static func make(_ pairs: [(String, String)]) throws -> OAuth2Provider {
         let settings = try ConfigMap(Nodes.scalars(OAuth2KindTests.complete + pairs, firstLine: 5), environment: OAuth2KindTests.secrets)
-        return try #require(try OAuth2Kind.make(descriptor: OAuth2KindTests.descriptor, settings: settings, context: OAuth2KindTests.context) as? OAuth2Provider)
+        return try #require(
+            try OAuth2Kind.make(descriptor: OAuth2KindTests.descriptor, settings: settings, context: OAuth2KindTests.context) as? OAuth2Provider)
     }
 
     @Test("authorization_response_iss_parameter_supported without issuer is an error at its line")

@@ -22,9 +22,11 @@ import Testing
     func revocationAuthenticatesClient() async throws {
         let basic = OAuth2Fixture(revocation: true, replies: [.text("", status: 200), .text("", status: 200)])
         try await basic.provider.revoke(OAuth2Fixture.credential())
-        #expect(basic.transport.requests.allSatisfy { $0.header("Authorization") == "Basic " + Data("demo-client:s3cret".utf8).base64EncodedString() })
+        #expect(
+            basic.transport.requests.allSatisfy { $0.header("Authorization") == "Basic " + Data("demo-client:s3cret".utf8).base64EncodedString() })
 
-        let post = OAuth2Fixture(clientAuthentication: .clientSecretPost, revocation: true, replies: [.text("", status: 200), .text("", status: 200)])
+        let post = OAuth2Fixture(
+            clientAuthentication: .clientSecretPost, revocation: true, replies: [.text("", status: 200), .text("", status: 200)])
         try await post.provider.revoke(OAuth2Fixture.credential())
         #expect(post.transport.requests.allSatisfy { $0.form["client_id"] == "demo-client" && $0.form["client_secret"] == "s3cret" })
     }

@@ -11,10 +11,17 @@ import Testing
     }
 
     static let cases: [Case] = [
-        Case(reply: .json(#"{"error":"invalid_grant","error_description":"Code expired"}"#, status: 400), expected: .invalidGrant, testDescription: "400 invalid_grant → invalidGrant"),
-        Case(reply: .json(#"{"error":"invalid_client"}"#, status: 401), expected: .rejected("invalid_client"), testDescription: "401 invalid_client → rejected(invalid_client)"),
-        Case(reply: .json(#"{"error":"unauthorized_client"}"#, status: 400), expected: .rejected("unauthorized_client"), testDescription: "400 unauthorized_client → rejected"),
-        Case(reply: .text("<h1>Bad Request</h1>", status: 400), expected: .rejected("http_400"), testDescription: "400 non-JSON → rejected(http_400)"),
+        Case(
+            reply: .json(#"{"error":"invalid_grant","error_description":"Code expired"}"#, status: 400), expected: .invalidGrant,
+            testDescription: "400 invalid_grant → invalidGrant"),
+        Case(
+            reply: .json(#"{"error":"invalid_client"}"#, status: 401), expected: .rejected("invalid_client"),
+            testDescription: "401 invalid_client → rejected(invalid_client)"),
+        Case(
+            reply: .json(#"{"error":"unauthorized_client"}"#, status: 400), expected: .rejected("unauthorized_client"),
+            testDescription: "400 unauthorized_client → rejected"),
+        Case(
+            reply: .text("<h1>Bad Request</h1>", status: 400), expected: .rejected("http_400"), testDescription: "400 non-JSON → rejected(http_400)"),
         Case(reply: .text("Service Unavailable", status: 503), expected: .unavailable, testDescription: "503 → unavailable"),
         Case(reply: .json(#"{"error":"server_error"}"#, status: 500), expected: .unavailable, testDescription: "500 → unavailable"),
         Case(reply: .json(#"{"error":"slow_down"}"#, status: 429), expected: .unavailable, testDescription: "429 → unavailable"),

@@ -38,15 +38,19 @@ struct OIDCFixture {
     func jwks() -> FakeTransport.Reply { .json(Self.json(idp.jwks)) }
 
     func tokenResponse(idToken: String, accessToken: String = "at-1") -> FakeTransport.Reply {
-        .json(Self.json(["access_token": .string(accessToken), "token_type": .string("Bearer"), "expires_in": .number(300),
-                         "refresh_token": .string("rt-1"), "id_token": .string(idToken)]))
+        .json(
+            Self.json([
+                "access_token": .string(accessToken), "token_type": .string("Bearer"), "expires_in": .number(300),
+                "refresh_token": .string("rt-1"), "id_token": .string(idToken),
+            ]))
     }
 
     func userinfo(user: String = "alice") -> FakeTransport.Reply { .json(Self.json(StandInOIDCProvider.profile(of: user))) }
 
     var transaction: LoginTransaction {
-        LoginTransaction(provider: "oidc", state: "st", codeVerifier: PKCE.makeVerifier(), nonce: Self.nonce,
-                         callbackURL: "http://gateway.test/v1/auth/oidc/callback", createdAt: Date())
+        LoginTransaction(
+            provider: "oidc", state: "st", codeVerifier: PKCE.makeVerifier(), nonce: Self.nonce,
+            callbackURL: "http://gateway.test/v1/auth/oidc/callback", createdAt: Date())
     }
 
     var callback: [String: String] { ["code": "c1", "state": "st", "iss": idp.issuer] }

@@ -33,7 +33,11 @@ import Testing
     }
 
     @Test("HS256 with the public key is refused even when client-secret HMAC is allowed") func hmacAllowedStillRefusesPublicKey() async {
-        #expect(await OIDCFixture { $0.allowHMACIDTokens = true; $0.clientSecret = String(repeating: "k", count: 64) }.refusal(fault: .hmacWithPublicKey) == "invalid_id_token_signature")
+        #expect(
+            await OIDCFixture {
+                $0.allowHMACIDTokens = true
+                $0.clientSecret = String(repeating: "k", count: 64)
+            }.refusal(fault: .hmacWithPublicKey) == "invalid_id_token_signature")
     }
 
     @Test("a wrong iss is refused") func wrongIssuer() async {
@@ -98,7 +102,8 @@ import Testing
         let fixture = OIDCFixture()
         let result = try await fixture.login()
         fixture.idp.setFault(.changedSubjectOnRefresh)
-        fixture.transport.enqueue(fixture.tokenResponse(idToken: fixture.idp.idToken(for: "alice", nonce: nil, refreshing: true), accessToken: "at-2"))
+        fixture.transport.enqueue(
+            fixture.tokenResponse(idToken: fixture.idp.idToken(for: "alice", nonce: nil, refreshing: true), accessToken: "at-2"))
         await #expect(throws: ProviderError.identityVoid(code: "subject_changed", description: "The refreshed ID token names another user.")) {
             _ = try await fixture.provider.refresh(result.credential)
         }
@@ -153,7 +158,8 @@ import Testing
         #expect(url.contains("id_token_hint="))
         #expect(url.contains("post_logout_redirect_uri=http%3A%2F%2Fgateway.test%2F"))
         #expect(!url.contains("state="))
-        let withState = try #require(fixture.provider.browserLogoutURL(for: result.credential, returnTo: "http://gateway.test/v1/sign-out/done", state: "s-1"))
+        let withState = try #require(
+            fixture.provider.browserLogoutURL(for: result.credential, returnTo: "http://gateway.test/v1/sign-out/done", state: "s-1"))
         #expect(withState.hasSuffix("&post_logout_redirect_uri=http%3A%2F%2Fgateway.test%2Fv1%2Fsign-out%2Fdone&client_id=gatehouse&state=s-1"))
     }
 
@@ -172,8 +178,9 @@ import Testing
         #expect(await OIDCFixture { $0.requireVerifiedEmail = true }.refusal(userinfoReply: .json(OIDCFixture.json(profile))) == "email_not_verified")
         #expect(try await OIDCFixture { $0.requireVerifiedEmail = true }.login().identity.email == "alice@example.org")
         profile["email_verified"] = .bool(false)
-        #expect(try await OIDCFixture().login(userinfoReply: .json(OIDCFixture.json(profile))).identity.subject == "user-alice",
-                "without the setting an unverified email is no refusal")
+        #expect(
+            try await OIDCFixture().login(userinfoReply: .json(OIDCFixture.json(profile))).identity.subject == "user-alice",
+            "without the setting an unverified email is no refusal")
     }
 
     @Test("logout revokes the refresh and access tokens at the advertised revocation endpoint")

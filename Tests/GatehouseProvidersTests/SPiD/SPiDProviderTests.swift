@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 /// The `spid` adapter against a scripted SPiD: its token fields, clock skew, envelope, logout and errors.
 @Suite("SPiD adapter")
@@ -13,7 +14,8 @@ struct SPiDProviderTests {
         let transport = FakeTransport(replies)
         let context = ProviderContext(transport: transport, clock: TimeSource { now }, publicURL: "https://gate.example.test")
         let map = try ConfigMap(
-            Nodes.scalars([("id", "spid"), ("kind", "spid"), ("base_url", base), ("client_id", "cid"), ("client_secret", "${SPID_CLIENT_SECRET}")] + extra),
+            Nodes.scalars(
+                [("id", "spid"), ("kind", "spid"), ("base_url", base), ("client_id", "cid"), ("client_secret", "${SPID_CLIENT_SECRET}")] + extra),
             environment: ["SPID_CLIENT_SECRET": "csecret"])
         _ = try map.string("id")
         _ = try map.string("kind")
@@ -49,7 +51,8 @@ struct SPiDProviderTests {
         #expect(provider.configuration.logoutEndpoint == Self.base + "/api/2/logout")
         #expect(provider.configuration.oauth2.clientAuthentication == .clientSecretPost)
         #expect(provider.descriptor.api == ProviderAPI(url: Self.base + "/api/2", authentication: .query(parameter: "oauth_token")))
-        #expect(provider.capabilities == ProviderCapabilities(refresh: true, revocation: true, expiryKnown: true, userinfo: true, legacyCapture: false))
+        #expect(
+            provider.capabilities == ProviderCapabilities(refresh: true, revocation: true, expiryKnown: true, userinfo: true, legacyCapture: false))
     }
 
     @Test("without base_url the endpoints are required")
@@ -154,7 +157,10 @@ struct SPiDProviderTests {
         #expect(invalid?.code == .providerTokenRejected)
         #expect(invalid?.status == 401)
         let limited = provider.problem(
-            forAPIStatus: 420, body: Data(#"{"name":"SPP Container","code":420,"error":{"code":420,"type":"ApiException","description":"Request Ratelimit exceeded"},"data":null}"#.utf8))
+            forAPIStatus: 420,
+            body: Data(
+                #"{"name":"SPP Container","code":420,"error":{"code":420,"type":"ApiException","description":"Request Ratelimit exceeded"},"data":null}"#
+                    .utf8))
         #expect(limited?.code == .providerError)
         #expect(limited?.status == 429)
         #expect(provider.problem(forAPIStatus: 404, body: Data("<html>".utf8)) == nil)
@@ -162,7 +168,8 @@ struct SPiDProviderTests {
 
     @Test("signed responses verify with the documented vector (SPiD's published signed-response example) and fail when tampered")
     func signedResponse() throws {
-        let data = "eyJvYmplY3QiOiJvcmRlciIsImVudHJ5IjpbeyJvcmRlcl9pZCI6IjMwMDAxNCIsImNoYW5nZWRfZmllbGRzIjoic3RhdHVzIiwidGltZSI6IjIwMTItMDktMzAgMTM6MjE6NDMifSx7Im9yZGVyX2lkIjoiMzAwMDE2IiwiY2hhbmdlZF9maWVsZHMiOiJzdGF0dXMiLCJ0aW1lIjoiMjAxMi0wOS0zMCAxMzoyMTo0MyJ9XX0"
+        let data =
+            "eyJvYmplY3QiOiJvcmRlciIsImVudHJ5IjpbeyJvcmRlcl9pZCI6IjMwMDAxNCIsImNoYW5nZWRfZmllbGRzIjoic3RhdHVzIiwidGltZSI6IjIwMTItMDktMzAgMTM6MjE6NDMifSx7Im9yZGVyX2lkIjoiMzAwMDE2IiwiY2hhbmdlZF9maWVsZHMiOiJzdGF0dXMiLCJ0aW1lIjoiMjAxMi0wOS0zMCAxMzoyMTo0MyJ9XX0"
         let payload = try #require(SPPContainer.verifiedData(data: data, signature: "GTUVPjN1LzdyU1qwHjnMKS2oNxckfGzXWA6WOGHVOOg", secret: "a274de"))
         #expect(payload["object"]?.stringValue == "order")
         #expect(SPPContainer.verifiedData(data: data, signature: "GTUVPjN1LzdyU1qwHjnMKS2oNxckfGzXWA6WOGHVOPg", secret: "a274de") == nil)

@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 /// No secrets in clear (``InsecureHTTPPolicy``): the rule itself, then each kind's provider file.
 @Suite struct InsecureHTTPPolicyTests {
@@ -77,41 +78,61 @@ import Testing
         func make(url: String, extra: [(String, String)] = []) throws -> any AuthProvider {
             let kind = try #require(ProviderRegistry.kinds[kind])
             let context = ProviderContext(transport: FakeTransport(), publicURL: "https://gate.example.test")
-            return try kind.make(descriptor: ProviderDescriptor(id: "example", kind: self.kind), settings: settings(url: url, extra: extra), context: context)
+            return try kind.make(
+                descriptor: ProviderDescriptor(id: "example", kind: self.kind), settings: settings(url: url, extra: extra), context: context)
         }
     }
 
     static let files: [KindFile] = [
-        KindFile(kind: "oauth2", key: "token_endpoint", pairs: [("authorization_endpoint", "https://as.example.test/authorize"), ("token_endpoint", "URL"), ("client_id", "c")]),
-        KindFile(kind: "oauth2", key: "userinfo_endpoint", pairs: [
-            ("authorization_endpoint", "https://as.example.test/authorize"), ("token_endpoint", "https://as.example.test/token"), ("client_id", "c"),
-            ("userinfo_endpoint", "URL"),
-        ]),
-        KindFile(kind: "oauth2", key: "revocation_endpoint", pairs: [
-            ("authorization_endpoint", "https://as.example.test/authorize"), ("token_endpoint", "https://as.example.test/token"),
-            ("revocation_endpoint", "URL"), ("client_id", "c"),
-        ]),
-        KindFile(kind: "oauth2", key: "api.url", pairs: [
-            ("authorization_endpoint", "https://as.example.test/authorize"), ("token_endpoint", "https://as.example.test/token"), ("client_id", "c"),
-            ("api.url", "URL"),
-        ]),
+        KindFile(
+            kind: "oauth2", key: "token_endpoint",
+            pairs: [("authorization_endpoint", "https://as.example.test/authorize"), ("token_endpoint", "URL"), ("client_id", "c")]),
+        KindFile(
+            kind: "oauth2", key: "userinfo_endpoint",
+            pairs: [
+                ("authorization_endpoint", "https://as.example.test/authorize"), ("token_endpoint", "https://as.example.test/token"),
+                ("client_id", "c"),
+                ("userinfo_endpoint", "URL"),
+            ]),
+        KindFile(
+            kind: "oauth2", key: "revocation_endpoint",
+            pairs: [
+                ("authorization_endpoint", "https://as.example.test/authorize"), ("token_endpoint", "https://as.example.test/token"),
+                ("revocation_endpoint", "URL"), ("client_id", "c"),
+            ]),
+        KindFile(
+            kind: "oauth2", key: "api.url",
+            pairs: [
+                ("authorization_endpoint", "https://as.example.test/authorize"), ("token_endpoint", "https://as.example.test/token"),
+                ("client_id", "c"),
+                ("api.url", "URL"),
+            ]),
         KindFile(kind: "spid", key: "base_url", pairs: [("base_url", "URL"), ("client_id", "c")]),
-        KindFile(kind: "spid", key: "token_endpoint", pairs: [("base_url", "https://spid.example.test"), ("client_id", "c"), ("token_endpoint", "URL")]),
-        KindFile(kind: "spid", key: "logout_endpoint", pairs: [("base_url", "https://spid.example.test"), ("logout_endpoint", "URL"), ("client_id", "c")]),
+        KindFile(
+            kind: "spid", key: "token_endpoint", pairs: [("base_url", "https://spid.example.test"), ("client_id", "c"), ("token_endpoint", "URL")]),
+        KindFile(
+            kind: "spid", key: "logout_endpoint", pairs: [("base_url", "https://spid.example.test"), ("logout_endpoint", "URL"), ("client_id", "c")]),
         KindFile(kind: "oidc", key: "issuer", pairs: [("issuer", "URL"), ("client_id", "c")]),
-        KindFile(kind: "oidc", key: "token_endpoint", pairs: [("issuer", "https://idp.example.test"), ("client_id", "c"), ("token_endpoint", "URL")]),
+        KindFile(
+            kind: "oidc", key: "token_endpoint", pairs: [("issuer", "https://idp.example.test"), ("client_id", "c"), ("token_endpoint", "URL")]),
         KindFile(kind: "oidc", key: "jwks_uri", pairs: [("issuer", "https://idp.example.test"), ("jwks_uri", "URL"), ("client_id", "c")]),
-        KindFile(kind: "acs", key: "jwks_url", pairs: [
-            ("login_url", "https://acs.example.test/login"), ("allowed_origins", "https://acs.example.test"), ("realm", "urn:app"),
-            ("issuer", "https://acs.example.test/"), ("token_format", "jwt"), ("jwks_url", "URL"),
-        ]),
-        KindFile(kind: "browserid", key: "remote_verifier_url", pairs: [
-            ("audiences", "https://gate.example.test"), ("verifier", "remote"), ("remote_verifier_url", "URL"),
-        ]),
-        KindFile(kind: "capture", key: "probe.url", pairs: [
-            ("login_url", "http://legacy.example.test/login"), ("allowed_origins", "http://legacy.example.test"),
-            ("success_url", "http://legacy.example.test/welcome*"), ("probe.url", "URL"),
-        ]),
+        KindFile(
+            kind: "acs", key: "jwks_url",
+            pairs: [
+                ("login_url", "https://acs.example.test/login"), ("allowed_origins", "https://acs.example.test"), ("realm", "urn:app"),
+                ("issuer", "https://acs.example.test/"), ("token_format", "jwt"), ("jwks_url", "URL"),
+            ]),
+        KindFile(
+            kind: "browserid", key: "remote_verifier_url",
+            pairs: [
+                ("audiences", "https://gate.example.test"), ("verifier", "remote"), ("remote_verifier_url", "URL"),
+            ]),
+        KindFile(
+            kind: "capture", key: "probe.url",
+            pairs: [
+                ("login_url", "http://legacy.example.test/login"), ("allowed_origins", "http://legacy.example.test"),
+                ("success_url", "http://legacy.example.test/welcome*"), ("probe.url", "URL"),
+            ]),
     ]
 
     @Test("an http URL to a non-loopback host is refused at its line, with the key, the URL and the way out", arguments: files)
@@ -142,10 +163,12 @@ import Testing
 
     @Test("every refused URL of a file is reported at once, in file order")
     func allAtOnce() throws {
-        let file = KindFile(kind: "oauth2", key: "token_endpoint", pairs: [
-            ("authorization_endpoint", "http://as.example.test/authorize"), ("token_endpoint", "URL"), ("userinfo_endpoint", "URL"),
-            ("revocation_endpoint", "https://as.example.test/revoke"), ("client_id", "c"), ("api.url", "URL"),
-        ])
+        let file = KindFile(
+            kind: "oauth2", key: "token_endpoint",
+            pairs: [
+                ("authorization_endpoint", "http://as.example.test/authorize"), ("token_endpoint", "URL"), ("userinfo_endpoint", "URL"),
+                ("revocation_endpoint", "https://as.example.test/revoke"), ("client_id", "c"), ("api.url", "URL"),
+            ])
         let error = try #require(throws: ConfigErrorList.self) { try file.make(url: "http://as.example.test/x") }
         #expect(error.errors.map(\.line) == [2, 3, 7])
         #expect(error.errors.map { $0.message.prefix(while: { $0 != " " }) } == ["'token_endpoint'", "'userinfo_endpoint'", "'api.url'"])

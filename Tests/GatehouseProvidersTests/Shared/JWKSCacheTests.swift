@@ -1,9 +1,10 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import JWTKit
 import Synchronization
 import Testing
+
+@testable import GatehouseProviders
 
 @Suite struct JWKSCacheTests {
     static let url = "https://idp.example.test/jwks"

@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 @Suite struct ProviderHTTPTests {
     static let url = "https://idp.example.test/endpoint"

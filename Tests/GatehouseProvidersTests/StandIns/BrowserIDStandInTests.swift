@@ -1,8 +1,9 @@
 import Foundation
 import GatehouseCore
 import GatehouseDemo
-@testable import GatehouseProviders
 import Testing
+
+@testable import GatehouseProviders
 
 /// A GET-only transport to the loopback stand-in, through the `curl` binary (this target has no HTTP
 /// client: URLSession needs FoundationNetworking).
@@ -14,7 +15,8 @@ private struct CurlTransport: HTTPTransport {
         let errorsFile = base.appendingPathExtension("errors")
         defer { for file in [bodyFile, statusFile, errorsFile] { try? FileManager.default.removeItem(at: file) } }
         let exitCode = try await ChildProcess.run(
-            "/usr/bin/curl", ["-sS", "--max-time", "10", "-o", bodyFile.path, "-w", "%{http_code}", request.url], stdout: statusFile, stderr: errorsFile)
+            "/usr/bin/curl", ["-sS", "--max-time", "10", "-o", bodyFile.path, "-w", "%{http_code}", request.url], stdout: statusFile,
+            stderr: errorsFile)
         guard exitCode == 0 else { throw TransportError("curl exited with \(exitCode)") }
         let status = Int((try? String(contentsOf: statusFile, encoding: .utf8)) ?? "") ?? 0
         return TransportResponse(status: status, body: (try? Data(contentsOf: bodyFile)) ?? Data())
@@ -44,16 +46,21 @@ private struct CurlTransport: HTTPTransport {
         // Pinned: no network at all.
         let pinned = try BrowserIDProvider(
             descriptor: ProviderDescriptor(id: "demo-browserid", kind: "browserid"),
-            configuration: .init(audiences: configuration.audiences, pinnedSupportDocuments: ["browserid.demo.test": idp.supportDocument], fetchSupportDocuments: false),
+            configuration: .init(
+                audiences: configuration.audiences, pinnedSupportDocuments: ["browserid.demo.test": idp.supportDocument], fetchSupportDocuments: false
+            ),
             context: ProviderContext(transport: FakeTransport(), publicURL: audience))
         #expect(await BrowserIDFixture.refusal(pinned, idp.mintAssertion(email: "bob@browserid.demo.test", audience: audience)) == nil)
-        #expect(await BrowserIDFixture.refusal(pinned, idp.mintAssertion(email: "bob@browserid.demo.test", audience: "http://127.0.0.1:8081")) == "audience_mismatch")
+        #expect(
+            await BrowserIDFixture.refusal(pinned, idp.mintAssertion(email: "bob@browserid.demo.test", audience: "http://127.0.0.1:8081"))
+                == "audience_mismatch")
         #expect(await BrowserIDFixture.refusal(pinned, idp.mintAssertion(email: "bob@elsewhere.test", audience: audience)) == "untrusted_issuer")
         let old = idp.mintAssertion(email: "bob@browserid.demo.test", audience: audience, lifetime: 60, now: Date().addingTimeInterval(-600))
         #expect(await BrowserIDFixture.refusal(pinned, old) == "assertion_expired")
 
         // The HTTP helper mints too.
-        let response = try await CurlTransport().send(TransportRequest(url: "\(idp.baseURL)/assertion?email=carol@browserid.demo.test&audience=\(audience)"))
+        let response = try await CurlTransport().send(
+            TransportRequest(url: "\(idp.baseURL)/assertion?email=carol@browserid.demo.test&audience=\(audience)"))
         #expect(response.status == 200)
         let minted = try #require(response.json?["assertion"]?.stringValue)
         #expect(await BrowserIDFixture.refusal(pinned, minted) == nil)

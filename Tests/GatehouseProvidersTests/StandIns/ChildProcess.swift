@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,7 +32,7 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var cArguments = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
+        defer { for argument in cArguments { free(argument) } }
         var pid = pid_t()
         let spawned = posix_spawn(&pid, executable, &actions, nil, &cArguments, environ)
         guard spawned == 0 else { throw SpawnFailure(description: "cannot start \(executable): errno \(spawned)") }

@@ -28,7 +28,8 @@ import Testing
         #expect(wrong.status == 200)
         #expect(wrong.text.contains("Wrong username or password."))
 
-        let approved = try await StandInCurl.run(server.authorizationEndpoint, form: authorize + [("username", "alice"), ("password", "alice-password")])
+        let approved = try await StandInCurl.run(
+            server.authorizationEndpoint, form: authorize + [("username", "alice"), ("password", "alice-password")])
         #expect(approved.status == 302)
         let callback = try #require(approved.header("location").flatMap { URLComponents(string: $0) })
         let query = Dictionary(uniqueKeysWithValues: (callback.queryItems ?? []).map { ($0.name, $0.value ?? "") })

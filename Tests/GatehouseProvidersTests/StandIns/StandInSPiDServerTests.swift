@@ -51,13 +51,15 @@ import Testing
 
         // Token: PKCE checked, client authenticated, SPiD-shaped answer.
         let exchange = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.redirectURI), ("scope", ""), ("state", "")]
-        let badVerifier = try await StandInCurl.run(server.tokenEndpoint, form: exchange + [("code_verifier", PKCE.makeVerifier())], basic: Self.client)
+        let badVerifier = try await StandInCurl.run(
+            server.tokenEndpoint, form: exchange + [("code_verifier", PKCE.makeVerifier())], basic: Self.client)
         #expect(badVerifier.status == 400)
         #expect(badVerifier.json?["error"] == .string("invalid_grant"))
         #expect(badVerifier.json?["error_code"] == .number(400))
         #expect(badVerifier.json?["type"] == .string("OAuthException"))
         #expect(badVerifier.json?["error_description"]?.stringValue?.isEmpty == false)
-        let badSecret = try await StandInCurl.run(server.tokenEndpoint, form: exchange + [("code_verifier", verifier)], basic: ("spid-demo-client", "x"))
+        let badSecret = try await StandInCurl.run(
+            server.tokenEndpoint, form: exchange + [("code_verifier", verifier)], basic: ("spid-demo-client", "x"))
         #expect(badSecret.status == 401)
         #expect(badSecret.json?["error"] == .string("invalid_client"))
         #expect(badSecret.json?["error_code"] == .number(401))
@@ -194,7 +196,8 @@ import Testing
 
         // Browser logout: registered redirect URIs only.
         let browserLogout = try await StandInCurl.run(
-            FormEncoding.appending([("client_id", "spid-demo-client"), ("redirect_uri", "http://127.0.0.1:5999/bye")], to: server.browserLogoutEndpoint)
+            FormEncoding.appending(
+                [("client_id", "spid-demo-client"), ("redirect_uri", "http://127.0.0.1:5999/bye")], to: server.browserLogoutEndpoint)
         )
         #expect(browserLogout.status == 302)
         #expect(browserLogout.header("location") == "http://127.0.0.1:5999/bye")
@@ -263,7 +266,8 @@ import Testing
         )
         let newRefreshToken = try #require(rotated.json?["refresh_token"]?.stringValue)
         #expect(newRefreshToken != refreshToken)
-        let old = try await StandInCurl.run(server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], basic: Self.client)
+        let old = try await StandInCurl.run(
+            server.tokenEndpoint, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], basic: Self.client)
         #expect(old.json?["error"] == .string("invalid_grant"))
 
         await server.setUnavailable(true)
@@ -298,7 +302,8 @@ import Testing
 
     /// Posts alice's credentials with `fields` and returns the code from the redirect.
     static func signIn(_ server: StandInSPiDServer, fields: [(String, String)]) async throws -> String {
-        let response = try await StandInCurl.run(server.loginEndpoint, form: fields + [("email", "alice@example.test"), ("password", "alice-password")])
+        let response = try await StandInCurl.run(
+            server.loginEndpoint, form: fields + [("email", "alice@example.test"), ("password", "alice-password")])
         #expect(response.status == 302)
         let location = try #require(response.header("location").flatMap { URLComponents(string: $0) })
         #expect(location.path == "/spid/login")

@@ -31,7 +31,8 @@ struct ClientBodyTimeoutHandlerTests {
         return channel
     }
 
-    private static let head = HTTPServerRequestPart.head(.init(version: .http1_1, method: .POST, uri: "/v1/session", headers: ["content-length": "100"]))
+    private static let head = HTTPServerRequestPart.head(
+        .init(version: .http1_1, method: .POST, uri: "/v1/session", headers: ["content-length": "100"]))
 
     @Test("a body that stops: 408 and the connection closed after the timeout, not before")
     func cut() throws {
@@ -41,7 +42,10 @@ struct ClientBodyTimeoutHandlerTests {
         channel.embeddedEventLoop.advanceTime(by: .seconds(59))
         #expect(try channel.readOutbound(as: HTTPServerResponsePart.self) == nil)
         channel.embeddedEventLoop.advanceTime(by: .seconds(2))
-        guard case .head(let answer) = try channel.readOutbound(as: HTTPServerResponsePart.self) else { Issue.record("no 408"); return }
+        guard case .head(let answer) = try channel.readOutbound(as: HTTPServerResponsePart.self) else {
+            Issue.record("no 408")
+            return
+        }
         #expect(answer.status == .requestTimeout)
         #expect(!channel.isActive)
     }

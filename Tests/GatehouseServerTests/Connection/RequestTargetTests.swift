@@ -38,18 +38,28 @@ struct RequestTargetTests {
     @Test("HTTP/1.1: an absolute target becomes origin form with its authority as Host; a Host that disagrees is 400 and closes")
     func http1() throws {
         let channel = try Self.http1Channel()
-        try channel.writeInbound(HTTPServerRequestPart.head(.init(
-            version: .http1_1, method: .GET, uri: "https://admin.test/v1/api/x", headers: ["Host": "ADMIN.test"])))
-        guard case .head(let head) = try channel.readInbound(as: HTTPServerRequestPart.self) else { Issue.record("no head"); return }
+        try channel.writeInbound(
+            HTTPServerRequestPart.head(
+                .init(
+                    version: .http1_1, method: .GET, uri: "https://admin.test/v1/api/x", headers: ["Host": "ADMIN.test"])))
+        guard case .head(let head) = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no head")
+            return
+        }
         #expect(head.uri == "/v1/api/x")
         #expect(head.headers["host"] == ["admin.test"])
 
         let refused = try Self.http1Channel()
-        try refused.writeInbound(HTTPServerRequestPart.head(.init(
-            version: .http1_1, method: .GET, uri: "https://admin.test/v1/api/x", headers: ["Host": "127.0.0.1"])))
+        try refused.writeInbound(
+            HTTPServerRequestPart.head(
+                .init(
+                    version: .http1_1, method: .GET, uri: "https://admin.test/v1/api/x", headers: ["Host": "127.0.0.1"])))
         try refused.writeInbound(HTTPServerRequestPart.end(nil))
         #expect(try refused.readInbound(as: HTTPServerRequestPart.self) == nil)
-        guard case .head(let answer) = try refused.readOutbound(as: HTTPServerResponsePart.self) else { Issue.record("no answer"); return }
+        guard case .head(let answer) = try refused.readOutbound(as: HTTPServerResponsePart.self) else {
+            Issue.record("no answer")
+            return
+        }
         #expect(answer.status == .badRequest)
         #expect(answer.headers["connection"] == ["close"])
     }
@@ -87,22 +97,37 @@ struct RequestTargetTests {
         try data.writeInbound(Self.head(.GET))
         #expect(try data.readInbound(as: HTTPServerRequestPart.self) == nil)  // held
         try data.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: "GET /smuggled HTTP/1.1\r\n\r\n")))
-        guard case .head(let head) = try data.readInbound(as: HTTPServerRequestPart.self) else { Issue.record("no head"); return }
+        guard case .head(let head) = try data.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no head")
+            return
+        }
         #expect(head.version == .http1_1)
         #expect(head.headers["transfer-encoding"] == ["chunked"])
-        guard case .body = try data.readInbound(as: HTTPServerRequestPart.self) else { Issue.record("no body"); return }
+        guard case .body = try data.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no body")
+            return
+        }
 
         let bodiless = try Self.streamChannel()
         try bodiless.writeInbound(Self.head(.DELETE))
         try bodiless.writeInbound(HTTPServerRequestPart.end(nil))
-        guard case .head(let plain) = try bodiless.readInbound(as: HTTPServerRequestPart.self) else { Issue.record("no head"); return }
+        guard case .head(let plain) = try bodiless.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no head")
+            return
+        }
         #expect(!plain.headers.contains(name: "transfer-encoding") && !plain.headers.contains(name: "content-length"))
-        guard case .end = try bodiless.readInbound(as: HTTPServerRequestPart.self) else { Issue.record("no end"); return }
+        guard case .end = try bodiless.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no end")
+            return
+        }
 
         // A head that says its length goes on at once.
         let framed = try Self.streamChannel()
         try framed.writeInbound(Self.head(.POST, ["host": "a.test", "content-length": "3"]))
-        guard case .head = try framed.readInbound(as: HTTPServerRequestPart.self) else { Issue.record("held"); return }
+        guard case .head = try framed.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("held")
+            return
+        }
     }
 
     @Test("connections per client: admitted up to the bound, one more refused, admitted again once one ends")

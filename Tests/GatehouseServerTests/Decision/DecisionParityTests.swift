@@ -22,7 +22,9 @@ struct DecisionParityTests {
     static let rules = AccessPolicy(
         rules: [
             AccessRule(name: "public", paths: [try! PathPattern("/public/**")], allow: .anyone),
-            AccessRule(name: "admin", paths: [try! PathPattern("/admin/**")], methods: ["GET", "HEAD"], allow: .conditions([AccessCondition(subjects: ["alice"])])),
+            AccessRule(
+                name: "admin", paths: [try! PathPattern("/admin/**")], methods: ["GET", "HEAD"],
+                allow: .conditions([AccessCondition(subjects: ["alice"])])),
             AccessRule(name: "app", paths: [try! PathPattern("/app/**")], allow: .authenticated),
         ],
         fallback: .deny)
@@ -115,7 +117,9 @@ struct DecisionParityTests {
         let sent = try embedded.upstreams.sent(0)
         let lines = sent.components(separatedBy: "\r\n")
         let target = lines.first?.split(separator: " ").dropFirst().first.map(String.init)
-        let subject = lines.first { $0.lowercased().hasPrefix("x-gatehouse-subject:") }.map { String($0.dropFirst("x-gatehouse-subject:".count)).trimmingCharacters(in: .whitespaces) }
+        let subject = lines.first { $0.lowercased().hasPrefix("x-gatehouse-subject:") }.map {
+            String($0.dropFirst("x-gatehouse-subject:".count)).trimmingCharacters(in: .whitespaces)
+        }
         return .forwarded(target: method == .HEAD ? nil : target, subject: method == .HEAD ? nil : subject)
     }
 
@@ -123,7 +127,8 @@ struct DecisionParityTests {
     static func routed(_ client: some TestClientProtocol, method: HTTPMethod, path: String, fields: [(String, String)]) async throws -> Outcome {
         var headers = HTTPFields()
         for (name, value) in fields { headers.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
-        let response = try await client.execute(uri: "/v1/api" + path, method: HTTPRequest.Method(rawValue: method.rawValue)!, headers: headers, body: nil)
+        let response = try await client.execute(
+            uri: "/v1/api" + path, method: HTTPRequest.Method(rawValue: method.rawValue)!, headers: headers, body: nil)
         let body = String(buffer: response.body)
         if response.headers[.contentType]?.hasPrefix("application/problem+json") == true || (method == .HEAD && response.status.code >= 400) {
             return .refused(Int(response.status.code), method == .HEAD ? nil : Self.code(body))

@@ -78,7 +78,11 @@ struct ForwardAuthDecisionTests {
         case .refuse(let error, let signIn):
             let problem = error as! GatehouseError
             got = .refuse(problem.status, problem.code.rawValue, signIn: signIn != nil)
-            if let signIn { #expect(signIn == "https://gw.example.com/v1/sign-in?return_to=" + PercentEncoding.encode(path.utf8, keeping: PercentEncoding.isUnreserved)) }
+            if let signIn {
+                #expect(
+                    signIn == "https://gw.example.com/v1/sign-in?return_to="
+                        + PercentEncoding.encode(path.utf8, keeping: PercentEncoding.isUnreserved))
+            }
         }
         #expect(got == expected)
         #expect(plan.session?.identity.subject == user)

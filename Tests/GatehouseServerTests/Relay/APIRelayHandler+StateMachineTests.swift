@@ -60,12 +60,19 @@ struct APIRelayHandlerStateMachineTests {
             #expect(connection == 1)
             #expect(again == Machine.Acquire(id: 1, upstream: nil, fresh: true))
             // The second attempt sends everything kept; a second loss is the end.
-            guard case .send(let send) = machine.connectionReady(
-                2, for: 1, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
-            else { Issue.record("not sent"); return }
+            guard
+                case .send(let send) = machine.connectionReady(
+                    2, for: 1, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
+            else {
+                Issue.record("not sent")
+                return
+            }
             #expect(send.body.reduce(0) { $0 + $1.readableBytes } == body)
             #expect(send.end)
-            guard case .fail(let failure) = machine.upstreamFailed(UpstreamConnectionHandler.Closed()) else { Issue.record("retried twice"); return }
+            guard case .fail(let failure) = machine.upstreamFailed(UpstreamConnectionHandler.Closed()) else {
+                Issue.record("retried twice")
+                return
+            }
             #expect(failure.error.status == 502)
         case .fail(let failure):
             #expect(!retried)
@@ -88,34 +95,57 @@ struct APIRelayHandlerStateMachineTests {
         }
         let read = machine.clientRead(Self.bytes(more))
         if sent {
-            guard case .nothing = read else { Issue.record("not kept"); return }
+            guard case .nothing = read else {
+                Issue.record("not kept")
+                return
+            }
             _ = machine.clientRead(.end(nil))
-            guard case .send(let send) = machine.connectionReady(
-                2, for: again.id, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
-            else { Issue.record("not sent"); return }
+            guard
+                case .send(let send) = machine.connectionReady(
+                    2, for: again.id, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
+            else {
+                Issue.record("not sent")
+                return
+            }
             #expect(send.body.reduce(0) { $0 + $1.readableBytes } == 6 + more)
             #expect(send.end)
         } else {
-            guard case .fail(let failure) = read else { Issue.record("a part would have been sent as the whole"); return }
+            guard case .fail(let failure) = read else {
+                Issue.record("a part would have been sent as the whole")
+                return
+            }
             #expect(failure.error.status == 502)
             #expect(failure.closing)
             // The connection made for the retry comes too late: it is closed, nothing is sent on it.
-            guard case .close(2) = machine.connectionReady(
-                2, for: again.id, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
-            else { Issue.record("the late connection was used"); return }
+            guard
+                case .close(2) = machine.connectionReady(
+                    2, for: again.id, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
+            else {
+                Issue.record("the late connection was used")
+                return
+            }
         }
     }
 
     @Test("the body limit: at max_body_bytes relayed, one byte more a 413 that closes the connection")
     func bodyLimit() {
         var machine = Self.relaying(.PUT, complete: false)
-        guard case .writeUpstream(1, _) = machine.clientRead(Self.bytes(100)) else { Issue.record("not written"); return }
-        guard case .fail(let failure) = machine.clientRead(Self.bytes(1)) else { Issue.record("not refused"); return }
+        guard case .writeUpstream(1, _) = machine.clientRead(Self.bytes(100)) else {
+            Issue.record("not written")
+            return
+        }
+        guard case .fail(let failure) = machine.clientRead(Self.bytes(1)) else {
+            Issue.record("not refused")
+            return
+        }
         #expect(failure.error.status == 413)
         #expect(failure.closing)
         #expect(failure.connection == 1)
         // What is left of the request is dropped.
-        guard case .nothing = machine.clientRead(Self.bytes(1)) else { Issue.record("not dropped"); return }
+        guard case .nothing = machine.clientRead(Self.bytes(1)) else {
+            Issue.record("not dropped")
+            return
+        }
     }
 
     @Test("a body part after a head forwarded without framing: 400, the backend connection closed, nothing written on it")
@@ -125,28 +155,47 @@ struct APIRelayHandlerStateMachineTests {
         let entry = APIRelay.Entry(requestID: "r1", method: "GET", provider: nil, sessionID: nil)
         guard case .decide(let head) = machine.clientRead(.head(Self.head(.GET))),
             case .start(let acquire) = machine.decided(.forward(head, entry), for: head)
-        else { Issue.record("not started"); return }
-        _ = machine.connectionReady(1, for: acquire.id, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
-        guard case .fail(let failure) = machine.clientRead(Self.bytes(10)) else { Issue.record("the body would have been written upstream"); return }
+        else {
+            Issue.record("not started")
+            return
+        }
+        _ = machine.connectionReady(
+            1, for: acquire.id, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
+        guard case .fail(let failure) = machine.clientRead(Self.bytes(10)) else {
+            Issue.record("the body would have been written upstream")
+            return
+        }
         #expect(failure.error.status == 400)
         #expect(failure.closing)
         #expect(failure.connection == 1)
-        guard case .nothing = machine.clientRead(.end(nil)) else { Issue.record("the rest was not dropped"); return }
+        guard case .nothing = machine.clientRead(.end(nil)) else {
+            Issue.record("the rest was not dropped")
+            return
+        }
     }
 
     @Test("the timer: armed once, armed again when early, 504 at the deadline, nothing once the answer started")
     func timer() {
         var machine = Self.relaying(now: .uptimeNanoseconds(0))
         let deadline = NIODeadline.uptimeNanoseconds(0) + .seconds(5)
-        guard case .arm(let again) = machine.timerFired(now: deadline - .seconds(1)) else { Issue.record("not armed again"); return }
+        guard case .arm(let again) = machine.timerFired(now: deadline - .seconds(1)) else {
+            Issue.record("not armed again")
+            return
+        }
         #expect(again == deadline)
-        guard case .fail(let failure) = machine.timerFired(now: deadline) else { Issue.record("no 504"); return }
+        guard case .fail(let failure) = machine.timerFired(now: deadline) else {
+            Issue.record("no 504")
+            return
+        }
         #expect(failure.error.status == 504)
         #expect(!failure.closing)
 
         var answered = Self.relaying(now: .uptimeNanoseconds(0))
         _ = answered.upstreamHead(Self.ok())
-        guard case .nothing = answered.timerFired(now: deadline) else { Issue.record("504 after the answer started"); return }
+        guard case .nothing = answered.timerFired(now: deadline) else {
+            Issue.record("504 after the answer started")
+            return
+        }
     }
 
     @Test("a 101 completes only the WebSocket handshake it answers; any other is a 502 that closes both connections")
@@ -159,7 +208,10 @@ struct APIRelayHandlerStateMachineTests {
         #expect(failure.error.status == 502)
         #expect(failure.closing)
         #expect(failure.connection == 1)
-        guard case .invalidSwitch = failure.cause else { Issue.record("wrong cause"); return }
+        guard case .invalidSwitch = failure.cause else {
+            Issue.record("wrong cause")
+            return
+        }
     }
 
     @Test("reads: none while deciding, connecting or while the backend is full; the one held back is made when it can take more")
@@ -170,13 +222,20 @@ struct APIRelayHandlerStateMachineTests {
         reads.append(machine.readRequested())
         let head = Self.head()
         _ = machine.clientRead(.head(head))
-        guard case .resolveAsync = machine.decided(.resolveAsync, for: head) else { Issue.record("not resolving"); return }
+        guard case .resolveAsync = machine.decided(.resolveAsync, for: head) else {
+            Issue.record("not resolving")
+            return
+        }
         reads.append(machine.readRequested())
         let entry = APIRelay.Entry(requestID: "r", method: "GET", provider: nil, sessionID: nil)
-        guard case .start(let acquire, let pending) = machine.resolved(.forward(head, entry)) else { Issue.record("not started"); return }
+        guard case .start(let acquire, let pending) = machine.resolved(.forward(head, entry)) else {
+            Issue.record("not started")
+            return
+        }
         #expect(pending.isEmpty)
         reads.append(machine.resumeReading())
-        _ = machine.connectionReady(7, for: acquire.id, reused: false, upstreamWritable: false, clientWritable: true, timeout: .seconds(1), now: .now())
+        _ = machine.connectionReady(
+            7, for: acquire.id, reused: false, upstreamWritable: false, clientWritable: true, timeout: .seconds(1), now: .now())
         reads.append(machine.resumeReading())
         reads.append(machine.upstreamWritabilityChanged(true))
         reads.append(machine.readRequested())
@@ -190,13 +249,19 @@ struct APIRelayHandlerStateMachineTests {
     func ending() {
         var machine = Self.relaying()
         _ = machine.upstreamHead(Self.ok())
-        guard case .finish(let connection, let reuse, let record, let closeClient) = machine.upstreamEnd() else { Issue.record("not finished"); return }
+        guard case .finish(let connection, let reuse, let record, let closeClient) = machine.upstreamEnd() else {
+            Issue.record("not finished")
+            return
+        }
         #expect(connection == 1 && reuse && !closeClient)
         #expect(record.status == 200)
 
         var early = Self.relaying(.PUT, complete: false)
         _ = early.upstreamHead(Self.ok(.ok, [("Connection", "close")]))
-        guard case .finish(_, let reused, _, _) = early.upstreamEnd() else { Issue.record("not finished"); return }
+        guard case .finish(_, let reused, _, _) = early.upstreamEnd() else {
+            Issue.record("not finished")
+            return
+        }
         #expect(!reused)
         // The rest of the request is dropped, then the next one is decided.
         guard case .nothing = early.clientRead(.end(nil)), case .decide = early.clientRead(.head(Self.head())) else {
@@ -211,9 +276,13 @@ struct APIRelayHandlerStateMachineTests {
         let closed = machine.clientClosed()
         #expect(closed?.connection == 1)
         #expect(closed?.record.status == 499)
-        guard case .close(9) = machine.connectionReady(
-            9, for: 1, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(1), now: .now())
-        else { Issue.record("late connection kept"); return }
+        guard
+            case .close(9) = machine.connectionReady(
+                9, for: 1, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(1), now: .now())
+        else {
+            Issue.record("late connection kept")
+            return
+        }
     }
 
     @Test("the router's answer to an upgrade request it was handed ends the connection")
@@ -221,11 +290,23 @@ struct APIRelayHandlerStateMachineTests {
         var machine = Machine(limits: Self.limits)
         let head = Self.head(.GET, [("Upgrade", "h2c")])
         _ = machine.clientRead(.head(head))
-        guard case .pass = machine.decided(.pass, for: head) else { Issue.record("not passed"); return }
-        guard case .replace(.head(let answer)) = machine.routerWrites(.head(Self.ok())) else { Issue.record("head not replaced"); return }
+        guard case .pass = machine.decided(.pass, for: head) else {
+            Issue.record("not passed")
+            return
+        }
+        guard case .replace(.head(let answer)) = machine.routerWrites(.head(Self.ok())) else {
+            Issue.record("head not replaced")
+            return
+        }
         #expect(answer.headers.first(name: "connection") == "close")
-        guard case .endAndClose = machine.routerWrites(.end(nil)) else { Issue.record("not closed"); return }
-        guard case .write = machine.routerWrites(.end(nil)) else { Issue.record("closed twice"); return }
+        guard case .endAndClose = machine.routerWrites(.end(nil)) else {
+            Issue.record("not closed")
+            return
+        }
+        guard case .write = machine.routerWrites(.end(nil)) else {
+            Issue.record("closed twice")
+            return
+        }
     }
 
     @Test("after a backend read the client is flushed; the backend is read no more only if the client is still full after the flush")

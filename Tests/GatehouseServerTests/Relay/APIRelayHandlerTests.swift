@@ -90,7 +90,8 @@ struct APIRelayHandlerTests {
             moved.url = "http://127.0.0.1:9999/moved"
             moved.identityHeaders = false
             moved.assertion = false
-            api.policy.replace(with: PolicySnapshot(access: api.policy.current.access, upstreams: UpstreamTable(backend: moved, upstreams: [], defaultTimeout: 30)))
+            api.policy.replace(
+                with: PolicySnapshot(access: api.policy.current.access, upstreams: UpstreamTable(backend: moved, upstreams: [], defaultTimeout: 30)))
             try relay.send(relay.head(.GET, "/v1/api/echo?q=2"), .end(nil))
             let after = try relay.upstreams.sent(relay.upstreams.connections.count - 1)
             #expect(after.hasPrefix("GET /moved/echo?q=2 HTTP/1.1\r\n"), "\(after)")
@@ -201,12 +202,15 @@ struct APIRelayHandlerTests {
     func tunnels() async throws {
         try await withRelay { relay, _ in
             let handshake: [(String, String)] = [
-                ("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Version", "13"),
+                ("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+                ("Sec-WebSocket-Version", "13"),
             ]
             try relay.send(relay.head(.GET, "/v1/api/socket", handshake), .end(nil))
             #expect(try relay.upstreams.sent(0).lowercased().contains("upgrade: websocket"))
             try relay.upstreams.answer(
-                0, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+                0,
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"
+            )
             relay.loop.run()
             #expect(try relay.answers().map(\.status) == [101])
             try relay.client.writeInbound(ByteBuffer(string: "ping"))
@@ -227,7 +231,8 @@ struct APIRelayHandlerTests {
     func pipelines() async throws {
         try await withRelay { relay, _ in
             try relay.send(
-                relay.head(.GET, "/v1/api/echo?n=1"), .end(nil), relay.head(.GET, "/healthz"), .end(nil), relay.head(.GET, "/v1/api/echo?n=2"), .end(nil))
+                relay.head(.GET, "/v1/api/echo?n=1"), .end(nil), relay.head(.GET, "/healthz"), .end(nil), relay.head(.GET, "/v1/api/echo?n=2"),
+                .end(nil))
             #expect(try relay.upstreams.sent(0).contains("n=1"))
             #expect(try relay.routed().isEmpty)
             try relay.upstreams.answer(0, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n1")

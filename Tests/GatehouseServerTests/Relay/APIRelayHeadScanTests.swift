@@ -17,8 +17,10 @@ struct APIRelayHeadScanTests {
         #expect(scan.hosts == 2)
         #expect(scan.authorization == "Bearer x, y")
         #expect(scan.origins == 1)
-        #expect(scan.fieldBytes == [("Host", "a"), ("HOST", "b"), ("Authorization", "Bearer x"), ("authorization", "y"), ("Origin", "o")]
-            .reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })
+        #expect(
+            scan.fieldBytes
+                == [("Host", "a"), ("HOST", "b"), ("Authorization", "Bearer x"), ("authorization", "y"), ("Origin", "o")]
+                .reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })
     }
 
     @Test(

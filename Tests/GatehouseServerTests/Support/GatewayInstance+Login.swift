@@ -34,7 +34,9 @@ extension GatewayInstance {
     }
 
     /// Posts the stand-in's login form; returns where the provider sends the browser back to.
-    func signIn(at authorizeURL: String, fields signInFields: [(String, String)] = [("username", "alice"), ("password", "alice-password")]) async throws -> String {
+    func signIn(
+        at authorizeURL: String, fields signInFields: [(String, String)] = [("username", "alice"), ("password", "alice-password")]
+    ) async throws -> String {
         let query = HTTPResult(status: 302, headers: ["location": authorizeURL], body: Data()).locationQuery
         let base = String(authorizeURL.split(separator: "?")[0])
         let fields = query.map { ($0.key, $0.value) } + signInFields
@@ -44,7 +46,9 @@ extension GatewayInstance {
     }
 
     /// The whole native flow; returns the 201 body and the session token.
-    func nativeLogin(provider: String = "demo", user: String = "alice", signInFields: [(String, String)]? = nil) async throws -> (token: String, body: HTTPResult) {
+    func nativeLogin(
+        provider: String = "demo", user: String = "alice", signInFields: [(String, String)]? = nil
+    ) async throws -> (token: String, body: HTTPResult) {
         let login = try await beginNativeLogin(provider: provider, user: user, signInFields: signInFields)
         let callback = try await http.send(.GET, login.callbackURL)
         try #require(callback.status == 302, "callback: \(callback.status) \(callback.text)")

@@ -68,7 +68,8 @@ struct GatewayInstance: Sendable {
         let upstream = HTTPClient(eventLoopGroupProvider: .singleton, configuration: GatewayLauncher.upstreamClientConfiguration())
         let testClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: redirects)
         let context = ProviderContext(
-            transport: Gateway.providerTransport(client: upstream, timeout: settings.upstreamTimeout, logger: Logger(label: "gatehouse-test")), clock: clock.source,
+            transport: Gateway.providerTransport(client: upstream, timeout: settings.upstreamTimeout, logger: Logger(label: "gatehouse-test")),
+            clock: clock.source,
             publicURL: baseURL)
         let oauth = standIns.oauth
         var providers: [any AuthProvider] = ["demo", "other"].map { id in

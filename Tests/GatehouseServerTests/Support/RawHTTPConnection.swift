@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,17 +45,20 @@ enum RawHTTPConnection {
             let fd = self.fd
             return try await withCheckedThrowingContinuation { continuation in
                 Thread.detachNewThread {
-                    continuation.resume(with: Result {
-                        let (responses, _) = try RawHTTPConnection.transfer(fd: fd, [request], pause: 0, responses: 1, timeout: timeout)
-                        guard let response = responses.first else { throw Failure(description: "no answer on the kept-alive connection") }
-                        return response
-                    })
+                    continuation.resume(
+                        with: Result {
+                            let (responses, _) = try RawHTTPConnection.transfer(fd: fd, [request], pause: 0, responses: 1, timeout: timeout)
+                            guard let response = responses.first else { throw Failure(description: "no answer on the kept-alive connection") }
+                            return response
+                        })
                 }
             }
         }
     }
 
-    private static func run(port: Int, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval) throws -> ([Response], Bool) {
+    private static func run(
+        port: Int, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval
+    ) throws -> ([Response], Bool) {
         let fd = try connect(port: port)
         defer { close(fd) }
         return try transfer(fd: fd, writes, pause: pause, responses: wanted, timeout: timeout)
@@ -79,7 +83,9 @@ enum RawHTTPConnection {
         return fd
     }
 
-    private static func transfer(fd: Int32, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval) throws -> ([Response], Bool) {
+    private static func transfer(
+        fd: Int32, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval
+    ) throws -> ([Response], Bool) {
         for (index, text) in writes.enumerated() {
             if index > 0, pause > 0 { Thread.sleep(forTimeInterval: pause) }
             let bytes = Array(text.utf8)
@@ -101,7 +107,10 @@ enum RawHTTPConnection {
             parsed = parse(received)
             if parsed.count >= wanted { break }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 65536, 0) }
-            if n == 0 { closed = true; break }
+            if n == 0 {
+                closed = true
+                break
+            }
             if n < 0 {
                 if errno == EAGAIN || errno == EWOULDBLOCK { continue }
                 closed = true
@@ -121,11 +130,12 @@ enum RawHTTPConnection {
             let head = String(decoding: rest[rest.startIndex..<end.lowerBound], as: UTF8.self)
             let lines = head.components(separatedBy: "\r\n")
             let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
-            let length = lines.dropFirst().compactMap { line -> Int? in
-                let parts = line.split(separator: ":", maxSplits: 1)
-                guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
-                return Int(parts[1].trimmingCharacters(in: .whitespaces))
-            }.first ?? 0
+            let length =
+                lines.dropFirst().compactMap { line -> Int? in
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                    return Int(parts[1].trimmingCharacters(in: .whitespaces))
+                }.first ?? 0
             let bodyStart = end.upperBound
             guard rest.distance(from: bodyStart, to: rest.endIndex) >= length else { break }
             let bodyEnd = rest.index(bodyStart, offsetBy: length)

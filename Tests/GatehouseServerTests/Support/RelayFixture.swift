@@ -1,8 +1,9 @@
 import Foundation
 import GatehouseCore
-@testable import GatehouseServer
 import GatehouseStore
 import NIOHTTP1
+
+@testable import GatehouseServer
 
 /// The common set-up of the relay's tests: a gateway in front of the stand-ins whose sessions resolve from
 /// memory (as `serve` and `demo` run it: the relay's synchronous path), with user `alice` signed in.

@@ -8,7 +8,8 @@ struct StandIns: Sendable {
     let backend: DemoBackend
 
     static func start(accessTokenLifetime: Int = 300, rotate: Bool = true, clientSecret: String? = nil) async throws -> StandIns {
-        let oauth = StandInOAuthServer(configuration: .init(clientSecret: clientSecret, accessTokenLifetime: accessTokenLifetime, rotateRefreshTokens: rotate))
+        let oauth = StandInOAuthServer(
+            configuration: .init(clientSecret: clientSecret, accessTokenLifetime: accessTokenLifetime, rotateRefreshTokens: rotate))
         _ = try await oauth.start()
         let backend = DemoBackend()
         _ = try await backend.start()
