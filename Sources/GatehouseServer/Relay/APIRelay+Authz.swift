@@ -35,7 +35,8 @@ extension APIRelay {
         var kept: CredentialMemo?
         do {
             let presented = try presented(head, authorization: question.authorization, method: "GET", proofTarget: question.proofTarget)
-            guard let found = resolver.credentialFromMemory(presented, memo: memo, now: now) else { return .resolveAsync }
+            guard let found = resolver.credentialFromMemory(authorization: question.authorization, memo: memo, now: now, presented: { presented })
+            else { return .resolveAsync }
             (credential, kept) = found
         } catch {
             credential = .refused(error)

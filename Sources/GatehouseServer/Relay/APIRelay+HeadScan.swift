@@ -47,7 +47,7 @@ extension APIRelay {
                     contentLengths += 1
                     if value != "0" {
                         announcesBody = true
-                        if Int(value).map { $0 < 0 } ?? true { invalidContentLength = true }
+                        if Int(value).map({ $0 < 0 }) ?? true { invalidContentLength = true }
                     }
                 case 17 where ASCII.equalsIgnoringCase(name, "transfer-encoding"):
                     transferEncodings += 1

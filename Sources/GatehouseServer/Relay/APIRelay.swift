@@ -123,17 +123,12 @@ struct APIRelay: Sendable {
         }
         guard let routed = routed(head, remoteAddress: remoteAddress) else { return .pass }
         let now = clock.now()
-        let credential: CredentialOutcome
-        var kept: CredentialMemo?
-        do {
-            guard let found = resolver.credentialFromMemory(try presented(head, authorization: authorization, upgrade: upgrade), memo: memo, now: now)
-            else {
-                return .resolveAsync
-            }
-            (credential, kept) = found
-        } catch {
-            credential = .refused(error)
-        }
+        // The connection's memo is compared with the `Authorization` value before anything is parsed or hashed.
+        guard
+            let (credential, found) = resolver.credentialFromMemory(
+                authorization: authorization, memo: memo, now: now, presented: { try presented(head, authorization: authorization, upgrade: upgrade) })
+        else { return .resolveAsync }
+        var kept = found
         let plan = APIDecision.decide(routed.facts, route: routed.route, credential: credential, policy: routed.policy)
         // The assertion from the connection's memo or the signer's cache; signing one leaves the loop.
         var assertion: String?

@@ -132,7 +132,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     // MARK: The decision
 
     private func decide(_ head: HTTPRequestHead, data: NIOAny, context: ChannelHandlerContext) {
-        let (relay, remoteAddress) = (relay, remoteAddress)
         // `/v1/authz` (when the relay takes it) or `/v1/api`: each with its one decision, carried out alike.
         let decision: APIRelay.Plan
         let authz: Bool
@@ -148,9 +147,12 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         case .refuse(let error, let entry, let close): refuse(error, entry: entry, head: head, close: close)
         case .answer(let answer, let entry): self.answer(answer, entry: entry, keepAlive: head.isKeepAlive)
         case .spend(let proof, let decision):
+            // Copied only here: the relay is a large value, and the common case needs no copy of it.
+            let (relay, remoteAddress) = (relay, remoteAddress)
             relay.spend(proof, then: decision, head, remoteAddress: remoteAddress, on: context.eventLoop)
                 .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
         case .resolveAsync:
+            let (relay, remoteAddress) = (relay, remoteAddress)
             context.eventLoop.makeFutureWithTask {
                 authz ? await relay.authorizeAsync(head, remoteAddress: remoteAddress) : await relay.decideAsync(head, remoteAddress: remoteAddress)
             }

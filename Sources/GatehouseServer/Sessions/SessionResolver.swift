@@ -85,18 +85,27 @@ struct SessionResolver: Sendable {
 
     // MARK: The credential: two entry points, one outcome
 
-    /// What `presented` gives from memory alone — the connection's `memo` while it holds, the store's cache, a
-    /// provider token's cached verdict, a proof whose key's verifier is kept — and the memo to keep for the
-    /// connection (a bearer token, which a keep-alive client sends again byte for byte); `nil` when the store
-    /// must be read, a provider token verified or a proof's signature awaited: ask ``credential(_:providerTokens:)``.
-    /// On the routes that take provider-issued tokens (`/v1/api/**`, `/v1/authz`).
+    /// What a request's credential gives from memory alone — the connection's `memo` while it holds (compared with
+    /// the `Authorization` value as sent, before anything is parsed or hashed), the store's cache, a provider
+    /// token's cached verdict, a proof whose key's verifier is kept — and the memo to keep for the connection (a
+    /// bearer token, which a keep-alive client sends again byte for byte); `nil` when the store must be read, a
+    /// provider token verified or a proof's signature awaited: ask ``credential(_:providerTokens:)``. `presented`
+    /// reads the credential (``presented(authorization:cookies:csrf:method:proofs:target:)``) when the memo does
+    /// not answer; what it throws is a refused credential. On the routes that take provider-issued tokens
+    /// (`/v1/api/**`, `/v1/authz`).
     func credentialFromMemory(
-        _ presented: PresentedCredential?, memo: CredentialMemo?, now: Date
+        authorization: String?, memo: CredentialMemo?, now: Date, presented: () throws -> PresentedCredential?
     ) -> (credential: CredentialOutcome, memo: CredentialMemo?)? {
-        guard let presented else { return (.none, nil) }
-        if let memo, let authorization = presented.authorization, memo.authorization == authorization, now < memo.until, holds(memo.source) {
+        if let memo, let authorization, memo.authorization == authorization, now < memo.until, holds(memo.source) {
             return (.session(memo.session, proof: nil), memo)
         }
+        let read: PresentedCredential?
+        do {
+            read = try presented()
+        } catch {
+            return (.refused(error), nil)
+        }
+        guard let presented = read else { return (.none, nil) }
         // Hashed once: the session cache and the provider tokens' verdicts are both by the token's hash.
         let tokenHash = RandomToken.hash(presented.token)
         let keeps = presented.presentation == .bearer ? presented.authorization : nil
