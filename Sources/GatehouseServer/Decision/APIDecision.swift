@@ -60,6 +60,8 @@ struct APIDecision: Sendable {
     /// (``SessionResolver/resolve(_:method:path:)``). When recording it finds a replay (here or on another instance),
     /// the front end carries out the decision for that refused credential instead
     /// (``decide(_:route:credential:policy:)`` with `.refused`): a path open to anyone still goes on, without identity.
+    /// A front end that may wait spends before it decides (``SessionResolver/spent(_:)``); the relay on its loop
+    /// decides first and decides again only on a replay.
     struct Plan: Sendable {
         let verdict: Verdict
         /// The credential's session, whatever the verdict: the audit line and the access log name it.

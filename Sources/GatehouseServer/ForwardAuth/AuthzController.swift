@@ -50,26 +50,18 @@ struct AuthzController: Sendable {
             ownHost: request.head.authority, forwardedHost: single(Self.forwardedHost))
         let path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
         // GET: no X-CSRF asked of a cookie (see the type's comment). A DPoP proof names the original request.
-        let credential = await resolver.credential(
-            request.headers, method: .get,
-            target: original.proofTarget(
-                originalURL: request.headers[Self.originalURL], forwardedProto: request.headers[Self.forwardedProto],
-                forwardedHost: request.headers[Self.forwardedHost], ownHost: request.head.authority, publicURL: publicURL),
-            providerTokens: true)
+        let credential = await resolver.spent(
+            resolver.credential(
+                request.headers, method: .get,
+                target: original.proofTarget(
+                    originalURL: request.headers[Self.originalURL], forwardedProto: request.headers[Self.forwardedProto],
+                    forwardedHost: request.headers[Self.forwardedHost], ownHost: request.head.authority, publicURL: publicURL),
+                providerTokens: true))
         let snapshot = policy.current
         let (policy, table) = (snapshot.access, snapshot.upstreams)
         // The one decision of `/v1/authz` (the relay asks it too); this route only carries out its plan.
-        var plan = ForwardAuthDecision.decide(original, path: path, credential: credential, policy: policy, upstreams: table, publicURL: publicURL)
-        var session = credential.session
-        if let proof = plan.proof {
-            do {
-                try await resolver.spend(proof)
-            } catch {
-                session = nil
-                plan = ForwardAuthDecision.decide(
-                    original, path: path, credential: .refused(error), policy: policy, upstreams: table, publicURL: publicURL)
-            }
-        }
+        let plan = ForwardAuthDecision.decide(original, path: path, credential: credential, policy: policy, upstreams: table, publicURL: publicURL)
+        let session = plan.session
         if let session { context.logFields.session(provider: session.provider, id: session.id) }
         if let app = plan.app { context.logFields.upstream(app.name) }
         plan.access.decision.audit(session: session, method: original.method, path: path, via: "authz", metrics: metrics, logger: context.logger)

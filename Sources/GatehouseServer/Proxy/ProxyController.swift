@@ -42,8 +42,10 @@ struct ProxyController: Sendable {
 
     private func backendCall(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let path = Substring(request.uri.path)
-        let credential = await resolver.credential(
-            request.headers, method: request.method, target: resolver.proofTarget(method: request.method.rawValue, path: path), providerTokens: true)
+        let credential = await resolver.spent(
+            resolver.credential(
+                request.headers, method: request.method, target: resolver.proofTarget(method: request.method.rawValue, path: path),
+                providerTokens: true))
         // The one decision of `/v1/api` (the relay asks it too); this route only carries out its plan.
         let query = request.uri.query.map { Substring($0) }
         let host = APIDecision.host(
@@ -52,16 +54,8 @@ struct ProxyController: Sendable {
             method: request.method.rawValue, path: UpstreamPath.remainder(of: path, droppingSegments: 2), query: query, host: host)
         let snapshot = policy.current
         let (policy, table) = (snapshot.access, snapshot.upstreams)
-        var plan = APIDecision.decide(facts, credential: credential, policy: policy, upstreams: table)
-        var session = credential.session
-        if let proof = plan.proof {
-            do {
-                try await resolver.spend(proof)
-            } catch {
-                session = nil
-                plan = APIDecision.decide(facts, credential: .refused(error), policy: policy, upstreams: table)
-            }
-        }
+        let plan = APIDecision.decide(facts, credential: credential, policy: policy, upstreams: table)
+        let session = plan.session
         if let session { context.logFields.session(provider: session.provider, id: session.id) }
         if let access = plan.access {
             access.decision.audit(session: session, method: facts.method, path: access.path, via: "api", metrics: metrics, logger: context.logger)

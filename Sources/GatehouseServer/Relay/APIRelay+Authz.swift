@@ -76,18 +76,11 @@ extension APIRelay {
         let credential: CredentialOutcome
         do {
             let presented = try presented(head, authorization: question.authorization, method: "GET", proofTarget: question.proofTarget)
-            credential = await resolver.credential(presented, providerTokens: true)
+            credential = await resolver.spent(resolver.credential(presented, providerTokens: true))
         } catch {
             credential = .refused(error)
         }
-        var plan = decide(question, credential: credential)
-        if let proof = plan.proof {
-            do {
-                try await resolver.spend(proof)
-            } catch {
-                plan = decide(question, credential: .refused(error))
-            }
-        }
+        let plan = decide(question, credential: credential)
         var (session, backend): (ActiveSession?, ServerSettings.BackendSettings)
         switch plan.verdict {
         case .refuse(let error, let signIn): return refused(error, question, head, plan: plan, signIn: signIn)

@@ -126,7 +126,8 @@ struct APIRelay: Sendable {
         // The connection's memo is compared with the `Authorization` value before anything is parsed or hashed.
         guard
             let (credential, found) = resolver.credentialFromMemory(
-                authorization: authorization, memo: memo, now: now, presented: { try presented(head, authorization: authorization, upgrade: upgrade) })
+                authorization: authorization, memo: memo, now: now, presented: { try presented(head, authorization: authorization, upgrade: upgrade) }
+            )
         else { return .resolveAsync }
         var kept = found
         let plan = APIDecision.decide(routed.facts, route: routed.route, credential: credential, policy: routed.policy)
@@ -161,18 +162,12 @@ struct APIRelay: Sendable {
         guard let routed = routed(head, remoteAddress: remoteAddress) else { return .pass }
         let credential: CredentialOutcome
         do {
-            credential = await resolver.credential(try presented(head, authorization: authorization, upgrade: upgrade), providerTokens: true)
+            credential = await resolver.spent(
+                resolver.credential(try presented(head, authorization: authorization, upgrade: upgrade), providerTokens: true))
         } catch {
             credential = .refused(error)
         }
-        var plan = APIDecision.decide(routed.facts, route: routed.route, credential: credential, policy: routed.policy)
-        if let proof = plan.proof {
-            do {
-                try await resolver.spend(proof)
-            } catch {
-                plan = APIDecision.decide(routed.facts, route: routed.route, credential: .refused(error), policy: routed.policy)
-            }
-        }
+        let plan = APIDecision.decide(routed.facts, route: routed.route, credential: credential, policy: routed.policy)
         var assertion: String?
         if case .forward(let forward) = plan.verdict, let session = forward.session, let audience = forward.audience {
             do {

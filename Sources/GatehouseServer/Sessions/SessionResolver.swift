@@ -170,6 +170,19 @@ struct SessionResolver: Sendable {
         try await dpop.spend(proof, status: 401)
     }
 
+    /// `credential` with its proof spent, for a front end that may wait before it decides (the rule of
+    /// ``APIDecision/Plan``): the session without a proof to spend, or, when the proof was spent already (here or on
+    /// another instance), the credential refused.
+    func spent(_ credential: CredentialOutcome) async -> CredentialOutcome {
+        guard case .session(let session, let proof?) = credential else { return credential }
+        do {
+            try await spend(proof)
+            return .session(session, proof: nil)
+        } catch {
+            return .refused(error)
+        }
+    }
+
     /// The same, answered through `completion` (on the thread that finished the store's write, not a task).
     func spend(_ proof: DPoPProof, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         dpop.spend(proof, status: 401, completion: completion)
