@@ -7,8 +7,9 @@ import Testing
 
 @testable import GatehouseServer
 
-/// The event-loop relay of `/v1/api` (`Sources/GatehouseServer/Relay`), over real loopback connections:
-/// what it claims, the retry rule, its timeouts and limits, and its order among the router's answers.
+/// The event-loop relay of `/v1/api` (`Sources/GatehouseServer/Relay`), over real loopback connections: what it
+/// claims and what reaches the backend. The rules of an exchange (the retry rule, the timeout, the body limit, the
+/// order among the router's answers) are pinned once, on the state machine and ``EmbeddedRelay``.
 @Suite("Event-loop relay")
 struct RelayTests {
     @Test("a session in memory is relayed: identity headers on, credentials off; refusals stay the router's")
@@ -255,83 +256,6 @@ struct RelayTests {
         }
     }
 
-    @Test("a request a reused backend connection loses is sent again on a new one if idempotent (GET), never otherwise (POST → 502)")
-    func retriesOnlyIdempotentRequests() async throws {
-        let backend = try await ScriptedBackend.start(.dropSecondRequest)
-        defer { Task { await backend.stop() } }
-        try await RelayFixture.with(configure: { $0.backend.url = backend.baseURL }) { fixture in
-            let port = fixture.port
-            let auth = fixture.auth
-            // One client connection, so one event loop and one backend pool: the second GET goes out on the
-            // kept-alive backend connection, which the backend closes unanswered.
-            let gets = try await RawHTTPConnection.exchange(
-                port: port, ["GET /v1/api/a HTTP/1.1\r\n\(auth)\r\n", "GET /v1/api/b HTTP/1.1\r\n\(auth)\r\n"], pause: 0.3, responses: 2)
-            #expect(gets.responses.map(\.status) == [200, 200])
-            #expect(gets.responses.map(\.body) == ["connection 1", "connection 2"])
-            #expect(backend.seen.requestHeads.count == 3)
-
-            let body = "{\"n\":1}"
-            let posts = try await RawHTTPConnection.exchange(
-                port: port,
-                [
-                    "GET /v1/api/c HTTP/1.1\r\n\(auth)\r\n",
-                    "POST /v1/api/d HTTP/1.1\r\n\(auth)Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)",
-                ],
-                pause: 0.3, responses: 2)
-            #expect(posts.responses.map(\.status) == [200, 502])
-            #expect(posts.responses.last?.body.contains("\"code\":\"bad_gateway\"") == true)
-            // The POST reached the backend once, and only once.
-            #expect(backend.seen.requestHeads.filter { $0.hasPrefix("POST ") }.count == 1)
-        }
-    }
-
-    @Test("a backend that does not start its answer within upstream_timeout (3 s): 504 then; the connection stays usable")
-    func timesOut() async throws {
-        let backend = try await ScriptedBackend.start(.silent)
-        defer { Task { await backend.stop() } }
-        try await RelayFixture.with(configure: {
-            $0.backend.url = backend.baseURL
-            // Also the provider calls' timeout (the login's code exchange): not so short that a loaded
-            // machine fails the login.
-            $0.upstreamTimeout = 3
-        }) { fixture in
-            let token = fixture.token
-            let port = fixture.port
-            let started = Date()
-            let result = try await RawHTTPConnection.exchange(
-                port: port,
-                [
-                    "GET /v1/api/slow HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\n\r\n",
-                    "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-                ],
-                responses: 2)
-            #expect(result.responses.map(\.status) == [504, 200])
-            #expect(result.responses.first?.body.contains("\"code\":\"upstream_timeout\"") == true)
-            let waited = Date().timeIntervalSince(started)
-            #expect(waited >= 2.9 && waited < 10)
-        }
-    }
-
-    @Test("a chunked upload past max_body_bytes: 413 while it streams, the connection closed, the rest never sent on")
-    func refusesOversizedStreams() async throws {
-        try await RelayFixture.with(configure: { $0.maxBodyBytes = 100_000 }) { fixture in
-            let token = fixture.token
-            let port = fixture.port
-            let chunk = String(repeating: "x", count: 40_000)
-            let chunked = "\(String(40_000, radix: 16))\r\n\(chunk)\r\n"
-            let result = try await RawHTTPConnection.exchange(
-                port: port,
-                [
-                    "PUT /v1/api/files/big HTTP/1.1\r\nAuthorization: Bearer \(token)\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n",
-                    chunked, chunked, chunked, chunked, "0\r\n\r\n",
-                ],
-                pause: 0.05, responses: 1)
-            #expect(result.responses.first?.status == 413)
-            #expect(result.responses.first?.body.contains("\"code\":\"payload_too_large\"") == true)
-            #expect(result.responses.first?.head.lowercased().contains("connection: close") == true)
-        }
-    }
-
     @Test("a malformed chunk in the middle of a relayed upload: 400 invalid_request, the connection closed, no 502")
     func refusesMalformedChunks() async throws {
         try await RelayFixture.with { fixture in
@@ -347,28 +271,6 @@ struct RelayTests {
             #expect(result.responses.first?.status == 400)
             #expect(result.responses.first?.body.contains("\"code\":\"invalid_request\"") == true)
             #expect(result.closedByPeer || result.responses.first?.head.lowercased().contains("connection: close") == true)
-        }
-    }
-
-    @Test("pipelined requests, relayed and the router's, are answered in the order they came")
-    func keepsTheOrder() async throws {
-        try await RelayFixture.with { fixture in
-            let gw = fixture.gateway
-            let token = fixture.token
-            let port = fixture.port
-            let auth = fixture.auth
-            // Warm the caches so that the relay answers from memory while the router is still busy.
-            _ = try await gw.http.send(.GET, gw.url("/v1/api/echo"), headers: gw.bearer(token))
-            let result = try await RawHTTPConnection.exchange(
-                port: port,
-                [
-                    "GET /v1/session HTTP/1.1\r\n\(auth)\r\nGET /v1/api/echo?n=1 HTTP/1.1\r\n\(auth)\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/api/echo?n=2 HTTP/1.1\r\n\(auth)\r\n"
-                ],
-                responses: 4)
-            #expect(result.responses.map(\.status) == [200, 200, 200, 200])
-            #expect(result.responses[0].body.contains("\"provider\""))
-            #expect(result.responses[1].body.contains("\"query\":\"n=1\""))
-            #expect(result.responses[3].body.contains("\"query\":\"n=2\""))
         }
     }
 }

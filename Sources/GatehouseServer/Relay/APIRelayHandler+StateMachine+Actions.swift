@@ -27,8 +27,9 @@ extension APIRelayHandler.StateMachine {
     enum ReadAction {
         /// On to the router, untouched.
         case forwardToRouter
-        /// A request head: ask ``APIRelay`` for the decision, then call ``APIRelayHandler/StateMachine/decided(_:for:)``.
-        case decide(HTTPRequestHead)
+        /// A request head: ask ``APIRelay`` for the decision with the connection's `memo`, then call
+        /// ``APIRelayHandler/StateMachine/decided(_:for:memo:)`` with the decision and the memo after it.
+        case decide(HTTPRequestHead, memo: CredentialMemo?)
         /// Kept or dropped: nothing to do.
         case nothing
         /// Write a body part upstream (flushed when the read completes).
@@ -104,7 +105,7 @@ extension APIRelayHandler.StateMachine {
         /// route), record, write the end; close the client's connection after it when `closeClient`, else resume reading.
         case finish(connection: Connection?, reuse: Bool, record: Record, closeClient: Bool)
         /// Record, write the end, join the two connections.
-        case tunnel(Connection?, record: Record)
+        case tunnel(Connection, record: Record)
     }
 
     /// The backend connection failed or closed before its exchange ended.

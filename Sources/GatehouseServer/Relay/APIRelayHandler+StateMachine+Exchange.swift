@@ -2,8 +2,8 @@ import NIOCore
 import NIOHTTP1
 
 extension APIRelayHandler.StateMachine {
-    /// One relayed request: what the relay knows of it from its decision to its end. It lives inside
-    /// ``State/relaying(_:)`` and nowhere else, so it cannot outlive its state.
+    /// One relayed request: what the relay knows of it from its decision to its end, whatever its ``Phase``. It
+    /// lives inside ``State/relaying(_:_:)`` and nowhere else, so it cannot outlive its state.
     struct Exchange {
         /// Tells the answer of a connection attempt for this exchange from one for an exchange that ended.
         let id: Int
@@ -24,27 +24,15 @@ extension APIRelayHandler.StateMachine {
         let upgrade: Bool
         /// The `Sec-WebSocket-Accept` the backend must send with its `101`.
         let expectedAccept: String?
-        /// The backend said `101`: the tunnel opens at the end of its head.
-        var switching = false
-        /// The backend connection, once one is ready.
-        var connection: Connection?
-        /// The connection had served an exchange before this one (a request it loses may then be sent again).
-        var reused = false
-        /// The connection can take more (as its last writability change said).
-        var upstreamWritable = false
+        /// Connections the request was sent on.
         var attempts = 0
-        /// Body parts read before the connection was ready.
-        var unsent: [ByteBuffer] = []
         /// Every body part so far, while small enough to send again; `nil` once it is not.
         var kept: [ByteBuffer]? = []
         var keptBytes = 0
         var bodyBytes = 0
         var requestComplete = false
-        /// Something of the answer went to the client.
-        var responseStarted = false
+        /// The final answer lets the backend connection serve another exchange.
         var upstreamKeepAlive = true
-        /// When the backend must have started its answer (`upstream_timeout_seconds` after the request went out).
-        var deadline = NIODeadline.distantFuture
 
         init(id: Int, head: HTTPRequestHead, entry: APIRelay.Entry, clientKeepAlive: Bool, upgrade: Bool, started: ContinuousClock.Instant) {
             self.id = id

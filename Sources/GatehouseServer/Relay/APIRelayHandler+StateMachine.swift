@@ -29,8 +29,8 @@ extension APIRelayHandler {
             case tunnelled
             /// Waiting for a decision made off the loop; the parts read meanwhile are kept.
             case resolving([HTTPServerRequestPart])
-            /// The relay owns the request.
-            case relaying(Exchange)
+            /// The relay owns the request; the phase says how far its exchange is.
+            case relaying(Exchange, Phase)
             /// The answer is out; what is left of the request is dropped.
             case discarding
             /// Only while a `mutating func` changes an exchange in place (no copy of its buffers).
@@ -39,8 +39,9 @@ extension APIRelayHandler {
 
         /// Moved only by the machine's own events (here and in `+Backend`): set nowhere else.
         var state = State.idle
-        /// The session this connection's last request presented (``CredentialMemo``).
-        var memo: CredentialMemo?
+        /// The session this connection's last relayed request presented (``CredentialMemo``): handed out with
+        /// each head to decide (``ReadAction/decide(_:memo:)``), taken back with the decision.
+        private var memo: CredentialMemo?
         private let limits: Limits
         /// A read the channel asked for while the relay could not take more.
         private var readPending = false
@@ -63,7 +64,7 @@ extension APIRelayHandler {
             switch state {
             case .idle:
                 guard case .head(let head) = part else { return .forwardToRouter }
-                return .decide(head)
+                return .decide(head, memo: memo)
             case .passing:
                 if case .end = part { state = .idle }
                 return .forwardToRouter
@@ -86,53 +87,60 @@ extension APIRelayHandler {
 
         /// A part of a request the relay owns (read now, or kept while the decision was made).
         mutating func relayed(_ part: HTTPServerRequestPart) -> ReadAction {
-            guard case .relaying(var exchange) = state else { return .nothing }
+            guard case .relaying(var exchange, var phase) = state else { return .nothing }
+            // Out of the state while it changes, so its buffers are not copied.
             state = .modifying
             switch part {
             case .head:
-                state = .relaying(exchange)
+                state = .relaying(exchange, phase)
                 return .nothing
             case .body(let buffer):
                 // Bytes after a head that announced no body would be read upstream as the next request.
                 guard exchange.framed else {
                     let error = GatehouseError.invalidRequest("The request carries a body its head did not announce.")
-                    return .fail(fail(exchange, .unframedBody, error, closing: true))
+                    return .fail(fail(exchange, phase, .unframedBody, error, closing: true))
                 }
                 exchange.bodyBytes += buffer.readableBytes
                 guard exchange.bodyBytes <= limits.maxBodyBytes else {
                     let error = UpstreamProtocol.Failure.bodyTooLarge(limit: limits.maxBodyBytes).error
-                    return .fail(fail(exchange, .bodyTooLarge, error, closing: true))
+                    return .fail(fail(exchange, phase, .bodyTooLarge, error, closing: true))
                 }
                 if exchange.kept != nil {
                     exchange.keptBytes += buffer.readableBytes
                     if exchange.idempotent, exchange.keptBytes <= limits.replayLimitBytes {
                         exchange.kept?.append(buffer)
-                    } else if exchange.attempts > 0, exchange.connection == nil {
+                    } else if exchange.attempts > 0, phase.link == nil {
                         // Connecting again to send the kept body: past the replay limit it can no longer be sent
                         // whole, and a part of it must never reach the backend as if it were all.
                         let cause = UpstreamProtocol.Failure.replayTooLarge.error
-                        return .fail(unreachable(exchange, cause))
+                        return .fail(unreachable(exchange, phase, cause))
                     } else {
                         exchange.kept = nil
                     }
                 }
-                guard let connection = exchange.connection else {
-                    exchange.unsent.append(buffer)
-                    state = .relaying(exchange)
+                guard let link = phase.link else {
+                    // The first attempt sends what arrived while connecting; a second one sends what was kept.
+                    if exchange.attempts == 0, case .connecting(var unsent) = phase {
+                        phase = .connecting(unsent: [])
+                        unsent.append(buffer)
+                        phase = .connecting(unsent: unsent)
+                    }
+                    state = .relaying(exchange, phase)
                     return .nothing
                 }
-                state = .relaying(exchange)
-                return .writeUpstream(connection, buffer)
+                state = .relaying(exchange, phase)
+                return .writeUpstream(link.connection, buffer)
             case .end:
                 exchange.requestComplete = true
-                state = .relaying(exchange)
-                guard let connection = exchange.connection else { return .nothing }
-                return .endUpstream(connection)
+                state = .relaying(exchange, phase)
+                guard let link = phase.link else { return .nothing }
+                return .endUpstream(link.connection)
             }
         }
 
-        /// The decision about the request head `head` (read in ``State/idle``).
-        mutating func decided(_ decision: APIRelay.Plan, for head: HTTPRequestHead) -> DecisionAction {
+        /// The decision about the request head `head` (read in ``State/idle``), and the connection's memo after it.
+        mutating func decided(_ decision: APIRelay.Plan, for head: HTTPRequestHead, memo: CredentialMemo?) -> DecisionAction {
+            self.memo = memo
             switch decision {
             case .pass:
                 pass(head)
@@ -196,8 +204,8 @@ extension APIRelayHandler {
             case .resolving:
                 readPending = true
                 return false
-            case .relaying(let exchange):
-                guard exchange.connection != nil, exchange.upstreamWritable else {
+            case .relaying(_, let phase):
+                guard phase.link?.writable == true else {
                     readPending = true
                     return false
                 }
@@ -212,21 +220,21 @@ extension APIRelayHandler {
         /// Whether a read the channel asked for can be made now.
         mutating func resumeReading() -> Bool {
             guard readPending else { return false }
-            if case .relaying(let exchange) = state, exchange.connection == nil || !exchange.upstreamWritable { return false }
+            if case .relaying(_, let phase) = state, phase.link?.writable != true { return false }
             readPending = false
             return true
         }
 
         /// The client's read completed: the connection to flush, if any.
         func readComplete() -> Connection? {
-            guard case .relaying(let exchange) = state else { return nil }
-            return exchange.connection
+            guard case .relaying(_, let phase) = state else { return nil }
+            return phase.link?.connection
         }
 
         /// The client's connection became writable or not: the backend connection to read only while it is.
         func clientWritabilityChanged() -> Connection? {
-            guard case .relaying(let exchange) = state, exchange.responseStarted else { return nil }
-            return exchange.connection
+            guard case .relaying(_, let phase) = state, phase.responseStarted else { return nil }
+            return phase.link?.connection
         }
 
         /// The router writes `part`.
@@ -248,8 +256,8 @@ extension APIRelayHandler {
         mutating func clientError() -> Failure? {
             let error = GatehouseError.invalidRequest("The request body could not be read.")
             switch state {
-            case .relaying(let exchange): return fail(exchange, .requestUnreadable, error, closing: true)
-            case .resolving: return fail(nil, .requestUnreadable, error, closing: true)
+            case .relaying(let exchange, let phase): return fail(exchange, phase, .requestUnreadable, error, closing: true)
+            case .resolving: return fail(nil, nil, .requestUnreadable, error, closing: true)
             case .idle, .passing, .discarding, .tunnelled: return nil
             case .modifying: preconditionFailure("re-entered while modifying")
             }
@@ -260,10 +268,10 @@ extension APIRelayHandler {
         mutating func clientClosed() -> (connection: Connection?, record: Record)? {
             timerArmed = false
             defer { state = .idle }
-            guard case .relaying(let exchange) = state else { return nil }
+            guard case .relaying(let exchange, let phase) = state else { return nil }
             var record = exchange.record
             if record.status == 0 { record.status = 499 }
-            return (exchange.connection, record)
+            return (phase.link?.connection, record)
         }
 
         // MARK: Steps
@@ -275,8 +283,9 @@ extension APIRelayHandler {
 
         private mutating func start(_ upstreamHead: HTTPRequestHead, entry: APIRelay.Entry, clientKeepAlive: Bool, upgrade: Bool) -> Acquire {
             exchanges &+= 1
-            state = .relaying(
-                Exchange(id: exchanges, head: upstreamHead, entry: entry, clientKeepAlive: clientKeepAlive, upgrade: upgrade, started: .now))
+            let exchange = Exchange(
+                id: exchanges, head: upstreamHead, entry: entry, clientKeepAlive: clientKeepAlive, upgrade: upgrade, started: .now)
+            state = .relaying(exchange, .connecting(unsent: []))
             return Acquire(id: exchanges, upstream: entry.upstream, fresh: false)
         }
 
@@ -287,25 +296,26 @@ extension APIRelayHandler {
             return deadline
         }
 
-        mutating func unreachable(_ exchange: Exchange, _ error: any Error) -> Failure {
-            fail(exchange, .upstreamUnreachable(error), UpstreamProtocol.Failure.unreachable.error, closing: !exchange.requestComplete)
+        mutating func unreachable(_ exchange: Exchange, _ phase: Phase, _ error: any Error) -> Failure {
+            let failure = UpstreamProtocol.Failure.unreachable.error
+            return fail(exchange, phase, .upstreamUnreachable(error), failure, closing: !exchange.requestComplete)
         }
 
         /// Ends the exchange (if any) with a problem answer; `closing` when the rest of the request cannot be read.
-        mutating func fail(_ exchange: Exchange?, _ cause: FailureCause, _ error: GatehouseError, closing: Bool) -> Failure {
+        mutating func fail(_ exchange: Exchange?, _ phase: Phase?, _ cause: FailureCause, _ error: GatehouseError, closing: Bool) -> Failure {
             let closing = closing || exchange?.clientKeepAlive == false
-            if let exchange, exchange.responseStarted {
+            let connection = phase?.link?.connection
+            if let exchange, phase?.responseStarted == true {
                 state = .discarding
                 return Failure(
-                    cause: cause, error: error, entry: exchange.entry, connection: exchange.connection, record: exchange.record,
-                    responseStarted: true,
+                    cause: cause, error: error, entry: exchange.entry, connection: connection, record: exchange.record, responseStarted: true,
                     withBody: false, closing: true)
             }
             var record = exchange?.record
             record?.status = error.status
             state = closing ? .discarding : .idle
             return Failure(
-                cause: cause, error: error, entry: exchange?.entry, connection: exchange?.connection, record: record, responseStarted: false,
+                cause: cause, error: error, entry: exchange?.entry, connection: connection, record: record, responseStarted: false,
                 withBody: exchange?.head.method != .HEAD, closing: closing)
         }
     }

@@ -82,7 +82,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch machine.clientRead(unwrapInboundIn(data)) {
         case .forwardToRouter: context.fireChannelRead(data)
-        case .decide(let head): decide(head, data: data, context: context)
+        case .decide(let head, let memo): decide(head, memo: memo, data: data, context: context)
         case .nothing: break
         case .writeUpstream(let connection, let buffer): connection.write(.body(.byteBuffer(buffer)))
         case .endUpstream(let connection):
@@ -131,17 +131,18 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     // MARK: The decision
 
-    private func decide(_ head: HTTPRequestHead, data: NIOAny, context: ChannelHandlerContext) {
+    private func decide(_ head: HTTPRequestHead, memo: CredentialMemo?, data: NIOAny, context: ChannelHandlerContext) {
         // `/v1/authz` (when the relay takes it) or `/v1/api`: each with its one decision, carried out alike.
+        var memo = memo
         let decision: APIRelay.Plan
         let authz: Bool
-        if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &machine.memo) {
+        if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &memo) {
             relay.metrics.relayedAuthz.increment()
             (decision, authz) = (answered, true)
         } else {
-            (decision, authz) = (relay.decide(head, remoteAddress: remoteAddress, memo: &machine.memo), false)
+            (decision, authz) = (relay.decide(head, remoteAddress: remoteAddress, memo: &memo), false)
         }
-        switch machine.decided(decision, for: head) {
+        switch machine.decided(decision, for: head, memo: memo) {
         case .pass: context.fireChannelRead(data)
         case .start(let acquire): start(acquire)
         case .refuse(let error, let entry, let close): refuse(error, entry: entry, head: head, close: close)
@@ -297,7 +298,6 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             case .finish(let connection, let reuse, let record, let closeClient):
                 finish(connection, reuse: reuse, record: record, closeClient: closeClient, context: context)
             case .tunnel(let connection, let record):
-                guard let connection else { return }
                 self.record(record)
                 tunnel(connection, context: context)
             }

@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 import NIOCore
 import NIOHTTP1
@@ -30,8 +31,8 @@ struct APIRelayHandlerStateMachineTests {
         let entry = APIRelay.Entry(requestID: "r1", method: "\(method)", provider: "demo", sessionID: "s")
         // A head that brings a body says how it is framed (the relay's upstream head always does).
         let framing = body > 0 || !complete ? [("Transfer-Encoding", "chunked")] : []
-        guard case .decide(let head) = machine.clientRead(.head(Self.head(method, framing))),
-            case .start(let acquire) = machine.decided(.forward(head, entry), for: head)
+        guard case .decide(let head, _) = machine.clientRead(.head(Self.head(method, framing))),
+            case .start(let acquire) = machine.decided(.forward(head, entry), for: head, memo: nil)
         else { fatalError("not started") }
         if body > 0 { _ = machine.clientRead(bytes(body)) }
         if complete { _ = machine.clientRead(.end(nil)) }
@@ -153,8 +154,8 @@ struct APIRelayHandlerStateMachineTests {
         // Not `relaying`, which frames an incomplete request: this head says nothing of a body.
         var machine = Machine(limits: Self.limits)
         let entry = APIRelay.Entry(requestID: "r1", method: "GET", provider: nil, sessionID: nil)
-        guard case .decide(let head) = machine.clientRead(.head(Self.head(.GET))),
-            case .start(let acquire) = machine.decided(.forward(head, entry), for: head)
+        guard case .decide(let head, _) = machine.clientRead(.head(Self.head(.GET))),
+            case .start(let acquire) = machine.decided(.forward(head, entry), for: head, memo: nil)
         else {
             Issue.record("not started")
             return
@@ -222,7 +223,7 @@ struct APIRelayHandlerStateMachineTests {
         reads.append(machine.readRequested())
         let head = Self.head()
         _ = machine.clientRead(.head(head))
-        guard case .resolveAsync = machine.decided(.resolveAsync, for: head) else {
+        guard case .resolveAsync = machine.decided(.resolveAsync, for: head, memo: nil) else {
             Issue.record("not resolving")
             return
         }
@@ -290,7 +291,7 @@ struct APIRelayHandlerStateMachineTests {
         var machine = Machine(limits: Self.limits)
         let head = Self.head(.GET, [("Upgrade", "h2c")])
         _ = machine.clientRead(.head(head))
-        guard case .pass = machine.decided(.pass, for: head) else {
+        guard case .pass = machine.decided(.pass, for: head, memo: nil) else {
             Issue.record("not passed")
             return
         }
@@ -319,5 +320,82 @@ struct APIRelayHandlerStateMachineTests {
         _ = machine.upstreamEnd()
         #expect(!machine.upstreamReadComplete())
         #expect(machine.clientFlushed(clientWritable: false) == nil)
+    }
+
+    @Test("the phases: connecting until a connection is ready, awaiting until the answer starts, streaming or switching after it")
+    func phases() {
+        var machine = Machine(limits: Self.limits)
+        let entry = APIRelay.Entry(requestID: "r1", method: "GET", provider: nil, sessionID: nil)
+        let handshake = Self.head(
+            .GET,
+            [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Version", "13")])
+        guard case .decide(let head, _) = machine.clientRead(.head(handshake)),
+            case .start(let acquire) = machine.decided(.upgrade(head, entry), for: head, memo: nil)
+        else {
+            Issue.record("not started")
+            return
+        }
+        guard case .relaying(_, .connecting) = machine.state else {
+            Issue.record("not connecting")
+            return
+        }
+        // No connection: nothing to flush, no backend to read, and no timer to fire.
+        #expect(machine.readComplete() == nil)
+        guard case .nothing = machine.timerFired(now: .uptimeNanoseconds(0) + .hours(1)) else {
+            Issue.record("a timeout while connecting")
+            return
+        }
+        _ = machine.clientRead(.end(nil))
+        _ = machine.connectionReady(
+            3, for: acquire.id, reused: false, upstreamWritable: true, clientWritable: true, timeout: .seconds(5), now: .uptimeNanoseconds(0))
+        guard case .relaying(_, .awaiting(let link, let deadline)) = machine.state else {
+            Issue.record("not awaiting")
+            return
+        }
+        #expect(link.connection == 3)
+        #expect(deadline == .uptimeNanoseconds(0) + .seconds(5))
+        // The client's writability matters to the backend's reading only once the answer streams.
+        #expect(machine.clientWritabilityChanged() == nil)
+        let accept = HTTPResponseHead(
+            version: .http1_1, status: .switchingProtocols,
+            headers: ["Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Accept": "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="])
+        guard case .switching = machine.upstreamHead(accept), case .relaying(_, .switching(let switched)) = machine.state else {
+            Issue.record("not switching")
+            return
+        }
+        #expect(switched.connection == 3)
+        #expect(machine.clientWritabilityChanged() == 3)
+        guard case .tunnel(3, let record) = machine.upstreamEnd(), case .tunnelled = machine.state else {
+            Issue.record("not tunnelled")
+            return
+        }
+        #expect(record.status == 101)
+    }
+
+    @Test("the connection's memo goes out with each head to decide and comes back with the decision; a refusal keeps it")
+    func memo() {
+        var machine = Machine(limits: Self.limits)
+        let memo = CredentialMemo(
+            authorization: "Bearer t", source: .session(epoch: 1), until: .distantFuture, session: APIDecisionTests.session("alice"))
+        let entry = APIRelay.Entry(requestID: "r1", method: "GET", provider: nil, sessionID: nil)
+        guard case .decide(let head, nil) = machine.clientRead(.head(Self.head())),
+            case .answer = machine.decided(.answer(HTTPResponseHead(version: .http1_1, status: .ok), entry), for: head, memo: memo)
+        else {
+            Issue.record("not answered")
+            return
+        }
+        _ = machine.clientRead(.end(nil))
+        guard case .decide(let next, let kept) = machine.clientRead(.head(Self.head())) else {
+            Issue.record("not asked")
+            return
+        }
+        #expect(kept?.authorization == "Bearer t")
+        _ = machine.decided(.refuse(.invalidSession(), entry), for: next, memo: kept)
+        _ = machine.clientRead(.end(nil))
+        guard case .decide(_, let still) = machine.clientRead(.head(Self.head())) else {
+            Issue.record("not asked")
+            return
+        }
+        #expect(still?.session.identity.subject == "alice")
     }
 }
