@@ -55,7 +55,8 @@ public struct Gateway: Sendable {
         self.clock = clock
         self.logger = logger
         self.httpClient = httpClient
-        policy = CurrentPolicy(PolicySnapshot(access: settings.access, upstreams: UpstreamTable(settings: settings)))
+        policy = CurrentPolicy(
+            PolicySnapshot(access: settings.access, upstreams: UpstreamTable(settings: settings), providerGeneration: providers.generation))
         let sealer = try CredentialSealer(keys: sealingKeys)
         let signer = try await AssertionSigner(
             signingKeys: signingKeysPEM.map { .init(id: $0.id, key: try .init(pem: $0.pem)) },

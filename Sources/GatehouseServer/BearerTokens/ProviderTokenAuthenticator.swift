@@ -36,19 +36,18 @@ final class ProviderTokenAuthenticator: Sendable {
 
     /// The cached verdict on `token`, from memory alone; `nil` when it must be verified.
     func cachedSession(token: String, now: Date) -> Result<ActiveSession, GatehouseError>? {
-        cachedVerdict(tokenHash: RandomToken.hash(token), now: now)?.verdict
+        cachedVerdict(tokenHash: RandomToken.hash(token), now: now, generation: providers.generation)?.verdict
     }
 
-    /// The cached verdict on the token whose hash (``RandomToken/hash(_:)``) is `tokenHash`, until when it
-    /// holds, and the providers' generation it holds under (a reload voids it); `nil` when it must be verified.
-    func cachedVerdict(tokenHash: String, now: Date) -> (verdict: Result<ActiveSession, GatehouseError>, until: Date, generation: UInt64)? {
-        let generation = providers.generation
+    /// The cached verdict on the token whose hash (``RandomToken/hash(_:)``) is `tokenHash` if it was made under
+    /// the providers' `generation` (the request's ``PolicySnapshot/providerGeneration``: a reload voids it), and
+    /// until when it holds; `nil` when it must be verified.
+    func cachedVerdict(
+        tokenHash: String, now: Date, generation: UInt64
+    ) -> (verdict: Result<ActiveSession, GatehouseError>, until: Date, generation: UInt64)? {
         guard let (verdict, until) = verdicts.entry(tokenHash: tokenHash, now: now, generation: generation) else { return nil }
         return (verdict, until, generation)
     }
-
-    /// The providers' ``ProviderSet/generation``: a verdict holds only under the one it was made under.
-    var generation: UInt64 { providers.generation }
 
     /// The session `token` stands for, verified (or from the cache); throws `invalid_token` or `provider_unavailable`.
     func session(token: String) async throws -> ActiveSession {

@@ -49,6 +49,9 @@ struct AuthzController: Sendable {
             originalURL: single(Self.originalURL), ownMethod: request.method.rawValue, ownTarget: request.uri.description,
             ownHost: request.head.authority, forwardedHost: single(Self.forwardedHost))
         let path = try UpstreamPath.normalized(original.path, droppingSegments: 0)
+        // Read before the credential: a provider token verified after a reload is never judged by the rules before it
+        // (and one verified before never by the rules after).
+        let snapshot = policy.current
         // GET: no X-CSRF asked of a cookie (see the type's comment). A DPoP proof names the original request.
         let credential = await resolver.spent(
             resolver.credential(
@@ -57,7 +60,6 @@ struct AuthzController: Sendable {
                     originalURL: request.headers[Self.originalURL], forwardedProto: request.headers[Self.forwardedProto],
                     forwardedHost: request.headers[Self.forwardedHost], ownHost: request.head.authority, publicURL: publicURL),
                 providerTokens: true))
-        let snapshot = policy.current
         let (policy, table) = (snapshot.access, snapshot.upstreams)
         // The one decision of `/v1/authz` (the relay asks it too); this route only carries out its plan.
         let plan = ForwardAuthDecision.decide(original, path: path, credential: credential, policy: policy, upstreams: table, publicURL: publicURL)

@@ -42,6 +42,9 @@ struct ProxyController: Sendable {
 
     private func backendCall(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let path = Substring(request.uri.path)
+        // Read before the credential, as in ``AuthzController``: the rules a provider token is judged by are never
+        // older than the providers that verified it.
+        let snapshot = policy.current
         let credential = await resolver.spent(
             resolver.credential(
                 request.headers, method: request.method, target: resolver.proofTarget(method: request.method.rawValue, path: path),
@@ -52,7 +55,6 @@ struct ProxyController: Sendable {
             own: request.head.authority, forwarded: request.headers[Self.xForwardedHost], trusted: trustedProxies.trusts(context.remoteAddress))
         let facts = APIDecision.Facts(
             method: request.method.rawValue, path: UpstreamPath.remainder(of: path, droppingSegments: 2), query: query, host: host)
-        let snapshot = policy.current
         let (policy, table) = (snapshot.access, snapshot.upstreams)
         let plan = APIDecision.decide(facts, credential: credential, policy: policy, upstreams: table)
         let session = plan.session

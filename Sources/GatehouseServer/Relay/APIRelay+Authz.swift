@@ -31,17 +31,22 @@ extension APIRelay {
         case .success(let asked): question = asked
         }
         let now = clock.now()
+        // Read once: the rules, the apps and the providers' generation the credential is judged under.
+        let snapshot = policy.current
         let credential: CredentialOutcome
         var kept: CredentialMemo?
         do {
             let presented = try presented(head, authorization: question.authorization, method: "GET", proofTarget: question.proofTarget)
-            guard let found = resolver.credentialFromMemory(authorization: question.authorization, memo: memo, now: now, presented: { presented })
+            guard
+                let found = resolver.credentialFromMemory(
+                    authorization: question.authorization, memo: memo, now: now, providerGeneration: snapshot.providerGeneration,
+                    presented: { presented })
             else { return .resolveAsync }
             (credential, kept) = found
         } catch {
             credential = .refused(error)
         }
-        let plan = decide(question, credential: credential)
+        let plan = decide(question, credential: credential, snapshot: snapshot)
         // Spending a proof leaves the loop: the async path does it, with everything else the plan asks.
         guard plan.proof == nil else { return .resolveAsync }
         switch plan.verdict {
@@ -73,6 +78,8 @@ extension APIRelay {
         case .failure(let refusal): return refusal.decision
         case .success(let asked): question = asked
         }
+        // Read before the credential: the rules a provider token is judged by are never older than its verdict.
+        let snapshot = policy.current
         let credential: CredentialOutcome
         do {
             let presented = try presented(head, authorization: question.authorization, method: "GET", proofTarget: question.proofTarget)
@@ -80,7 +87,7 @@ extension APIRelay {
         } catch {
             credential = .refused(error)
         }
-        let plan = decide(question, credential: credential)
+        let plan = decide(question, credential: credential, snapshot: snapshot)
         var (session, backend): (ActiveSession?, ServerSettings.BackendSettings)
         switch plan.verdict {
         case .refuse(let error, let signIn): return refused(error, question, head, plan: plan, signIn: signIn)
@@ -139,9 +146,8 @@ extension APIRelay {
         }
     }
 
-    private func decide(_ question: AuthzQuestion, credential: CredentialOutcome) -> ForwardAuthDecision.Plan {
-        let snapshot = policy.current
-        return ForwardAuthDecision.decide(
+    private func decide(_ question: AuthzQuestion, credential: CredentialOutcome, snapshot: PolicySnapshot) -> ForwardAuthDecision.Plan {
+        ForwardAuthDecision.decide(
             question.original, path: question.path, credential: credential, policy: snapshot.access, upstreams: snapshot.upstreams,
             publicURL: settings.publicURL)
     }

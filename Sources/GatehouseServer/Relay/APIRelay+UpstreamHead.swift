@@ -91,13 +91,15 @@ extension APIRelay {
     }
 
     /// What the decision reads of a head before its credential, each once: the access rules (SIGHUP may
-    /// replace them; the facts and the decision must see the same), the facts, the route.
+    /// replace them; the facts and the decision must see the same), the facts, the route, and the providers'
+    /// generation the credential is judged under (all from one ``PolicySnapshot``).
     struct Routed {
         let policy: AccessPolicy
         let facts: APIDecision.Facts
         let route: APIDecision.Route
         /// Where the relay sends it: the route's upstream.
         let target: RelayTarget
+        let providerGeneration: UInt64
     }
 
     /// The head's route, when the relay carries the request; `nil` when the router does, before anything is
@@ -110,7 +112,7 @@ extension APIRelay {
         let facts = facts(of: head, remoteAddress: remoteAddress, policy: policy)
         let route = APIDecision.route(facts, upstreams: snapshot.upstreams)
         guard let target = route.upstream.relayTarget, !route.upstream.backend.forwardAccessToken else { return nil }
-        return Routed(policy: policy, facts: facts, route: route, target: target)
+        return Routed(policy: policy, facts: facts, route: route, target: target, providerGeneration: snapshot.providerGeneration)
     }
 
     /// The request's id (``RequestIdentifier``): a trusted proxy's `X-Request-Id`, else a new one.

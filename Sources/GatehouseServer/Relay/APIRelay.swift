@@ -126,8 +126,8 @@ struct APIRelay: Sendable {
         // The connection's memo is compared with the `Authorization` value before anything is parsed or hashed.
         guard
             let (credential, found) = resolver.credentialFromMemory(
-                authorization: authorization, memo: memo, now: now, presented: { try presented(head, authorization: authorization, upgrade: upgrade) }
-            )
+                authorization: authorization, memo: memo, now: now, providerGeneration: routed.providerGeneration,
+                presented: { try presented(head, authorization: authorization, upgrade: upgrade) })
         else { return .resolveAsync }
         var kept = found
         let plan = APIDecision.decide(routed.facts, route: routed.route, credential: credential, policy: routed.policy)

@@ -22,15 +22,17 @@ struct ProviderReloader: Sendable {
             let loaded = try load()
             let configuration = try loadConfiguration?()
             providers.replace(with: loaded)
-            if let configuration {
-                // The rules and the upstreams together: no request sees one without the other.
-                policy.replace(
-                    with: PolicySnapshot(
-                        access: configuration.access,
-                        upstreams: UpstreamTable(
-                            backend: configuration.backend, upstreams: configuration.upstreams, forwardAuthApps: configuration.forwardAuthApps,
-                            defaultTimeout: upstreamTimeout)))
-            }
+            // The rules, the upstreams and the providers' generation together: no request sees one without the
+            // others (without a configuration file, the rules and upstreams in force stay).
+            let current = policy.current
+            policy.replace(
+                with: PolicySnapshot(
+                    access: configuration?.access ?? current.access,
+                    upstreams: configuration.map {
+                        UpstreamTable(
+                            backend: $0.backend, upstreams: $0.upstreams, forwardAuthApps: $0.forwardAuthApps, defaultTimeout: upstreamTimeout)
+                    } ?? current.upstreams,
+                    providerGeneration: providers.generation))
             logger.notice(
                 "providers reloaded",
                 metadata: [

@@ -91,12 +91,13 @@ struct SessionResolver: Sendable {
     /// bearer token, which a keep-alive client sends again byte for byte); `nil` when the store must be read, a
     /// provider token verified or a proof's signature awaited: ask ``credential(_:providerTokens:)``. `presented`
     /// reads the credential (``presented(authorization:cookies:csrf:method:proofs:target:)``) when the memo does
-    /// not answer; what it throws is a refused credential. On the routes that take provider-issued tokens
-    /// (`/v1/api/**`, `/v1/authz`).
+    /// not answer; what it throws is a refused credential. `providerGeneration` is the request's
+    /// (``PolicySnapshot/providerGeneration``): a verdict or a memo made under other providers is not used. On the
+    /// routes that take provider-issued tokens (`/v1/api/**`, `/v1/authz`).
     func credentialFromMemory(
-        authorization: String?, memo: CredentialMemo?, now: Date, presented: () throws -> PresentedCredential?
+        authorization: String?, memo: CredentialMemo?, now: Date, providerGeneration: UInt64, presented: () throws -> PresentedCredential?
     ) -> (credential: CredentialOutcome, memo: CredentialMemo?)? {
-        if let memo, let authorization, memo.authorization == authorization, now < memo.until, holds(memo.source) {
+        if let memo, let authorization, memo.authorization == authorization, now < memo.until, holds(memo.source, providerGeneration) {
             return (.session(memo.session, proof: nil), memo)
         }
         let read: PresentedCredential?
@@ -126,7 +127,9 @@ struct SessionResolver: Sendable {
                 return (.session(session, proof: proof), memo)
             }
         }
-        guard presented.presentation == .bearer, let cached = providerTokens.cachedVerdict(tokenHash: tokenHash, now: now) else { return nil }
+        guard presented.presentation == .bearer,
+            let cached = providerTokens.cachedVerdict(tokenHash: tokenHash, now: now, generation: providerGeneration)
+        else { return nil }
         switch cached.verdict {
         case .success(let session):
             let memo = keeps.map {
@@ -216,11 +219,11 @@ struct SessionResolver: Sendable {
 
     // MARK: Private
 
-    /// Whether what a memo rests on still holds.
-    private func holds(_ source: CredentialMemo.Source) -> Bool {
+    /// Whether what a memo rests on still holds under the request's providers' generation.
+    private func holds(_ source: CredentialMemo.Source, _ providerGeneration: UInt64) -> Bool {
         switch source {
         case .session(let epoch): epoch == sessions.cacheEpoch
-        case .providerToken(let generation): generation == providerTokens.generation
+        case .providerToken(let generation): generation == providerGeneration
         }
     }
 
