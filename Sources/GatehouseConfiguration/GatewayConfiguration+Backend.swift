@@ -7,8 +7,11 @@ extension GatewayConfiguration {
         public var url: String
         /// `aud` of `X-Gatehouse-Assertion`.
         public var audience: String
-        /// Whether `X-Gatehouse-Provider`, `-Subject` and `-Email` are sent.
+        /// Whether `X-Gatehouse-Provider`, `-Subject`, `-Email` and `-Groups` are sent (and ``claimHeaders``).
         public var identityHeaders: Bool
+        /// `identity_headers: {claims: …}`: further fields carrying the session's claims, in the order written
+        /// (the mapping form also turns ``identityHeaders`` on).
+        public var claimHeaders: [ClaimHeader] = []
         /// Whether the signed `X-Gatehouse-Assertion` is sent.
         public var assertion: Bool
         /// Whether the fresh provider access token is forwarded (opt-in).
@@ -43,7 +46,12 @@ extension GatewayConfiguration {
             self = defaults
             url = try map.baseURL("url") ?? url
             audience = try map.nonEmptyString("audience") ?? audience
-            identityHeaders = try map.bool("identity_headers") ?? identityHeaders
+            if let written = map.node("identity_headers"), case .mapping = written.value, let headers = try map.map("identity_headers") {
+                identityHeaders = true
+                claimHeaders = try ClaimHeader.read(headers)
+            } else {
+                identityHeaders = try map.bool("identity_headers") ?? identityHeaders
+            }
             assertion = try map.bool("assertion") ?? assertion
             forwardAccessToken = try map.bool("forward_access_token") ?? forwardAccessToken
             timeoutSeconds = try map.positiveInt("timeout_seconds", unit: "seconds") ?? timeoutSeconds

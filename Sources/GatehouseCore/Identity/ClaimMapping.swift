@@ -29,9 +29,15 @@ public struct ClaimMapping: Sendable, Equatable {
     public func identity(from claims: JSONValue) -> Identity? {
         guard let subject = claims[path: self.subject]?.stringValue, !subject.isEmpty else { return nil }
         var extra: [String: String] = [:]
+        var lists: [String: [String]] = [:]
         if case .object(let members) = claims {
             for (key, value) in members {
-                if let text = value.stringValue { extra[key] = text }
+                if let text = value.stringValue {
+                    extra[key] = text
+                } else if case .array(let items) = value {
+                    let texts = items.compactMap(\.stringValue)
+                    if texts.count == items.count { lists[key] = texts }
+                }
             }
         }
         let groups: [String]
@@ -45,7 +51,8 @@ public struct ClaimMapping: Sendable, Equatable {
             email: claims[path: email]?.stringValue,
             name: claims[path: name]?.stringValue,
             groups: groups,
-            claims: extra
+            claims: extra,
+            listClaims: lists
         )
     }
 }

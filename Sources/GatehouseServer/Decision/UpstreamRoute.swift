@@ -25,8 +25,15 @@ final class UpstreamRoute: Sendable {
     /// How the event-loop relay reaches it; `nil` for a URL that is not plain `http://host[:port][/path]`
     /// (the router's client carries those, TLS included).
     let relayTarget: RelayTarget?
+    /// The names (lower case) of every field an upstream of the table gets from the gateway's claims
+    /// (`identity_headers.claims` of any of them): a client's own copy never reaches this one either, so no
+    /// upstream can take a client's field for the gateway's.
+    let claimFields: [String]
 
-    init(index: Int, name: String, prefix: String, keepPrefix: Bool, backend: ServerSettings.BackendSettings, defaultTimeout: TimeInterval) {
+    init(
+        index: Int, name: String, prefix: String, keepPrefix: Bool, backend: ServerSettings.BackendSettings, defaultTimeout: TimeInterval,
+        claimFields: [String] = []
+    ) {
         self.index = index
         self.name = name
         self.prefix = prefix.split(separator: "/").map(String.init)
@@ -35,6 +42,7 @@ final class UpstreamRoute: Sendable {
         (origin, basePath) = UpstreamPath.split(backend.url)
         timeout = backend.timeout ?? defaultTimeout
         relayTarget = RelayTarget(url: backend.url)
+        self.claimFields = claimFields
     }
 
     /// Whether it is `backend`.

@@ -19,16 +19,21 @@ final class UpstreamTable: Sendable {
         backend: ServerSettings.BackendSettings, upstreams: [ServerSettings.UpstreamSettings],
         forwardAuthApps: [GatewayConfiguration.ForwardAuthApp] = [], defaultTimeout: TimeInterval
     ) {
+        var claimFields: [String] = []
+        for header in ([backend] + upstreams.map(\.backend) + forwardAuthApps.map(\.backend)).flatMap(\.claimHeaders) {
+            let name = header.name.lowercased()
+            if !claimFields.contains(name) { claimFields.append(name) }
+        }
         var all = [
             UpstreamRoute(
                 index: 0, name: GatewayConfiguration.defaultUpstreamName, prefix: "", keepPrefix: true, backend: backend,
-                defaultTimeout: defaultTimeout)
+                defaultTimeout: defaultTimeout, claimFields: claimFields)
         ]
         for (offset, upstream) in upstreams.enumerated() {
             all.append(
                 UpstreamRoute(
                     index: offset + 1, name: upstream.name, prefix: upstream.prefix, keepPrefix: upstream.keepPrefix, backend: upstream.backend,
-                    defaultTimeout: defaultTimeout))
+                    defaultTimeout: defaultTimeout, claimFields: claimFields))
         }
         self.all = all
         byPrefix = all.dropFirst().sorted { $0.prefix.count > $1.prefix.count }

@@ -3,7 +3,8 @@ import GatehouseCore
 
 /// The fields of an allowed forward-auth answer (`/v1/authz` → 200), the one list of both front ends: the
 /// identity headers whatever `backend.identity_headers` says (the proxy decides what it copies upstream),
-/// the assertion and, with `forward_access_token`, the access token; every identity name present, empty
+/// the assertion and, with `forward_access_token`, the access token; every identity name (and every field of
+/// `identity_headers.claims`) present, empty
 /// when unknown (Caddy 2.6's `copy_headers` sends an unresolved placeholder upstream for a name the answer
 /// lacks); and `Cache-Control: no-store`.
 enum ForwardAuthAnswer {
@@ -30,6 +31,7 @@ enum ForwardAuthAnswer {
             }
         }
         for name in BackendIdentityHeaders.identityNames where !named.contains(name) { add(name, "") }
+        for header in backend.claimHeaders where !named.contains(header.name) { add(header.name, "") }
         add("Cache-Control", "no-store")
     }
 }

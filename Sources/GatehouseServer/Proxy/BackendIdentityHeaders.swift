@@ -16,6 +16,8 @@ enum BackendIdentityHeaders {
     static let identityNames = [provider, subject, email, groups, assertion]
 
     /// Calls `add` once per header; `assertion` is the session's signed assertion when `backend.assertion` is on.
+    /// With the identity headers come the claims `identity_headers.claims` names that the session has (a claim it
+    /// lacks sends no field; the client's own copy was dropped, ``UpstreamProtocol/forwardedFields(of:client:withholding:_:)``).
     static func add(
         for session: ActiveSession, backend: ServerSettings.BackendSettings, assertion: String?,
         _ add: (_ name: String, _ value: String) -> Void
@@ -25,6 +27,9 @@ enum BackendIdentityHeaders {
             add(subject, fieldValue(session.identity.subject))
             if let address = session.identity.email { add(email, fieldValue(address)) }
             if !session.identity.groups.isEmpty { add(groups, fieldValue(groupsValue(session.identity.groups))) }
+            for header in backend.claimHeaders {
+                if let value = session.identity.claimValue(header.claim) { add(header.name, fieldValue(value)) }
+            }
         }
         if backend.assertion, let assertion { add(Self.assertion, assertion) }
         if backend.forwardAccessToken { add(accessToken, fieldValue(session.credential.accessToken)) }

@@ -69,7 +69,7 @@ struct ProxyController: Sendable {
             let (chosen, target) = (forward.upstream, forward.target)
             context.logFields.upstream(chosen.name)
             let url = chosen.origin + target
-            let hop = UpstreamClient.Hop(timeout: chosen.timeout, label: chosen.name)
+            let hop = UpstreamClient.Hop(timeout: chosen.timeout, label: chosen.name, claimFields: chosen.claimFields)
             guard let session = forward.session else {
                 // A path the rules open to anyone, asked without a session: forwarded with no identity.
                 let body = try await upstream.forwardBody(of: request)

@@ -48,13 +48,15 @@ struct UpstreamClient: Sendable {
     struct Hop: Sendable {
         var timeout: TimeInterval
         var label: String
+        /// The fields upstreams get from the gateway's claims (``UpstreamRoute/claimFields``): never the client's.
+        var claimFields: [String] = []
     }
 
     /// Sends the request; `hop`: the upstream of `/v1/api` it goes to (`nil`: a provider's API, with `limits`'s timeout).
     func send(
         _ request: Request, _ context: GatehouseRequestContext, url: String, body: ForwardBody, hop: Hop? = nil, attach: Attachment
     ) async throws -> HTTPClientResponse {
-        var outgoing = OutgoingRequest(url: url, headers: forwardedHeaders(of: request, context))
+        var outgoing = OutgoingRequest(url: url, headers: forwardedHeaders(of: request, context, withholding: hop?.claimFields ?? []))
         try await attach(&outgoing)
         var upstream = HTTPClientRequest(url: outgoing.url)
         upstream.method = HTTPMethod(rawValue: request.method.rawValue)
@@ -101,7 +103,9 @@ struct UpstreamClient: Sendable {
 
     /// The client's headers as the upstream protocol forwards them (``UpstreamProtocol/forwardedFields(of:client:_:)``),
     /// and the request's id.
-    private func forwardedHeaders(of request: Request, _ context: GatehouseRequestContext) -> [(name: String, value: String)] {
+    private func forwardedHeaders(
+        of request: Request, _ context: GatehouseRequestContext, withholding claimFields: [String]
+    ) -> [(name: String, value: String)] {
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(request.headers.count + 6)
         var client = UpstreamProtocol.Client(connection: request.headers[values: .connection], peer: context.remoteAddress)
@@ -110,7 +114,9 @@ struct UpstreamClient: Sendable {
             client.forwardedProto = request.headers[Self.xForwardedProto]
             client.forwardedHost = request.headers[Self.xForwardedHost]
         }
-        upstreamProtocol.forwardedFields(of: request.headers.lazy.map { (name: $0.name.rawName, value: $0.value) }, client: client) {
+        upstreamProtocol.forwardedFields(
+            of: request.headers.lazy.map { (name: $0.name.rawName, value: $0.value) }, client: client, withholding: claimFields
+        ) {
             headers.append(($0, $1))
         }
         headers.append(("X-Request-Id", context.requestID))

@@ -51,11 +51,15 @@ struct UpstreamProtocol: Sendable {
     /// The fields the upstream gets of the client's request, through `add`: the client's fields as
     /// ``ForwardedHeaderRule`` lets them pass (the session cookie taken out of `Cookie`), then `X-Forwarded-For`,
     /// `X-Real-IP`, `X-Forwarded-Proto` and `X-Forwarded-Host` (``ForwardedFields``: the peer, continued from a
-    /// trusted proxy). `Host`, the framing, the request id and the identity are the caller's.
-    func forwardedFields<Fields: Sequence>(of fields: Fields, client: Client, _ add: (String, String) -> Void)
-    where Fields.Element == (name: String, value: String) {
+    /// trusted proxy). `Host`, the framing, the request id and the identity are the caller's. The client's own
+    /// copies of the fields upstreams get from the gateway's claims (`withholding`: ``UpstreamRoute/claimFields``)
+    /// are dropped too, whether or not the request has a session.
+    func forwardedFields<Fields: Sequence>(
+        of fields: Fields, client: Client, withholding claimFields: [String] = [], _ add: (String, String) -> Void
+    ) where Fields.Element == (name: String, value: String) {
         let listed = HopByHopHeaders.listed(in: client.connection)
         for (name, value) in fields {
+            if !claimFields.isEmpty, claimFields.contains(where: { ASCII.equalsIgnoringCase(name, $0) }) { continue }
             switch ForwardedHeaderRule.disposition(of: name, listed: listed) {
             case .drop: continue
             case .keep: add(name, value)

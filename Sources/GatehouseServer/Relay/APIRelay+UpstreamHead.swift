@@ -54,7 +54,9 @@ extension APIRelay {
             client.forwardedProto = head.headers.first(name: "x-forwarded-proto")
             client.forwardedHost = head.headers.first(name: "x-forwarded-host")
         }
-        upstreamProtocol.forwardedFields(of: head.headers, client: client) { headers.add(name: $0, value: $1) }
+        upstreamProtocol.forwardedFields(of: head.headers, client: client, withholding: upstream.claimFields) {
+            headers.add(name: $0, value: $1)
+        }
         // The relay frames the body as the client did (the decoder has undone any chunking).
         if let length = head.headers.first(name: "content-length") {
             headers.add(name: "Content-Length", value: length)
