@@ -32,9 +32,12 @@ struct ProviderBearerTokens: Sendable {
         return await verifier.verify(token, jwksURL: jwksURL)
     }
 
-    /// An opaque token introspected at `url`, the client authenticated as `tokenEndpoint` does it.
-    func introspect(_ token: String, url: String, tokenEndpoint: OAuth2TokenEndpoint) async -> BearerTokenVerdict {
+    /// An opaque token introspected at `url`, the client authenticated as `tokenEndpoint` does it; an answer
+    /// without `sub` gets the person's claims from `userinfoEndpoint` (``TokenIntrospectionClient``).
+    func introspect(_ token: String, url: String, tokenEndpoint: OAuth2TokenEndpoint, userinfoEndpoint: String?) async -> BearerTokenVerdict {
         guard settings.accept else { return .refused("This provider does not accept bearer tokens.") }
-        return await TokenIntrospectionClient(endpoint: tokenEndpoint, claims: claims, clock: context.clock).introspect(token, url: url)
+        let client = TokenIntrospectionClient(
+            endpoint: tokenEndpoint, claims: claims, clock: context.clock, userinfoEndpoint: userinfoEndpoint, http: context.http)
+        return await client.introspect(token, url: url)
     }
 }

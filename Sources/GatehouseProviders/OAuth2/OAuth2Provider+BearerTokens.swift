@@ -19,6 +19,6 @@ extension OAuth2Provider: BearerTokenProvider {
 
     public func introspectBearerToken(_ token: String) async -> BearerTokenVerdict? {
         guard let bearerTokens, let url = configuration.bearerTokens.introspectionEndpoint else { return nil }
-        return await bearerTokens.introspect(token, url: url, tokenEndpoint: tokenEndpoint)
+        return await bearerTokens.introspect(token, url: url, tokenEndpoint: tokenEndpoint, userinfoEndpoint: configuration.userinfoEndpoint)
     }
 }

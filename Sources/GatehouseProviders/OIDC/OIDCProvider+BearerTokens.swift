@@ -32,6 +32,7 @@ extension OIDCProvider: BearerTokenProvider {
             return .unavailable("The provider's discovery document could not be fetched.")
         }
         guard let url = metadata.introspectionEndpoint else { return nil }
-        return await bearerTokens.introspect(token, url: url, tokenEndpoint: oauth2(metadata).tokenEndpoint)
+        return await bearerTokens.introspect(
+            token, url: url, tokenEndpoint: oauth2(metadata).tokenEndpoint, userinfoEndpoint: metadata.userinfoEndpoint)
     }
 }
