@@ -1,10 +1,14 @@
-"""One person, one subject, against django-oauth-toolkit's OpenID Connect provider.
+"""One person, one subject, and a provider file's endpoints over discovery, against django-oauth-toolkit's
+OpenID Connect provider.
 
 alice signs in through the gateway's browser login (`dotoidc`, kind oidc): her subject is DOT's `sub` (her user
 id) with her email. The same alice then presents an opaque access token DOT issued for the same client as a
 "machine client" (`Authorization: Bearer`): DOT's RFC 7662 introspection answer has no `sub` (only `username`),
 so the gateway asks DOT's userinfo endpoint with the token, as at a sign-in. The backend must see the same
 `X-Gatehouse-Subject` and email both ways, and an access rule written for her email must let both in.
+
+DOT's discovery document lists no `revocation_endpoint`; the provider file names DOT's, and a sign-out must
+revoke there (the grant's refresh token revoked at DOT).
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ kind: "oidc"
 issuer: {_q(dot_server.issuer)}
 client_id: {_q(dot_server.oidc_client_id)}
 client_secret_file: {_q(str(secret_file))}
+revocation_endpoint: {_q(dot_server.url + "/o/revoke_token/")}
 bearer_tokens:
   accept: true
   audiences: ["interop-backend"]
@@ -87,3 +92,16 @@ def test_a_browser_session_and_an_introspected_token_are_the_same_subject(subjec
     assert by_login["x-gatehouse-subject"] != [dot_server.username], "the login's subject is DOT's sub, not the username"
     assert by_login["x-gatehouse-email"] == by_token["x-gatehouse-email"] == [dot_server.email]
     assert by_login["x-gatehouse-provider"] == by_token["x-gatehouse-provider"] == [OIDC_PROVIDER_ID]
+
+
+def test_a_revocation_endpoint_in_the_provider_file_wins_where_discovery_lists_none(subject_gateway, dot_server):
+    assert "revocation_endpoint" not in requests.get(dot_server.issuer + "/.well-known/openid-configuration", timeout=TIMEOUT).json()
+    rt0, _ = dot_server.db.max_ids()
+    session = exchange(subject_gateway, oidc_login(subject_gateway, dot_server))
+    assert session.status_code == 201, session.text
+    (refresh,) = dot_server.db.refresh_tokens(rt0)
+    assert refresh["revoked"] is None
+    ended = requests.delete(subject_gateway.url + "/v1/session", headers=bearer(session.json()["session_token"]), timeout=TIMEOUT)
+    assert ended.status_code == 200, ended.text
+    assert ended.json()["provider_logout"] == "revoked", ended.json()
+    assert dot_server.db.refresh_tokens(rt0)[0]["revoked"] is not None, "DOT still holds the grant"
