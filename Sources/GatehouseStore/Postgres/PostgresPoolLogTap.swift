@@ -55,9 +55,13 @@ struct PostgresPoolLogTap: LogHandler {
     }
 
     func log(event: LogEvent) {
+        var event = event
         if event.message.description == Self.connectFailedMessage {
             let error = event.metadata?["psql_error"]?.description ?? "unknown error"
             if !error.contains("connectTimeout") { listener.connectFailed("cannot connect: \(error)") }
+            // The store's outage lines speak for these (one when it goes down, a count every 10 s, one when it is
+            // back: ``StoreOutageReporter``); the pool's own line for every reconnect attempt is for `debug`.
+            event.level = .debug
         }
         if event.level >= base.logLevel { base.log(event: event) }
     }
