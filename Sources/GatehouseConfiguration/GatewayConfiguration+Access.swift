@@ -78,8 +78,34 @@ extension GatewayConfiguration {
         } else {
             try map.report("allow", "'\(map.qualified("allow"))' is required: \"anyone\", \"authenticated\" or a list of conditions")
         }
+        var require: StepUpRequirement?
+        if let required = try map.map("require") {
+            require = try stepUp(required)
+            if allow == .anyone {
+                try map.report("require", "'\(map.qualified("require"))' needs a rule that asks for a session: not allow: \"anyone\"")
+            }
+        }
         try map.finish()
-        return AccessRule(name: name, paths: paths, methods: methods, hosts: hosts, allow: allow)
+        return AccessRule(name: name, paths: paths, methods: methods, hosts: hosts, allow: allow, require: require)
+    }
+
+    /// `require: {acr: [...], max_age_seconds: N}`: either key alone, not neither.
+    private static func stepUp(_ map: ConfigMap) throws -> StepUpRequirement {
+        let acr = try map.strings("acr")
+        // A value goes into the challenge's quoted, space-separated `acr_values`.
+        if let bad = acr?.first(where: {
+            $0.isEmpty || !$0.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\" }
+        }) {
+            try map.report("acr", "'\(map.qualified("acr"))' entry '\(bad)' must be a printable ASCII value without spaces or quotes")
+        }
+        if acr?.isEmpty == true { try map.report("acr", "'\(map.qualified("acr"))' must list at least one value, or be left out") }
+        let maxAge = try map.positiveInt("max_age_seconds", unit: "seconds")
+        if acr == nil, maxAge == nil, !map.hasProblem("acr"), !map.hasProblem("max_age_seconds") {
+            let section = map.qualified("acr").dropLast(".acr".count)
+            try map.report("acr", "'\(section)' must name acr, max_age_seconds or both")
+        }
+        try map.finish()
+        return StepUpRequirement(acr: acr, maxAgeSeconds: maxAge)
     }
 
     /// One condition: ALL of its keys must match; a key's list matches ANY of its values.

@@ -6,4 +6,7 @@ public enum AccessDecision: Sendable, Equatable {
     case needsSession
     /// The session may not: 403 naming the rule (`default` when no rule matched).
     case deny(rule: String)
+    /// The session may, once it has authenticated as the rule requires (``AccessRule/require``): 401 with the
+    /// RFC 9470 challenge.
+    case stepUp(rule: String, requirement: StepUpRequirement)
 }

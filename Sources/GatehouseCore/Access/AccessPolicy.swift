@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Who may sign in, and who may reach which backend path (`access:` in `gatehouse.yaml`). Without an
 /// `access` section every signed-in user reaches the whole backend.
@@ -48,24 +48,35 @@ public struct AccessPolicy: Sendable, Equatable {
 
     /// The decision for a request; `host` is the host the request is for (``HostPattern/normalized(_:)``; `nil`
     /// when it has none: no rule with `hosts` applies), `user` the session's provider and identity, `nil` without
-    /// a session.
-    public func decide(method: String, path: [Substring], host: String? = nil, user: (provider: String, identity: Identity)?) -> AccessDecision {
+    /// a session; `authentication` how the session authenticated, judged at `now` by a rule's `require`.
+    public func decide(
+        method: String, path: [Substring], host: String? = nil, user: (provider: String, identity: Identity)?,
+        authentication: AccessAuthentication? = nil, now: Date = Date()
+    ) -> AccessDecision {
         guard let rule = rules.first(where: { $0.applies(method: method, path: path, host: host) }) else {
             switch fallback {
             case .authenticated: return user == nil ? .needsSession : .allow(rule: nil)
             case .deny: return user == nil ? .needsSession : .deny(rule: "default")
             }
         }
+        let decision: AccessDecision
         switch rule.allow {
         case .anyone:
             return .allow(rule: rule.name)
         case .authenticated:
-            return user == nil ? .needsSession : .allow(rule: rule.name)
+            decision = user == nil ? .needsSession : .allow(rule: rule.name)
         case .conditions(let conditions):
             guard let user else { return .needsSession }
-            return conditions.contains { $0.matches(provider: user.provider, identity: user.identity) }
+            decision =
+                conditions.contains { $0.matches(provider: user.provider, identity: user.identity) }
                 ? .allow(rule: rule.name) : .deny(rule: rule.name)
         }
+        // Who may is decided first: a session the rule refuses is refused, not asked to sign in again.
+        guard case .allow = decision, let requirement = rule.require else { return decision }
+        guard let authentication, requirement.isMet(acr: authentication.acr, authenticatedAt: authentication.authenticatedAt, now: now) else {
+            return .stepUp(rule: rule.name, requirement: requirement)
+        }
+        return decision
     }
 
     /// Whether `access.login` lets this user sign in.

@@ -18,13 +18,19 @@ public struct AccessRule: Sendable, Equatable {
     public var allow: Allow
     /// `hosts:`; `nil` is every host. A rule with hosts never applies to a request without one it lists.
     public var hosts: [HostPattern]?
+    /// `require:`: a session it lets through must also have authenticated this strongly or this recently.
+    public var require: StepUpRequirement?
 
-    public init(name: String, paths: [PathPattern], methods: Set<String>? = nil, hosts: [HostPattern]? = nil, allow: Allow) {
+    public init(
+        name: String, paths: [PathPattern], methods: Set<String>? = nil, hosts: [HostPattern]? = nil, allow: Allow,
+        require: StepUpRequirement? = nil
+    ) {
         self.name = name
         self.paths = paths
         self.methods = methods.map { $0.contains("GET") ? $0.union(["HEAD"]) : $0 }
         self.hosts = hosts
         self.allow = allow
+        self.require = require
     }
 
     /// Whether the rule is the one for this request; `host` as ``HostPattern/normalized(_:)`` gives it.

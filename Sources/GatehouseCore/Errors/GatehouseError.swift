@@ -16,6 +16,8 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var challengesBearer = false
     /// The scopes the challenge of an `insufficient_scope` answer names (`scope="…"`, RFC 6750 §3.1).
     public var requiredScope: [String]?
+    /// What the challenge of a `step_up_required` answer asks for (`acr_values`, `max_age`; RFC 9470 §3).
+    public var stepUp: StepUpRequirement?
 
     public init(code: ProblemCode, status: Int, detail: String, retryAfter: Int? = nil) {
         self.code = code
@@ -71,6 +73,15 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
             detail: "The token is valid but does not grant the scope(s) this gateway requires: \(required.joined(separator: " ")).")
         error.challengesBearer = true
         error.requiredScope = required
+        return error
+    }
+    /// An access rule's `require:` the session does not meet: 401, challenged with
+    /// `Bearer error="insufficient_user_authentication"` and what to sign in again with (RFC 9470).
+    public static func stepUpRequired(rule: String, _ requirement: StepUpRequirement) -> Self {
+        var error = Self(
+            code: .stepUpRequired, status: 401,
+            detail: "The access rule '\(rule)' asks for a stronger or more recent sign-in than this session's; sign in again as the challenge says.")
+        error.stepUp = requirement
         return error
     }
     /// A provider that could not be asked (its keys, discovery or introspection endpoint unreachable).

@@ -54,6 +54,8 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let providerUnavailable = ProblemCode(rawValue: "provider_unavailable")
     /// The user or the provider refused the sign-in.
     public static let accessDenied = ProblemCode(rawValue: "access_denied")
+    /// The access rule asks for a stronger or more recent authentication than the session's (RFC 9470).
+    public static let stepUpRequired = ProblemCode(rawValue: "step_up_required")
     /// The provider's answer to a login could not be used.
     public static let serverError = ProblemCode(rawValue: "server_error")
     /// The provider could not be reached during a login; try again.
@@ -110,7 +112,7 @@ public struct ProblemCode: RawRepresentable, Hashable, Sendable, Codable, Custom
         .invalidRequest, .invalidPath, .uriTooLong, .headersTooLarge, .payloadTooLarge, .requestTimeout, .notFound, .methodNotAllowed,
         .unsupportedOperation, .unknownProvider,
         .invalidGrant, .unsupportedGrantType, .invalidCredential, .loginNotBound, .unknownLogin, .tooManyLogins,
-        .originNotAllowed, .providerUnavailable, .accessDenied, .serverError, .temporarilyUnavailable,
+        .originNotAllowed, .providerUnavailable, .accessDenied, .stepUpRequired, .serverError, .temporarilyUnavailable,
         .invalidSession, .reauthenticationRequired, .csrfRequired, .providerMismatch, .notRefreshable,
         .invalidDPoPProof, .useDPoPNonce, .invalidToken, .insufficientScope,
         .upstreamUnavailable, .badGateway, .upstreamTimeout, .upstreamTooLarge, .providerTokenRejected,

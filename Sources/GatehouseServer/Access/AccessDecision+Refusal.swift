@@ -13,6 +13,7 @@ extension AccessDecision {
         case .allow: nil
         case .needsSession: sessionRefusal ?? GatehouseError.invalidSession()
         case .deny(let rule): GatehouseError.forbidden(.accessDenied, "The access rule '\(rule)' does not let this session through.")
+        case .stepUp(let rule, let requirement): GatehouseError.stepUpRequired(rule: rule, requirement)
         }
     }
 
@@ -23,7 +24,19 @@ extension AccessDecision {
     func audit(
         session: ActiveSession?, method: String, path: NormalizedPath, via: String, requestID: String? = nil, metrics: GatewayMetrics, logger: Logger
     ) {
-        guard case .deny(let rule) = self else { return }
+        let rule: String
+        switch self {
+        case .allow, .needsSession: return
+        case .deny(let denied): rule = denied
+        case .stepUp(let asking, _):
+            var metadata: Logger.Metadata = [
+                "rule": "\(asking)", "provider": "\(session?.provider ?? "")", "session": "\(session?.id ?? "")", "method": "\(method)",
+                "path": "\(path.encoded)", "via": "\(via)",
+            ]
+            if let requestID { metadata["request_id"] = "\(requestID)" }
+            logger.info("step-up required", metadata: metadata)
+            return
+        }
         metrics.accessDenied(rule: rule)
         var metadata: Logger.Metadata = [
             "rule": "\(rule)", "provider": "\(session?.provider ?? "")", "session": "\(session?.id ?? "")", "method": "\(method)",

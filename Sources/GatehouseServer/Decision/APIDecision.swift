@@ -180,7 +180,7 @@ struct APIDecision: Sendable {
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
         // Normalized only when some rule names hosts (it costs a copy).
         let host = policy.namesHosts ? facts.host.flatMap { HostPattern.normalized(Substring($0)) } : nil
-        let decision = policy.decide(method: facts.method, path: segments, host: host, user: user)
+        let decision = policy.decide(method: facts.method, path: segments, host: host, user: user, authentication: session?.authentication)
         if let refusal = decision.refusal(sessionRefusal: sessionRefusal) { return (.refuse(refusal), (decision, path)) }
         return (.forward(Forward(upstream: upstream, target: target, session: session)), (decision, path))
     }

@@ -24,6 +24,12 @@ enum Problem {
                 token.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
             }
             headers[.wwwAuthenticate] = "Bearer error=\"insufficient_scope\", scope=\"\(scope.joined(separator: " "))\""
+        case .stepUpRequired:
+            // RFC 9470 §3: what to sign in again with. `acr` values are checked to be plain tokens (`gatehouse check`).
+            var challenge = "Bearer error=\"insufficient_user_authentication\""
+            if let acr = error.stepUp?.acr { challenge += ", acr_values=\"\(acr.joined(separator: " "))\"" }
+            if let maxAge = error.stepUp?.maxAgeSeconds { challenge += ", max_age=\(maxAge)" }
+            headers[.wwwAuthenticate] = challenge
         case .invalidDPoPProof, .useDPoPNonce, .invalidToken:
             // RFC 9449 §7.1: the DPoP challenge, with the error and the algorithms a proof may use.
             if error.status == 401 {

@@ -46,7 +46,8 @@ enum ForwardAuthDecision {
         let (host, app, backend) = upstreams.forwardAuth(original, policy: policy)
         let session = credential.session
         let user = session.map { (provider: $0.provider, identity: $0.identity) }
-        let decision = policy.decide(method: original.method, path: path.segments.map { Substring($0) }, host: host, user: user)
+        let decision = policy.decide(
+            method: original.method, path: path.segments.map { Substring($0) }, host: host, user: user, authentication: session?.authentication)
         let verdict: Verdict
         if let refusal = decision.refusal(sessionRefusal: credential.refusal) {
             // The sign-in page only with a 401 (a token short of scope is 403, and a sign-in would not add it); a
