@@ -25,8 +25,14 @@ final class UpstreamRoute: Sendable {
     /// How the event-loop relay reaches it; `nil` for a URL that is not plain `http://host[:port][/path]`
     /// (the router's client carries those, TLS included).
     let relayTarget: RelayTarget?
+    /// For an `https` URL with its own `tls:`: the TLS configuration and server name the router's client uses.
+    let tls: UpstreamTLSPlan?
 
-    init(index: Int, name: String, prefix: String, keepPrefix: Bool, backend: ServerSettings.BackendSettings, defaultTimeout: TimeInterval) {
+    /// - Parameter outbound: the trust of `outbound_tls` its own `tls:` adds to; nil: `tls:` is not used.
+    init(
+        index: Int, name: String, prefix: String, keepPrefix: Bool, backend: ServerSettings.BackendSettings, defaultTimeout: TimeInterval,
+        outbound: OutboundTLS? = nil
+    ) {
         self.index = index
         self.name = name
         self.prefix = prefix.split(separator: "/").map(String.init)
@@ -35,6 +41,11 @@ final class UpstreamRoute: Sendable {
         (origin, basePath) = UpstreamPath.split(backend.url)
         timeout = backend.timeout ?? defaultTimeout
         relayTarget = RelayTarget(url: backend.url)
+        if let own = backend.tls, let outbound {
+            tls = UpstreamTLSPlan(url: backend.url, tls: own, outbound: outbound)
+        } else {
+            tls = nil
+        }
     }
 
     /// Whether it is `backend`.
