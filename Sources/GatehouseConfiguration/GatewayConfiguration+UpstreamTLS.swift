@@ -65,12 +65,8 @@ extension GatewayConfiguration {
                 do {
                     _ = try TLSCertificatePair.load(certificateFile: certificate, privateKeyFile: key)
                 } catch {
-                    switch error {
-                    case .privateKey, .mismatch:
-                        try map.report("client_key_file", "'\(map.qualified("client_key_file"))': \(error)")
-                    case .certificate, .expired:
-                        try map.report("client_certificate_file", "'\(map.qualified("client_certificate_file"))': \(error)")
-                    }
+                    let key = error.isAboutKey ? "client_key_file" : "client_certificate_file"
+                    try map.report(key, "'\(map.qualified(key))': \(error)")
                 }
             }
         }

@@ -30,6 +30,14 @@ public struct TLSCertificatePair: Sendable, Equatable {
         /// The leaf's `notAfter` is in the past.
         case expired(Date)
 
+        /// Whether it is about the key file (else the certificate file): where a configuration reports it.
+        public var isAboutKey: Bool {
+            switch self {
+            case .privateKey, .mismatch: true
+            case .certificate, .expired: false
+            }
+        }
+
         public var description: String {
             switch self {
             case .certificate(let reason), .privateKey(let reason): reason

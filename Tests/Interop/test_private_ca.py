@@ -131,6 +131,7 @@ def sign_in(gateway: Gateway, dot: dict, ca: PrivateCA) -> requests.Response:
     to_dot = r.headers["Location"]
     assert without_query(to_dot) == dot["url"] + "/o/authorize/", to_dot
     browser = requests.Session()
+    browser.trust_env = False  # REQUESTS_CA_BUNDLE in the environment would win over `verify`
     browser.verify = str(ca.certificate)
     callback = dot_sign_in(browser, to_dot, dot["username"], dot["password"]).headers["Location"]
     r = requests.get(callback, allow_redirects=False, timeout=TIMEOUT)
