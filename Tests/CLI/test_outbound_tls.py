@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import clean_env, q, wait_until, write_config, write_provider
+from conftest import clean_env, q, wait_until, write_capture_provider, write_config, write_provider
 from gatehouse_testkit import free_port, stop_process
 from private_ca import PrivateCA
 from test_check import assert_check_fails, line_of
@@ -44,8 +44,9 @@ class TLSBackend:
             def do_GET(self):
                 peer = self.connection.getpeercert()
                 subject = dict(item[0] for item in peer["subject"]) if peer else {}
-                data = json.dumps({"client": subject.get("commonName"), "path": self.path,
-                                   "host": self.headers.get("Host")}).encode()
+                # `id` and `email`: what a capture provider's probe answers.
+                data = json.dumps({"client": subject.get("commonName"), "path": self.path, "host": self.headers.get("Host"),
+                                   "id": "user-1", "email": "user1@example.test"}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -165,6 +166,30 @@ def test_sighup_reads_the_client_certificate_again(serve, tmp_path, ca, backends
         return r.status_code == 200 and r.json()["client"] == "second-client"
 
     assert wait_until(presented, 10, 0.2), gw.log()
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_a_provider_files_ca_file_serves_its_calls_and_its_api(serve, tmp_path, ca, trusted):
+    """A provider behind the private CA: with `tls.ca_file` its probe (the adapter's own call) and its API
+    (`/v1/proxy/{id}`) are reached; without it the sign-in is refused and nothing else trusts that CA."""
+    site = TLSBackend(ca.server_context(*ca.leaf("legacy-site")))
+    try:
+        base = f"https://127.0.0.1:{site.port}"
+        extra = [f"api: {{url: {q(base + '/api')}}}"] + ([f"tls: {{ca_file: {q(str(ca.certificate))}}}"] if trusted else [])
+        write_capture_provider(tmp_path, base, extra=extra)
+        config = write_config(tmp_path, 'store: {kind: "memory"}\n')
+        gw = serve(tmp_path, ["--config", str(config)], env=NO_ENVIRONMENT_TRUST)
+        created = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "captured"}, timeout=10)
+        if not trusted:
+            assert created.status_code == 503 and created.json()["code"] == "upstream_unavailable", created.text
+            assert wait_until(lambda: "CERTIFICATE_VERIFY_FAILED" in gw.log(), 5), gw.log()[-2000:]
+            return
+        assert created.status_code == 201, created.text
+        token = created.json()["session_token"]
+        r = requests.get(gw.url + "/v1/proxy/legacy/things?x=1", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        assert r.status_code == 200 and r.json()["path"] == "/api/things?x=1", r.text
+    finally:
+        site.close()
 
 
 def test_check_reports_every_bad_file_at_its_line(cli, tmp_path, ca):
