@@ -18,6 +18,8 @@ extension GatewayConfiguration {
         public var forwardAccessToken: Bool
         /// `timeout_seconds`: how long the upstream may take to start its answer; `nil`: `limits.upstream_timeout_seconds`.
         public var timeoutSeconds: Int?
+        /// `tls`: the trust and the client certificate of an `https` upstream; nil: only `outbound_tls`.
+        public var tls: UpstreamTLS?
 
         /// - Parameters:
         ///   - url: `http://127.0.0.1:9000` by default.
@@ -55,6 +57,7 @@ extension GatewayConfiguration {
             assertion = try map.bool("assertion") ?? assertion
             forwardAccessToken = try map.bool("forward_access_token") ?? forwardAccessToken
             timeoutSeconds = try map.positiveInt("timeout_seconds", unit: "seconds") ?? timeoutSeconds
+            if let section = try map.map("tls") { tls = try UpstreamTLS.read(section) }
             try map.finish()
         }
     }

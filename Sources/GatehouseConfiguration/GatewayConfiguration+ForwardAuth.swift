@@ -62,7 +62,7 @@ extension GatewayConfiguration {
             try map.report("hosts", "'\(map.qualified("hosts"))' is required: the host names the app is served on, like app.example.com")
         }
         let hosts = try map.hostPatterns("hosts", empty: "the host names the app is served on") ?? []
-        for key in ["url", "timeout_seconds"] where map.contains(key) {
+        for key in ["url", "timeout_seconds", "tls"] where map.contains(key) {
             try map.report(
                 key, "'\(map.qualified(key))' is not an app's: the proxy in front of it reaches it (for a path under /v1/api, use upstreams:)")
         }
@@ -74,6 +74,7 @@ extension GatewayConfiguration {
         }
         var defaults = backend
         defaults.audience = name
+        defaults.tls = nil
         let settings = try Backend(map, defaults: defaults)
         return ForwardAuthApp(name: name, hosts: hosts, backend: settings)
     }

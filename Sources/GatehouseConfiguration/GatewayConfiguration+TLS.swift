@@ -83,12 +83,8 @@ extension GatewayConfiguration {
             do {
                 certificateExpiry = try TLSCertificatePair.load(certificateFile: certificateFile, privateKeyFile: privateKeyFile).notValidAfter
             } catch {
-                switch error {
-                case .privateKey, .mismatch:
-                    try map.report("private_key_file", "'\(map.qualified("private_key_file"))': \(error)")
-                case .certificate, .expired:
-                    try map.report("certificate_file", "'\(map.qualified("certificate_file"))': \(error)")
-                }
+                let key = error.isAboutKey ? "private_key_file" : "certificate_file"
+                try map.report(key, "'\(map.qualified(key))': \(error)")
             }
         }
     }

@@ -10,7 +10,7 @@ extension GatewayConfiguration {
         /// Whether the prefix stays on the forwarded path (default: removed).
         public var keepPrefix: Bool
         /// Where it goes and what it receives; every key not written comes from `backend`, but `audience`
-        /// (default: the name) and `url` (required).
+        /// (default: the name), `url` (required) and `tls` (its own).
         public var backend: Backend
 
         public init(name: String, prefix: String, keepPrefix: Bool = false, backend: Backend) {
@@ -70,6 +70,8 @@ extension GatewayConfiguration {
         }
         var defaults = backend
         defaults.audience = name
+        // Another host: `backend`'s CA, client certificate and server name are not its own.
+        defaults.tls = nil
         let settings = try Backend(map, defaults: defaults)
         return Upstream(name: name, prefix: prefix, keepPrefix: keepPrefix, backend: settings)
     }

@@ -47,6 +47,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var logging: Logging
     /// `tls:` — HTTPS (and HTTP/2) on ``listen``; nil: plain HTTP.
     public var tls: TLS?
+    /// `outbound_tls:` — the certificate authorities every outbound call trusts.
+    public var outboundTLS = OutboundTLS()
     /// `redirect_http_listen:` — a plain HTTP listener answering 308 to ``publicURL`` (needs ``tls``).
     public var redirectHTTPListen: ListenAddress?
     /// The file the settings came from; nil when there is none (defaults and the environment).
@@ -311,6 +313,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         section { configuration.limits = try Limits(map.mapOrEmpty("limits")) }
         section { configuration.logging = try Logging(map.mapOrEmpty("logging")) }
         section { try readTLS(map, into: &configuration) }
+        section { configuration.outboundTLS = try OutboundTLS(map.mapOrEmpty("outbound_tls")) }
         section { try checkPublicURL(map, configuration) }
         section { try map.finish() }
 

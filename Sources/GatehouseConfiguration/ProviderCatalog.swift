@@ -215,11 +215,26 @@ public enum ProviderCatalog {
         let claims = try ClaimMapping(map.map("claims"), defaults: kind?.defaultClaims ?? ClaimMapping())
         let api = try ProviderAPI(
             map.map("api"), defaultAuthentication: kind?.defaultAPIAuthentication ?? .bearer, styles: kind?.apiAuthenticationStyles ?? [])
+        let caFile = try trustedCAFile(map.map("tls"))
         // Without its kind, the file's other keys are neither read nor refused: nobody knows which are valid.
         guard let kind else { return nil }
         let descriptor = ProviderDescriptor(
-            id: id, kind: kind.kind, name: name, redirectURIs: redirectURIs, claims: claims, api: api)
-        return try kind.make(descriptor: descriptor, settings: map, context: context)
+            id: id, kind: kind.kind, name: name, redirectURIs: redirectURIs, claims: claims, api: api, caFile: caFile)
+        return try kind.make(descriptor: descriptor, settings: map, context: caFile.map { try context.trusting(caFile: $0) } ?? context)
+    }
+
+    /// `tls: {ca_file}` of any kind: the bundle, read and checked (absolute); nil when not set.
+    private static func trustedCAFile(_ map: ConfigMap?) throws -> String? {
+        guard let map else { return nil }
+        let file = try map.nonEmptyString("ca_file").map(map.resolve)
+        try map.finish()
+        guard let file else { return nil }
+        do {
+            _ = try CertificateBundle.load(file: file)
+        } catch {
+            try map.report("ca_file", "'\(map.qualified("ca_file"))': \(error)")
+        }
+        return file
     }
 
     /// `letters, digits, - _ .`: ids appear in URL paths (`/v1/auth/{id}/…`) and file names.

@@ -30,6 +30,14 @@ public struct TLSCertificatePair: Sendable, Equatable {
         /// The leaf's `notAfter` is in the past.
         case expired(Date)
 
+        /// Whether it is about the key file (else the certificate file): where a configuration reports it.
+        public var isAboutKey: Bool {
+            switch self {
+            case .privateKey, .mismatch: true
+            case .certificate, .expired: false
+            }
+        }
+
         public var description: String {
             switch self {
             case .certificate(let reason), .privateKey(let reason): reason
@@ -88,16 +96,16 @@ public struct TLSCertificatePair: Sendable, Equatable {
         return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) UTC"
     }
 
-    // MARK: Private
+    // MARK: Shared with CertificateBundle
 
-    private static func readText(_ path: String) -> String? {
+    static func readText(_ path: String) -> String? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         return String(data: data, encoding: .utf8)
     }
 
     /// The PEM blocks of a file, in order, each with its label (`CERTIFICATE`, `PRIVATE KEY`, …); text outside
     /// the blocks (OpenSSL's `Bag Attributes`, `EC PARAMETERS` before the key) is skipped.
-    private static func blocks(in text: String) -> [(label: String, text: String)] {
+    static func blocks(in text: String) -> [(label: String, text: String)] {
         var found: [(label: String, text: String)] = []
         var label: String?
         var lines: [Substring] = []

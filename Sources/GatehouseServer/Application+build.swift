@@ -43,7 +43,10 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     ).addRoutes(to: router)
     LoginPageController(
         providers: gateway.providers, flow: gateway.loginFlow,
-        transport: Gateway.providerTransport(client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout, logger: gateway.logger),
+        transport: { [gateway] caFile in
+            Gateway.providerTransport(
+                client: gateway.httpClient, timeout: gateway.settings.upstreamTimeout, logger: gateway.logger, trust: gateway.trust, caFile: caFile)
+        },
         clock: gateway.clock, loginLifetime: gateway.settings.loginTransactionLifetime,
         jars: LoginPageJars(
             store: gateway.sessions.store, sealer: gateway.sessions.sealer, capacity: gateway.settings.pageLogins,

@@ -28,6 +28,8 @@ public struct Gateway: Sendable {
     let policy: CurrentPolicy
     /// One line and one count per answered request (router and relay).
     let accessLog: AccessLog
+    /// What outbound calls trust (`outbound_tls`, providers' `tls.ca_file`), replaced on SIGHUP.
+    let trust: OutboundTrust
 
     /// - Parameters:
     ///   - sealingKeys: 32-byte AES keys with ids; the first seals.
@@ -40,15 +42,18 @@ public struct Gateway: Sendable {
     ) async throws {
         try await self.init(
             settings: settings, providers: providers, store: store, sealingKeys: sealingKeys, signingKeysPEM: signingKeysPEM,
-            httpClient: httpClient, clock: clock, logger: logger, metrics: GatewayMetrics())
+            httpClient: httpClient, clock: clock, logger: logger, metrics: GatewayMetrics(),
+            trust: OutboundTrust(OutboundTLS(settings.outboundTLS)))
     }
 
     /// The same, counting into `metrics` (which the launcher also gave the store's ``InstrumentedSessionStore``).
     init(
         settings: ServerSettings, providers: ProviderSet, store: any SessionStore,
         sealingKeys: [CredentialSealer.Key], signingKeysPEM: [(id: String, pem: String)],
-        httpClient: HTTPClient, clock: TimeSource, logger: Logger, metrics: GatewayMetrics
+        httpClient: HTTPClient, clock: TimeSource, logger: Logger, metrics: GatewayMetrics, trust: OutboundTrust,
+        serverNames: ServerNameClients? = nil
     ) async throws {
+        self.trust = trust
         self.settings = settings
         self.providers = providers
         self.store = store
@@ -56,7 +61,9 @@ public struct Gateway: Sendable {
         self.logger = logger
         self.httpClient = httpClient
         policy = CurrentPolicy(
-            PolicySnapshot(access: settings.access, upstreams: UpstreamTable(settings: settings), providerGeneration: providers.generation))
+            PolicySnapshot(
+                access: settings.access, upstreams: UpstreamTable(settings: settings, outbound: trust.outbound),
+                providerGeneration: providers.generation))
         let sealer = try CredentialSealer(keys: sealingKeys)
         let signer = try await AssertionSigner(
             signingKeys: signingKeysPEM.map { .init(id: $0.id, key: try .init(pem: $0.pem)) },
@@ -73,7 +80,9 @@ public struct Gateway: Sendable {
         resolver = SessionResolver(
             cookieName: settings.cookie.name, sessions: sessions, dpop: dpop,
             providerTokens: ProviderTokenAuthenticator(providers: providers, clock: clock))
-        upstream = UpstreamClient(httpClient: httpClient, settings: settings, metrics: metrics)
+        upstream = UpstreamClient(
+            httpClient: httpClient, settings: settings, metrics: metrics, trust: trust,
+            serverNames: serverNames ?? ServerNameClients(configuration: GatewayLauncher.upstreamClientConfiguration()))
     }
 }
 
@@ -82,5 +91,12 @@ extension Gateway {
     /// A call that fails is logged to `logger` with its technical cause.
     public static func providerTransport(client: HTTPClient, timeout: TimeInterval, logger: Logger) -> any HTTPTransport {
         AsyncHTTPTransport(client: client, timeout: timeout, logger: logger)
+    }
+
+    /// The same with the trust in force: `outbound_tls`, and `caFile` (a provider's `tls.ca_file`) when given.
+    static func providerTransport(
+        client: HTTPClient, timeout: TimeInterval, logger: Logger, trust: OutboundTrust, caFile: String? = nil
+    ) -> AsyncHTTPTransport {
+        AsyncHTTPTransport(client: client, timeout: timeout, logger: logger, trust: trust, caFile: caFile)
     }
 }

@@ -89,15 +89,22 @@ public enum GatewayLauncher {
     }
 
     /// Loads and validates the provider files; the optional ones whose environment is not set are skipped.
-    public static func loadProviderFiles(_ configuration: GatewayConfiguration, transport: any HTTPTransport) throws -> ProviderCatalog.Loaded {
-        let context = ProviderContext(transport: transport, publicURL: configuration.publicURL)
+    /// - Parameters:
+    ///   - trusting: the transport of a provider with its own `tls.ca_file`; nil: `transport` for every provider.
+    public static func loadProviderFiles(
+        _ configuration: GatewayConfiguration, transport: any HTTPTransport,
+        trusting: (@Sendable (_ caFile: String) throws -> any HTTPTransport)? = nil
+    ) throws -> ProviderCatalog.Loaded {
+        let context = ProviderContext(transport: transport, publicURL: configuration.publicURL, trustingTransport: trusting)
         return try ProviderCatalog.loadReporting(directory: configuration.providersDirectory, kinds: ProviderRegistry.kinds, context: context)
     }
 
     /// Loads and validates the provider files, logging each optional provider that was skipped.
-    public static func loadProviders(_ configuration: GatewayConfiguration, transport: any HTTPTransport, logger: Logger) throws -> [any AuthProvider]
-    {
-        let loaded = try loadProviderFiles(configuration, transport: transport)
+    public static func loadProviders(
+        _ configuration: GatewayConfiguration, transport: any HTTPTransport, logger: Logger,
+        trusting: (@Sendable (_ caFile: String) throws -> any HTTPTransport)? = nil
+    ) throws -> [any AuthProvider] {
+        let loaded = try loadProviderFiles(configuration, transport: transport, trusting: trusting)
         for line in loaded.skipped { logger.warning("\(line)") }
         return loaded.providers
     }
@@ -130,12 +137,22 @@ public enum GatewayLauncher {
         // Before anything is created: a data directory this user cannot write is one line that names it.
         let directories = StateDirectories.problems(in: configuration)
         guard directories.isEmpty else { throw ConfigurationErrors(directories) }
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamClientConfiguration())
+        // What every outbound call trusts (`outbound_tls`, SSL_CERT_FILE, SSL_CERT_DIR): the shared client's own.
+        let trust = try OutboundTrust(OutboundTLS(configuration.outboundTLS))
+        var clientConfiguration = upstreamClientConfiguration()
+        clientConfiguration.tlsConfiguration = trust.clientConfiguration
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        let serverNames = ServerNameClients(configuration: clientConfiguration)
         do {
-            let transport = Gateway.providerTransport(
-                client: client, timeout: TimeInterval(configuration.limits.upstreamTimeoutSeconds), logger: logger)
+            let timeout = TimeInterval(configuration.limits.upstreamTimeoutSeconds)
+            let transport = Gateway.providerTransport(client: client, timeout: timeout, logger: logger, trust: trust)
+            // A provider file's `tls.ca_file`, read again at every load (start-up, SIGHUP).
+            let trusting: @Sendable (String) throws -> any HTTPTransport = { caFile in
+                try trust.reload(caFile: caFile)
+                return Gateway.providerTransport(client: client, timeout: timeout, logger: logger, trust: trust, caFile: caFile)
+            }
             let load: @Sendable () throws -> [any AuthProvider] = {
-                try makeProviders?(transport) ?? loadProviders(configuration, transport: transport, logger: logger)
+                try makeProviders?(transport) ?? loadProviders(configuration, transport: transport, logger: logger, trusting: trusting)
             }
             let providers = ProviderSet(try load())
             if providers.all.isEmpty {
@@ -156,17 +173,19 @@ public enum GatewayLauncher {
                 let keys = try keys(configuration)
                 let gateway = try await Gateway(
                     settings: settings(from: configuration), providers: providers, store: store,
-                    sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, clock: .system, logger: logger, metrics: metrics)
+                    sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, clock: .system, logger: logger, metrics: metrics,
+                    trust: trust, serverNames: serverNames)
                 let services: [any Service] =
                     storeServices + [
-                        HTTPClientService(client: client),
+                        HTTPClientService(client: client, serverNames: serverNames),
                         SessionSweeper(
                             store: store, clock: gateway.clock, idleTimeout: gateway.settings.idleTimeout, logger: logger,
                             counting: (configuredStore as? any SessionListing).map { ($0, metrics) }),
                     ]
                 let providerReloader = ProviderReloader(
                     providers: providers, load: load, policy: gateway.policy,
-                    upstreamTimeout: gateway.settings.upstreamTimeout, loadConfiguration: configurationLoader(configuration), logger: logger)
+                    upstreamTimeout: gateway.settings.upstreamTimeout, loadConfiguration: configurationLoader(configuration), trust: trust,
+                    logger: logger)
                 let metricsServices: [any Service] =
                     configuration.metricsListen.map { address in
                         [buildMetricsApplication(metrics: gateway.metrics, host: address.host, port: address.port, logger: logger)]
@@ -189,6 +208,7 @@ public enum GatewayLauncher {
                 try await group.run()
             }
         } catch {
+            await serverNames.shutdown()
             try? await client.shutdown()
             throw error
         }

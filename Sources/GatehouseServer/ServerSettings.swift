@@ -82,6 +82,11 @@ public struct ServerSettings: Sendable {
         get { configuration.upstreams }
         set { configuration.upstreams = newValue }
     }
+    /// `outbound_tls:`: the certificate authorities every outbound call trusts.
+    public var outboundTLS: GatewayConfiguration.OutboundTLS {
+        get { configuration.outboundTLS }
+        set { configuration.outboundTLS = newValue }
+    }
     /// `forward_auth.apps:`: applications behind the operator's own proxy, told apart by host on `/v1/authz`.
     public var forwardAuthApps: [GatewayConfiguration.ForwardAuthApp] {
         get { configuration.forwardAuthApps }

@@ -29,10 +29,13 @@ final class UpstreamRoute: Sendable {
     /// (`identity_headers.claims` of any of them): a client's own copy never reaches this one either, so no
     /// upstream can take a client's field for the gateway's.
     let claimFields: [String]
+    /// For an `https` URL with its own `tls:`: the TLS configuration and server name the router's client uses.
+    let tls: UpstreamTLSPlan?
 
+    /// - Parameter outbound: the trust of `outbound_tls` its own `tls:` adds to; nil: `tls:` is not used.
     init(
         index: Int, name: String, prefix: String, keepPrefix: Bool, backend: ServerSettings.BackendSettings, defaultTimeout: TimeInterval,
-        claimFields: [String] = []
+        claimFields: [String] = [], outbound: OutboundTLS? = nil
     ) {
         self.index = index
         self.name = name
@@ -43,6 +46,11 @@ final class UpstreamRoute: Sendable {
         timeout = backend.timeout ?? defaultTimeout
         relayTarget = RelayTarget(url: backend.url)
         self.claimFields = claimFields
+        if let own = backend.tls, let outbound {
+            tls = UpstreamTLSPlan(url: backend.url, tls: own, outbound: outbound)
+        } else {
+            tls = nil
+        }
     }
 
     /// Whether it is `backend`.

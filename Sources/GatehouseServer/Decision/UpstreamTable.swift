@@ -14,10 +14,12 @@ final class UpstreamTable: Sendable {
     let forwardAuthApps: [GatewayConfiguration.ForwardAuthApp]
 
     /// The table of `backend`, `upstreams` and the forward-auth apps.
-    /// - Parameter defaultTimeout: the time to start an answer of an upstream without `timeout_seconds`.
+    /// - Parameters:
+    ///   - defaultTimeout: the time to start an answer of an upstream without `timeout_seconds`.
+    ///   - outbound: the trust (`outbound_tls`) the upstreams' own `tls:` add to.
     init(
         backend: ServerSettings.BackendSettings, upstreams: [ServerSettings.UpstreamSettings],
-        forwardAuthApps: [GatewayConfiguration.ForwardAuthApp] = [], defaultTimeout: TimeInterval
+        forwardAuthApps: [GatewayConfiguration.ForwardAuthApp] = [], defaultTimeout: TimeInterval, outbound: OutboundTLS? = nil
     ) {
         var claimFields: [String] = []
         for header in ([backend] + upstreams.map(\.backend) + forwardAuthApps.map(\.backend)).flatMap(\.claimHeaders) {
@@ -27,13 +29,13 @@ final class UpstreamTable: Sendable {
         var all = [
             UpstreamRoute(
                 index: 0, name: GatewayConfiguration.defaultUpstreamName, prefix: "", keepPrefix: true, backend: backend,
-                defaultTimeout: defaultTimeout, claimFields: claimFields)
+                defaultTimeout: defaultTimeout, claimFields: claimFields, outbound: outbound)
         ]
         for (offset, upstream) in upstreams.enumerated() {
             all.append(
                 UpstreamRoute(
                     index: offset + 1, name: upstream.name, prefix: upstream.prefix, keepPrefix: upstream.keepPrefix, backend: upstream.backend,
-                    defaultTimeout: defaultTimeout, claimFields: claimFields))
+                    defaultTimeout: defaultTimeout, claimFields: claimFields, outbound: outbound))
         }
         self.all = all
         byPrefix = all.dropFirst().sorted { $0.prefix.count > $1.prefix.count }
@@ -41,10 +43,10 @@ final class UpstreamTable: Sendable {
     }
 
     /// The table of a gateway's settings.
-    convenience init(settings: ServerSettings) {
+    convenience init(settings: ServerSettings, outbound: OutboundTLS? = nil) {
         self.init(
             backend: settings.backend, upstreams: settings.upstreams, forwardAuthApps: settings.forwardAuthApps,
-            defaultTimeout: settings.upstreamTimeout)
+            defaultTimeout: settings.upstreamTimeout, outbound: outbound)
     }
 
     /// What `/v1/authz` answers for, from the original request (both front ends ask it): the host the access

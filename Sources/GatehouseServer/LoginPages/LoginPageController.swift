@@ -19,7 +19,8 @@ import Prometheus
 struct LoginPageController: Sendable {
     let providers: ProviderSet
     let flow: LoginFlow
-    let transport: any HTTPTransport
+    /// The transport of a provider's pages, given its `tls.ca_file`.
+    let transport: @Sendable (_ caFile: String?) -> any HTTPTransport
     let clock: TimeSource
     let loginLifetime: TimeInterval
     let jars: LoginPageJars
@@ -141,7 +142,8 @@ struct LoginPageController: Sendable {
 
         let response: TransportResponse
         do {
-            response = try await transport.send(TransportRequest(method: request.method.rawValue, url: target, headers: headers, body: body))
+            response = try await transport(providers.provider(providerID)?.descriptor.caFile).send(
+                TransportRequest(method: request.method.rawValue, url: target, headers: headers, body: body))
         } catch {
             context.logger.warning(
                 "page login failed: login page unreachable",

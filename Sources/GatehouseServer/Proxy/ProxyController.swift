@@ -69,7 +69,7 @@ struct ProxyController: Sendable {
             let (chosen, target) = (forward.upstream, forward.target)
             context.logFields.upstream(chosen.name)
             let url = chosen.origin + target
-            let hop = UpstreamClient.Hop(timeout: chosen.timeout, label: chosen.name, claimFields: chosen.claimFields)
+            let hop = UpstreamClient.Hop(timeout: chosen.timeout, label: chosen.name, claimFields: chosen.claimFields, tls: chosen.tls)
             guard let session = forward.session else {
                 // A path the rules open to anyone, asked without a session: forwarded with no identity.
                 let body = try await upstream.forwardBody(of: request)
@@ -100,7 +100,7 @@ struct ProxyController: Sendable {
         let url = try UpstreamPath.join(
             base: api.url, rawPath: Substring(request.uri.path), droppingSegments: 3, query: request.uri.query.map { Substring($0) })
         let response = try await exchange(
-            request, context, session: session, url: url, refresher: refreshingProvider(for: session),
+            request, context, session: session, url: url, caFile: provider.descriptor.caFile, refresher: refreshingProvider(for: session),
             attachment: { session in providerAttachment(provider, session) })
         if response.status.code >= 400, let translator = provider as? any APIErrorTranslating {
             return try await translated(response, by: translator)
@@ -121,17 +121,17 @@ struct ProxyController: Sendable {
     /// send, and after a 401 refresh once and replay (when the body was buffered).
     private func exchange(
         _ request: Request, _ context: GatehouseRequestContext, session: ActiveSession, url: String, hop: UpstreamClient.Hop? = nil,
-        refresher: (any RefreshingProvider)?, attachment: (ActiveSession) -> Attachment
+        caFile: String? = nil, refresher: (any RefreshingProvider)?, attachment: (ActiveSession) -> Attachment
     ) async throws -> HTTPClientResponse {
         var session = session
         if let refresher, refreshPolicy.needsRefresh(session.credential, now: clock.now()) {
             session = try await self.refresher.refresh(session, provider: refresher, force: false)
         }
         let body = try await upstream.forwardBody(of: request)
-        let response = try await upstream.send(request, context, url: url, body: body, hop: hop, attach: attachment(session))
+        let response = try await upstream.send(request, context, url: url, body: body, hop: hop, caFile: caFile, attach: attachment(session))
         guard response.status.code == 401, body.isReplayable, let refresher else { return response }
         session = try await self.refresher.refresh(session, provider: refresher, force: false)
-        return try await upstream.send(request, context, url: url, body: body, hop: hop, attach: attachment(session))
+        return try await upstream.send(request, context, url: url, body: body, hop: hop, caFile: caFile, attach: attachment(session))
     }
 
     private typealias Attachment = UpstreamClient.Attachment

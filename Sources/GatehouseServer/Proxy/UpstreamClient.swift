@@ -7,6 +7,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import Prometheus
 
 /// The hop to an upstream (the backend or a provider's API): what of the client's request goes on
@@ -16,16 +17,22 @@ struct UpstreamClient: Sendable {
     let httpClient: HTTPClient
     let settings: ServerSettings
     let metrics: GatewayMetrics
+    /// What calls trust (`outbound_tls`, a provider's `tls.ca_file`) when the upstream has no `tls:` of its own.
+    let trust: OutboundTrust
+    /// The clients of upstreams with a `server_name`.
+    let serverNames: ServerNameClients
     /// The fields and failures of the upstream protocol, shared with the relay.
     private let upstreamProtocol: UpstreamProtocol
     private static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
     private static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
     private static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
 
-    init(httpClient: HTTPClient, settings: ServerSettings, metrics: GatewayMetrics) {
+    init(httpClient: HTTPClient, settings: ServerSettings, metrics: GatewayMetrics, trust: OutboundTrust, serverNames: ServerNameClients) {
         self.httpClient = httpClient
         self.settings = settings
         self.metrics = metrics
+        self.trust = trust
+        self.serverNames = serverNames
         upstreamProtocol = UpstreamProtocol(settings: settings)
     }
 
@@ -50,15 +57,21 @@ struct UpstreamClient: Sendable {
         var label: String
         /// The fields upstreams get from the gateway's claims (``UpstreamRoute/claimFields``): never the client's.
         var claimFields: [String] = []
+        /// Its own `tls:` (an `https` URL only).
+        var tls: UpstreamTLSPlan? = nil
     }
 
-    /// Sends the request; `hop`: the upstream of `/v1/api` it goes to (`nil`: a provider's API, with `limits`'s timeout).
+    /// Sends the request; `hop`: the upstream of `/v1/api` it goes to (`nil`: a provider's API, with `limits`'s timeout);
+    /// `caFile`: the provider's `tls.ca_file`.
     func send(
-        _ request: Request, _ context: GatehouseRequestContext, url: String, body: ForwardBody, hop: Hop? = nil, attach: Attachment
+        _ request: Request, _ context: GatehouseRequestContext, url: String, body: ForwardBody, hop: Hop? = nil, caFile: String? = nil,
+        attach: Attachment
     ) async throws -> HTTPClientResponse {
         var outgoing = OutgoingRequest(url: url, headers: forwardedHeaders(of: request, context, withholding: hop?.claimFields ?? []))
         try await attach(&outgoing)
-        var upstream = HTTPClientRequest(url: outgoing.url)
+        let (client, target, tls) = try reach(outgoing.url, hop: hop, caFile: caFile, context)
+        var upstream = HTTPClientRequest(url: target)
+        upstream.tlsConfiguration = tls
         upstream.method = HTTPMethod(rawValue: request.method.rawValue)
         for header in outgoing.headers { upstream.headers.add(name: header.name, value: header.value) }
         switch body {
@@ -71,7 +84,7 @@ struct UpstreamClient: Sendable {
         metrics.proxiedRequests.increment()
         let started = ContinuousClock.now
         do {
-            let response = try await httpClient.execute(upstream, timeout: .milliseconds(Int64((hop?.timeout ?? settings.upstreamTimeout) * 1000)))
+            let response = try await client.execute(upstream, timeout: .milliseconds(Int64((hop?.timeout ?? settings.upstreamTimeout) * 1000)))
             metrics.upstream(
                 hop?.label ?? (url.hasPrefix(settings.backend.url) ? "backend" : "provider_api"), duration: ContinuousClock.now - started)
             // This path never asks for an upgrade (`Upgrade` is hop-by-hop and dropped): a `101` (or any other
@@ -97,6 +110,27 @@ struct UpstreamClient: Sendable {
             metrics.upstreamErrors.increment()
             if let hop { metrics.upstreamFailed(hop.label) }
             context.logger.warning("upstream request failed", metadata: ["upstream": "\(AsyncHTTPTransport.redacted(url))", "error": "\(error)"])
+            throw UpstreamProtocol.Failure.unreachable.error
+        }
+    }
+
+    /// The client, URL and TLS configuration a call goes with: an upstream's own `tls:` (and, with `server_name`, the
+    /// URL addressed to that name, on the client that connects it to the upstream's host), else the trust in force.
+    /// A configuration that cannot be made (a file gone since it was checked) is a 502, logged with its cause.
+    private func reach(
+        _ url: String, hop: Hop?, caFile: String?, _ context: GatehouseRequestContext
+    ) throws -> (HTTPClient, String, TLSConfiguration?) {
+        do {
+            guard let plan = hop?.tls else { return (httpClient, url, try trust.configuration(caFile: caFile)) }
+            let tls = try plan.configuration.get()
+            guard let named = plan.named, url.hasPrefix(named.origin) else { return (httpClient, url, tls) }
+            return (serverNames.client(name: named.name, host: named.host), named.namedOrigin + url.dropFirst(named.origin.count), tls)
+        } catch {
+            metrics.upstreamErrors.increment()
+            if let hop { metrics.upstreamFailed(hop.label) }
+            context.logger.warning(
+                "upstream TLS settings cannot be used: a file they name cannot be read",
+                metadata: ["upstream": "\(AsyncHTTPTransport.redacted(url))", "error": "\(error)"])
             throw UpstreamProtocol.Failure.unreachable.error
         }
     }

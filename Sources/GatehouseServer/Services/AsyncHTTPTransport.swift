@@ -11,6 +11,10 @@ struct AsyncHTTPTransport: HTTPTransport {
     let timeout: TimeInterval
     /// Where the technical cause of a failed call goes; what the adapters (and so clients) get is words.
     let logger: Logger
+    /// What the calls trust besides the client's own configuration; nil: the client's own.
+    var trust: OutboundTrust? = nil
+    /// The provider's `tls.ca_file`, trusted for its calls besides `outbound_tls`.
+    var caFile: String? = nil
     /// Provider answers (tokens, userinfo) are small; anything larger is refused.
     let maxResponseBytes = 1 << 20
 
@@ -22,6 +26,7 @@ struct AsyncHTTPTransport: HTTPTransport {
         if !outgoing.headers.contains(name: "User-Agent") { outgoing.headers.add(name: "User-Agent", value: "Gatehouse") }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         do {
+            outgoing.tlsConfiguration = try trust?.configuration(caFile: caFile)
             let response = try await client.execute(outgoing, timeout: .milliseconds(Int64(timeout * 1000)))
             let body = try await response.body.collect(upTo: maxResponseBytes)
             return TransportResponse(

@@ -16,6 +16,8 @@ public enum ConnectionFailure {
     /// The words for `error` when it is one of the failures told apart here; `nil` for anything else.
     public static func known(_ error: any Error) -> String? {
         switch error {
+        case let error as OutboundTLSError:
+            return error.description
         case let error as NIOSSLError:
             if case .handshakeFailed = error {
                 return certificateRefused(String(describing: error)) ?? "the TLS handshake failed"

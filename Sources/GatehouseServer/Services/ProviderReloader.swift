@@ -3,8 +3,9 @@ import GatehouseConfiguration
 import GatehouseCore
 import Logging
 
-/// Reloads the provider files, the access rules (`access:` of `gatehouse.yaml`) and the upstreams (`backend`,
-/// `upstreams:` and `forward_auth.apps:`) on SIGHUP (``HangupReloader``). All are read and validated first; if any does not validate, all
+/// Reloads the provider files, the access rules (`access:` of `gatehouse.yaml`), the upstreams (`backend`,
+/// `upstreams:` and `forward_auth.apps:`) and what outbound calls trust (`outbound_tls`, every certificate and key
+/// file named there, by the upstreams' `tls:` and by the providers' `tls.ca_file`) on SIGHUP (``HangupReloader``). All are read and validated first; if any does not validate, all
 /// the old ones stay in force.
 struct ProviderReloader: Sendable {
     let providers: ProviderSet
@@ -15,12 +16,22 @@ struct ProviderReloader: Sendable {
     let upstreamTimeout: TimeInterval
     /// Reads `gatehouse.yaml` again; `nil` when there is no configuration file to read.
     let loadConfiguration: (@Sendable () throws -> GatewayConfiguration)?
+    /// What outbound calls trust: `outbound_tls` is read again (its files too) before the providers are, so that
+    /// their `tls.ca_file` adds to the new trust.
+    let trust: OutboundTrust
     let logger: Logger
 
     func reload() {
         do {
-            let loaded = try load()
             let configuration = try loadConfiguration?()
+            let previous = try configuration.map { try trust.replace(with: OutboundTLS($0.outboundTLS)) }
+            let loaded: [any AuthProvider]
+            do {
+                loaded = try load()
+            } catch {
+                if let previous { _ = try? trust.replace(with: previous) }
+                throw error
+            }
             providers.replace(with: loaded)
             // The rules, the upstreams and the providers' generation together: no request sees one without the
             // others (without a configuration file, the rules and upstreams in force stay).
@@ -30,7 +41,8 @@ struct ProviderReloader: Sendable {
                     access: configuration?.access ?? current.access,
                     upstreams: configuration.map {
                         UpstreamTable(
-                            backend: $0.backend, upstreams: $0.upstreams, forwardAuthApps: $0.forwardAuthApps, defaultTimeout: upstreamTimeout)
+                            backend: $0.backend, upstreams: $0.upstreams, forwardAuthApps: $0.forwardAuthApps, defaultTimeout: upstreamTimeout,
+                            outbound: trust.outbound)
                     } ?? current.upstreams,
                     providerGeneration: providers.generation))
             logger.notice(

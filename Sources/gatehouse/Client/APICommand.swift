@@ -14,6 +14,7 @@ struct APICommand: AsyncParsableCommand {
             """)
 
     @Option(help: "The gateway (default: the only one you are signed in to).") var gateway: String?
+    @OptionGroup var trust: TrustOptions
     @Option(name: [.customShort("X"), .customLong("request")], help: "The HTTP method (default GET, or POST with -d).") var method: String?
     @Option(name: [.customShort("d"), .customLong("data")], help: "The request body: text, @file to read a file, or - to read stdin.")
     var data: String?
@@ -47,7 +48,7 @@ struct APICommand: AsyncParsableCommand {
                 fields.append(("Content-Type", isJSON ? "application/json" : "application/octet-stream"))
             }
             let target = "/v1/api/" + path.drop { $0 == "/" }
-            let response = try await GatewayClient.with(gateway: session.gateway) { [fields] client in
+            let response = try await GatewayClient.with(gateway: session.gateway, caFile: trust.caFile) { [fields] client in
                 try await session.send(client, httpMethod, target, headers: fields, body: body)
             }
             ClientOutput.raw(response.body)

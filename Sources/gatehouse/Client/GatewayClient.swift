@@ -21,10 +21,16 @@ struct GatewayClient: Sendable {
     }
 
     /// Runs `body` with a client of `gateway`; the HTTP client is shut down before this returns.
-    static func with<T: Sendable>(gateway: String, _ body: (GatewayClient) async throws -> T) async throws -> T {
+    /// - Parameter caFile: `--ca-file`: trusted besides the system's roots and `SSL_CERT_FILE` / `SSL_CERT_DIR`.
+    static func with<T: Sendable>(gateway: String, caFile: String? = nil, _ body: (GatewayClient) async throws -> T) async throws -> T {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: .seconds(30), read: .seconds(30)))
         configuration.proxy = try ProxySettings.proxy(forGateway: gateway)
+        do {
+            configuration.tlsConfiguration = try OutboundTLS().configuration(caFile: caFile)
+        } catch {
+            throw ClientFailure(caFile.map { "--ca-file \($0): \(error)" } ?? "\(error)")
+        }
         // A person waits at the terminal: a refused connection is reported at once, not retried for 30 s.
         configuration.connectionPool.retryConnectionEstablishment = false
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

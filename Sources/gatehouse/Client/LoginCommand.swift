@@ -18,6 +18,7 @@ struct LoginCommand: AsyncParsableCommand {
             """)
 
     @Option(help: "The gateway's base URL (e.g. https://auth.example.com).") var gateway: String
+    @OptionGroup var trust: TrustOptions
     @Option(help: "The provider to sign in with (default: the gateway's only provider that signs in by redirect).") var provider: String?
     @Option(help: "Seconds to wait for the browser to come back.") var timeout = 300
     @Flag(help: "Do not open a browser; only print the URL.") var noBrowser = false
@@ -36,7 +37,8 @@ struct LoginCommand: AsyncParsableCommand {
         let timeout = self.timeout
         let noBrowser = self.noBrowser
         let requested = self.provider
-        let (credential, grant) = try await GatewayClient.with(gateway: gateway) { client -> (StoredCredential, SessionGrantResponse) in
+        let (credential, grant) = try await GatewayClient.with(gateway: gateway, caFile: trust.caFile) {
+            client -> (StoredCredential, SessionGrantResponse) in
             let listing = try await client.send(.GET, "/v1/providers")
             guard listing.status == 200 else { throw listing.failure }
             let provider = try GatewayProvider.choose(requested, from: listing.decode(GatewayProvider.List.self).providers, gateway: gateway)

@@ -8,13 +8,14 @@ struct LogoutCommand: AsyncParsableCommand {
         commandName: "logout", abstract: "End your session at a gateway and remove it from this computer.")
 
     @Option(help: "The gateway (default: the only one you are signed in to).") var gateway: String?
+    @OptionGroup var trust: TrustOptions
 
     func run() async throws {
         try await ClientFailure.reporting {
             var session = try SignedInSession.load(gateway: gateway)
             var warning: String?
             do {
-                let response = try await GatewayClient.with(gateway: session.gateway) { client in
+                let response = try await GatewayClient.with(gateway: session.gateway, caFile: trust.caFile) { client in
                     try await session.send(client, .DELETE, "/v1/session", headers: [("Accept", "application/json")])
                 }
                 if !response.isSuccess, response.status != 401 {

@@ -8,11 +8,12 @@ struct WhoamiCommand: AsyncParsableCommand {
         commandName: "whoami", abstract: "Show your session at a gateway (GET /v1/session).")
 
     @Option(help: "The gateway (default: the only one you are signed in to).") var gateway: String?
+    @OptionGroup var trust: TrustOptions
 
     func run() async throws {
         try await ClientFailure.reporting {
             var session = try SignedInSession.load(gateway: gateway)
-            let response = try await GatewayClient.with(gateway: session.gateway) { client in
+            let response = try await GatewayClient.with(gateway: session.gateway, caFile: trust.caFile) { client in
                 try await session.send(client, .GET, "/v1/session", headers: [("Accept", "application/json")])
             }
             guard response.isSuccess else { throw session.failure(response) }

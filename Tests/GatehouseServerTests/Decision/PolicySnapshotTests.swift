@@ -18,7 +18,8 @@ struct PolicySnapshotTests {
         -> ProviderReloader
     {
         ProviderReloader(
-            providers: providers, load: load, policy: policy, upstreamTimeout: 30, loadConfiguration: nil, logger: Logger(label: "test"))
+            providers: providers, load: load, policy: policy, upstreamTimeout: 30, loadConfiguration: nil,
+            trust: try! OutboundTrust(OutboundTLS(systemRoots: false, environment: [:])), logger: Logger(label: "test"))
     }
 
     @Test("a reload without a configuration file keeps the rules and upstreams and puts the new providers' generation with them")
