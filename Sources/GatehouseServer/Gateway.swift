@@ -95,8 +95,9 @@ extension Gateway {
 
     /// The same with the trust in force: `outbound_tls`, and `caFile` (a provider's `tls.ca_file`) when given.
     static func providerTransport(
-        client: HTTPClient, timeout: TimeInterval, logger: Logger, trust: OutboundTrust, caFile: String? = nil
+        client: HTTPClient, timeout: TimeInterval, logger: Logger, trust: OutboundTrust, caFile: String? = nil,
+        outages: ProviderOutageReporter? = nil
     ) -> AsyncHTTPTransport {
-        AsyncHTTPTransport(client: client, timeout: timeout, logger: logger, trust: trust, caFile: caFile)
+        AsyncHTTPTransport(client: client, timeout: timeout, logger: logger, trust: trust, caFile: caFile, outages: outages)
     }
 }

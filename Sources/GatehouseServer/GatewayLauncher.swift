@@ -145,11 +145,14 @@ public enum GatewayLauncher {
         let serverNames = ServerNameClients(configuration: clientConfiguration)
         do {
             let timeout = TimeInterval(configuration.limits.upstreamTimeoutSeconds)
-            let transport = Gateway.providerTransport(client: client, timeout: timeout, logger: logger, trust: trust)
+            // One account of each provider host's outages, whichever provider's call fails.
+            let outages = ProviderOutageReporter(logger: logger)
+            let transport = Gateway.providerTransport(client: client, timeout: timeout, logger: logger, trust: trust, outages: outages)
             // A provider file's `tls.ca_file`, read again at every load (start-up, SIGHUP).
             let trusting: @Sendable (String) throws -> any HTTPTransport = { caFile in
                 try trust.reload(caFile: caFile)
-                return Gateway.providerTransport(client: client, timeout: timeout, logger: logger, trust: trust, caFile: caFile)
+                return Gateway.providerTransport(
+                    client: client, timeout: timeout, logger: logger, trust: trust, caFile: caFile, outages: outages)
             }
             let load: @Sendable () throws -> [any AuthProvider] = {
                 try makeProviders?(transport) ?? loadProviders(configuration, transport: transport, logger: logger, trusting: trusting)

@@ -50,7 +50,8 @@ def test_untrusted_certificate_is_said_in_words_to_clients_and_in_full_in_the_lo
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         issuer = f"https://127.0.0.1:{server.server_address[1]}"
-        config = write_config(tmp_path, 'store: {kind: "memory"}\nallowed_redirect_uris: ["http://127.0.0.1/cb"]\n')
+        # `debug`: past the first failure of an outage, a failed call's own line (with its request id) is a debug line.
+        config = write_config(tmp_path, 'store: {kind: "memory"}\nallowed_redirect_uris: ["http://127.0.0.1/cb"]\nlogging: {level: "debug"}\n')
         write_provider(tmp_path, "sso", "\n".join(['id: "sso"', 'kind: "oidc"', f"issuer: {q(issuer)}", 'client_id: "gatehouse"', ""]))
         write_capture_provider(tmp_path, issuer)
         gw = serve(tmp_path, ["--config", str(config)])
@@ -67,8 +68,8 @@ def test_untrusted_certificate_is_said_in_words_to_clients_and_in_full_in_the_lo
             assert not [marker for marker in LIBRARY_TEXT if marker in text], text
         # The log line of the failed call has the library's own account (the discovery document was fetched, and
         # failed, at start-up: the login reuses that answer).
-        cause = next(line for line in gw.log().splitlines() if "provider call failed" in line)
-        assert "CERTIFICATE_VERIFY_FAILED" in cause, cause
+        cause = next(line for line in gw.log().splitlines() if "provider unreachable" in line)
+        assert "warning" in cause and "CERTIFICATE_VERIFY_FAILED" in cause, cause
         # A call made for a request (a capture provider's probe of a posted token) logs its cause with that
         # request's id, the one its problem carries.
         posted = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "captured"}, timeout=10)
@@ -79,5 +80,7 @@ def test_untrusted_certificate_is_said_in_words_to_clients_and_in_full_in_the_lo
                                       for line in gw.log().splitlines()), 5), gw.log()[-3000:]
         line = next(line for line in gw.log().splitlines() if "provider call failed" in line and problem["request_id"] in line)
         assert "CERTIFICATE_VERIFY_FAILED" in line and "/probe" in line, line
+        # One host, one outage: its warning was written once, not once per failed call.
+        assert sum("provider unreachable" in line for line in gw.log().splitlines()) == 1
     finally:
         server.shutdown()

@@ -15,6 +15,8 @@ struct AsyncHTTPTransport: HTTPTransport {
     var trust: OutboundTrust? = nil
     /// The provider's `tls.ca_file`, trusted for its calls besides `outbound_tls`.
     var caFile: String? = nil
+    /// Where a failed call is told (one line per outage); nil: a warning per failed call.
+    var outages: ProviderOutageReporter? = nil
     /// Provider answers (tokens, userinfo) are small; anything larger is refused.
     let maxResponseBytes = 1 << 20
 
@@ -29,6 +31,7 @@ struct AsyncHTTPTransport: HTTPTransport {
             outgoing.tlsConfiguration = try trust?.configuration(caFile: caFile)
             let response = try await client.execute(outgoing, timeout: .milliseconds(Int64(timeout * 1000)))
             let body = try await response.body.collect(upTo: maxResponseBytes)
+            outages?.answered(request.url)
             return TransportResponse(
                 status: Int(response.status.code),
                 headers: response.headers.map { ($0.name, $0.value) },
@@ -38,7 +41,11 @@ struct AsyncHTTPTransport: HTTPTransport {
             var metadata: Logger.Metadata = ["cause": "\(cause)"]
             // The request it was made for, so that its problem's request_id finds this cause.
             if let requestID = RequestScope.requestID { metadata["request_id"] = .string(requestID) }
-            logger.warning("provider call failed", metadata: metadata)
+            if let outages {
+                outages.failed(request.url, cause: cause, metadata: metadata)
+            } else {
+                logger.warning("provider call failed", metadata: metadata)
+            }
             throw TransportError(ConnectionFailure.words(error), cause: cause)
         }
     }
