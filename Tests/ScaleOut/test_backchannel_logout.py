@@ -1,0 +1,133 @@
+"""Back-channel logout across two gateway instances sharing one PostgreSQL, each caching resolved sessions:
+a logout token posted to one instance ends the session on the other within 1 s, even though the other had it
+cached, and a `jti` accepted by one is refused by the other.
+
+The OpenID provider is Tests/Support/oidc_provider.py, run here; the instances are `gatehouse serve` processes
+on one configuration (public_url = A's, as behind a load balancer).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import Gateway, Postgres, _q
+from gatehouse_testkit import free_port, require_gateway_binary
+from oidc_provider import NATIVE_REDIRECT_URI, OpenIDProvider, provider_file, sign_in
+
+# The SPEC: a cached session stops working within 1 s on every instance.
+BOUND = 1.0
+
+
+class Pair:
+    def __init__(self, a: Gateway, b: Gateway, provider: OpenIDProvider):
+        self.a, self.b, self.provider = a, b, provider
+
+
+@pytest.fixture(scope="module")
+def pair():
+    binary = require_gateway_binary()
+    tmp = Path(tempfile.mkdtemp(prefix="gatehouse-bcl-"))
+    tmp.chmod(0o755)
+    pg = Postgres(tmp / "pg")
+    provider = OpenIDProvider()
+    root = tmp / "gateway"
+    (root / "Providers").mkdir(parents=True)
+    a = b = None
+    try:
+        subprocess.run([str(binary), "keys", "generate", "--id", "k1", "--directory", str(root / "keys")],
+                       check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        a_port = free_port()
+        config = root / "gatehouse.yaml"
+        config.write_text(f"""public_url: {_q(f"http://127.0.0.1:{a_port}")}
+providers_dir: {_q(str(root / "Providers"))}
+store:
+  kind: "postgres"
+  url: {_q(pg.url)}
+  pool_size: 10
+  session_cache_seconds: 60
+allowed_redirect_uris: [{_q(NATIVE_REDIRECT_URI)}]
+keys:
+  sealing: [{{id: "k1", file: {_q(str(root / "keys" / "sealing-k1.key"))}}}]
+  signing: [{{id: "k1", file: {_q(str(root / "keys" / "signing-k1.pem"))}}}]
+""")
+        (root / "Providers" / "idp.yaml").write_text(provider_file("idp", provider))
+        a, b = Gateway("a", binary, config, root), Gateway("b", binary, config, root)
+        a.port, a.url = a_port, f"http://127.0.0.1:{a_port}"
+        a.start()
+        b.start()
+        yield Pair(a, b, provider)
+    finally:
+        for gateway in (a, b):
+            if gateway is not None:
+                gateway.stop()
+        provider.close()
+        pg.destroy()
+        if os.environ.get("SCALEOUT_KEEP_TMP") != "1":
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def works(gateway: Gateway, grant: dict) -> bool:
+    r = requests.get(gateway.url + "/v1/session", headers={"Authorization": f"Bearer {grant['session_token']}"}, timeout=10)
+    assert r.status_code in (200, 401), r.text
+    return r.status_code == 200
+
+
+def logout(gateway: Gateway, token: str) -> requests.Response:
+    return requests.post(f"{gateway.url}/v1/auth/idp/backchannel-logout", data={"logout_token": token}, timeout=10)
+
+
+def ended_within(gateway: Gateway, grant: dict, since: float) -> float:
+    """Seconds from `since` until `grant`'s session no longer works on `gateway` (polling); fails past 3 s."""
+    while works(gateway, grant):
+        assert time.monotonic() - since < 3, f"still working on {gateway.name} after 3 s"
+        time.sleep(0.02)
+    return time.monotonic() - since
+
+
+def test_a_logout_posted_to_a_ends_the_session_cached_on_b_within_one_second(pair):
+    grant = sign_in(pair.a.url, "idp", pair.provider, sub="alice", sid="sid-cached")
+    other = sign_in(pair.a.url, "idp", pair.provider, sub="alice", sid="sid-other")
+    # B resolves (and caches) both sessions first.
+    for _ in range(3):
+        assert works(pair.b, grant) and works(pair.b, other)
+    r = logout(pair.a, pair.provider.logout_token(sub="alice", sid="sid-cached"))
+    assert r.status_code == 200, r.text
+    elapsed = ended_within(pair.b, grant, time.monotonic())
+    assert elapsed < BOUND, f"B served the ended session for {elapsed:.3f} s"
+    assert not works(pair.a, grant)
+    assert works(pair.b, other) and works(pair.a, other)
+
+
+def test_a_logout_by_sub_posted_to_b_ends_every_session_of_the_subject_cached_on_a(pair):
+    grants = [sign_in(pair.b.url, "idp", pair.provider, sub="carol", sid=f"sid-carol-{i}", callback_gateway=pair.a.url)
+              for i in range(2)]
+    dave = sign_in(pair.a.url, "idp", pair.provider, sub="dave", sid="sid-dave")
+    for grant in grants:
+        assert works(pair.a, grant)
+    r = logout(pair.b, pair.provider.logout_token(sub="carol"))
+    assert r.status_code == 200, r.text
+    since = time.monotonic()
+    for grant in grants:
+        assert ended_within(pair.a, grant, since) < BOUND
+    assert works(pair.a, dave) and works(pair.b, dave)
+
+
+def test_a_jti_accepted_by_a_is_refused_by_b(pair):
+    first = sign_in(pair.a.url, "idp", pair.provider, sub="erin", sid="sid-erin")
+    token = pair.provider.logout_token(sub="erin", sid="sid-erin")
+    assert logout(pair.a, token).status_code == 200
+    assert not works(pair.b, first)
+    again = sign_in(pair.a.url, "idp", pair.provider, sub="erin", sid="sid-erin")
+    assert works(pair.b, again)
+    r = logout(pair.b, token)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"] == "invalid_request"
+    assert r.headers["Cache-Control"] == "no-store"
+    assert works(pair.b, again) and works(pair.a, again)
