@@ -24,7 +24,7 @@ import requests
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from conftest import free_port, q, write_config, write_provider
-from oidc_provider import NATIVE_REDIRECT_URI, OpenIDProvider, provider_file, sign_in
+from oidc_provider import NATIVE_REDIRECT_URI, OpenIDProvider, sign_in, write_provider_file
 
 
 @pytest.fixture
@@ -43,9 +43,9 @@ def gateway(serve, tmp_path, provider):
         f"allowed_redirect_uris: [{q(NATIVE_REDIRECT_URI)}]",
         "",
     ]))
-    write_provider(tmp_path, "idp", provider_file("idp", provider))
+    write_provider_file(tmp_path / "Providers", "idp", provider)
     # The same provider again, without back-channel logout: its sessions are another provider's.
-    write_provider(tmp_path, "idp2", provider_file("idp2", provider, backchannel_logout=None))
+    write_provider_file(tmp_path / "Providers", "idp2", provider, backchannel_logout=None)
     write_provider(tmp_path, "plain")  # kind oauth2
     return serve(tmp_path, ["--config", str(config)], port=port)
 

@@ -19,7 +19,7 @@ import requests
 
 from conftest import Gateway, Postgres, _q
 from gatehouse_testkit import free_port, require_gateway_binary
-from oidc_provider import NATIVE_REDIRECT_URI, OpenIDProvider, provider_file, sign_in
+from oidc_provider import NATIVE_REDIRECT_URI, OpenIDProvider, sign_in, write_provider_file
 
 # The SPEC: a cached session stops working within 1 s on every instance.
 BOUND = 1.0
@@ -57,7 +57,7 @@ keys:
   sealing: [{{id: "k1", file: {_q(str(root / "keys" / "sealing-k1.key"))}}}]
   signing: [{{id: "k1", file: {_q(str(root / "keys" / "signing-k1.pem"))}}}]
 """)
-        (root / "Providers" / "idp.yaml").write_text(provider_file("idp", provider))
+        write_provider_file(root / "Providers", "idp", provider)
         a, b = Gateway("a", binary, config, root), Gateway("b", binary, config, root)
         a.port, a.url = a_port, f"http://127.0.0.1:{a_port}"
         a.start()
@@ -83,6 +83,13 @@ def logout(gateway: Gateway, token: str) -> requests.Response:
     return requests.post(f"{gateway.url}/v1/auth/idp/backchannel-logout", data={"logout_token": token}, timeout=10)
 
 
+def store_reads(gateway: Gateway) -> float:
+    """How many session look-ups by token reached the database (below the session cache) on `gateway`."""
+    text = requests.get(gateway.url + "/metrics", timeout=10).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("gatehouse_store_operation_duration_seconds_count") and 'operation="session_by_token"' in line)
+
+
 def ended_within(gateway: Gateway, grant: dict, since: float) -> float:
     """Seconds from `since` until `grant`'s session no longer works on `gateway` (polling); fails past 3 s."""
     while works(gateway, grant):
@@ -94,9 +101,13 @@ def ended_within(gateway: Gateway, grant: dict, since: float) -> float:
 def test_a_logout_posted_to_a_ends_the_session_cached_on_b_within_one_second(pair):
     grant = sign_in(pair.a.url, "idp", pair.provider, sub="alice", sid="sid-cached")
     other = sign_in(pair.a.url, "idp", pair.provider, sub="alice", sid="sid-other")
-    # B resolves (and caches) both sessions first.
+    # B resolves (and caches) both sessions first: further uses do not read the database.
+    assert works(pair.b, grant) and works(pair.b, other)
+    reads = store_reads(pair.b)
+    assert reads > 0
     for _ in range(3):
         assert works(pair.b, grant) and works(pair.b, other)
+    assert store_reads(pair.b) == reads, "B does not answer from its session cache"
     r = logout(pair.a, pair.provider.logout_token(sub="alice", sid="sid-cached"))
     assert r.status_code == 200, r.text
     elapsed = ended_within(pair.b, grant, time.monotonic())

@@ -21,6 +21,7 @@ import secrets
 import threading
 import time
 import uuid
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -198,13 +199,20 @@ def sign(header: dict, claims: dict, key, alg: str) -> str:
     return signing_input + "." + b64url(algorithm.sign(signing_input.encode(), algorithm.prepare_key(key)))
 
 
-def provider_file(provider_id: str, provider: OpenIDProvider, backchannel_logout: bool | None = True) -> str:
-    """An `oidc` provider file for `provider` (the client secret inline)."""
+def write_provider_file(providers: Path, provider_id: str, provider: OpenIDProvider, backchannel_logout: bool | None = True) -> Path:
+    """`providers/<provider_id>.yaml`, an `oidc` provider file for `provider`, its client secret in a file beside it
+    (`backchannel_logout` None leaves the key out)."""
+    providers.mkdir(parents=True, exist_ok=True)
+    secret = providers.parent / f"{provider_id}-client-secret"
+    secret.write_text(CLIENT_SECRET + "\n")
+    secret.chmod(0o600)
     lines = [f'id: "{provider_id}"', 'kind: "oidc"', f'issuer: "{provider.url}"', f'client_id: "{provider.client_id}"',
-             f'client_secret: "{CLIENT_SECRET}"', 'scopes: ["openid"]']
+             f'client_secret_file: "{secret}"', 'scopes: ["openid"]']
     if backchannel_logout is not None:
         lines.append(f"backchannel_logout: {'true' if backchannel_logout else 'false'}")
-    return "\n".join(lines) + "\n"
+    path = providers / f"{provider_id}.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def sign_in(gateway: str, provider_id: str, provider: OpenIDProvider, *, callback_gateway: str | None = None, **login) -> dict:
