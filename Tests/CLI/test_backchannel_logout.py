@@ -179,6 +179,9 @@ def test_a_logout_by_sub_ends_every_session_of_that_subject_at_that_provider_onl
     assert not works(gateway, one) and not works(gateway, two) and not works(gateway, no_sid)
     assert works(gateway, bob) and works(gateway, elsewhere)
     assert token not in gateway.log()
+    # Labelled like any route in the metrics (and the access log).
+    metrics = gateway.get("/metrics").text
+    assert 'route="/v1/auth/{provider}/backchannel-logout"' in metrics, [l for l in metrics.splitlines() if "backchannel" in l]
 
 
 def test_a_sid_that_names_no_session_is_a_200_that_ends_nothing(gateway, provider):
