@@ -26,8 +26,8 @@ BOUND = 1.0
 
 
 class Pair:
-    def __init__(self, a: Gateway, b: Gateway, provider: OpenIDProvider):
-        self.a, self.b, self.provider = a, b, provider
+    def __init__(self, a: Gateway, b: Gateway, provider: OpenIDProvider, pg: Postgres, binary: Path, root: Path):
+        self.a, self.b, self.provider, self.pg, self.binary, self.root = a, b, provider, pg, binary, root
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ keys:
         a.port, a.url = a_port, f"http://127.0.0.1:{a_port}"
         a.start()
         b.start()
-        yield Pair(a, b, provider)
+        yield Pair(a, b, provider, pg, binary, root)
     finally:
         for gateway in (a, b):
             if gateway is not None:
@@ -142,3 +142,42 @@ def test_a_jti_accepted_by_a_is_refused_by_b(pair):
     assert r.json()["error"] == "invalid_request"
     assert r.headers["Cache-Control"] == "no-store"
     assert works(pair.b, again) and works(pair.a, again)
+
+
+# The schema as the gateway wrote it before sessions recorded the provider's session (versions 1 and 2).
+OLD_SCHEMA = """
+CREATE TABLE sessions (id text PRIMARY KEY, token_hash text NOT NULL UNIQUE, provider text NOT NULL, subject text NOT NULL,
+    identity bytea NOT NULL, sealed_credential bytea NOT NULL, credential_version bigint NOT NULL,
+    created_at double precision NOT NULL, last_seen_at double precision NOT NULL, expires_at double precision NOT NULL);
+CREATE TABLE pending (key_hash text NOT NULL, purpose text NOT NULL, provider text NOT NULL, session_id text, payload bytea NOT NULL,
+    expires_at double precision NOT NULL, consumed_at double precision, PRIMARY KEY (key_hash, purpose));
+CREATE TABLE refresh_leases (session_id text PRIMARY KEY, owner text NOT NULL, until double precision NOT NULL);
+ALTER TABLE sessions ADD COLUMN dpop_jkt text;
+CREATE TABLE once_values (key text PRIMARY KEY, expires_at double precision NOT NULL);
+CREATE TABLE gatehouse_migrations (version bigint PRIMARY KEY, applied_at double precision NOT NULL);
+INSERT INTO gatehouse_migrations VALUES (1, 0), (2, 0);
+INSERT INTO sessions VALUES ('old-session', 'old-hash', 'idp', 'frank', '\\x7b7d', '\\x00', 1, 1, extract(epoch from now()),
+    extract(epoch from now()) + 3600, NULL);
+"""
+
+
+def test_gatehouse_migrate_upgrades_an_older_postgresql_store_and_keeps_its_sessions(pair):
+    def psql(database: str, sql: str) -> str:
+        return subprocess.run([str(pair.pg.bin / "psql"), "-h", "127.0.0.1", "-p", str(pair.pg.port), "-U", "postgres", "-d", database,
+                               "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql], check=True, capture_output=True, text=True).stdout
+
+    psql("postgres", "CREATE DATABASE before_backchannel")
+    psql("before_backchannel", OLD_SCHEMA)
+    url = pair.pg.url.replace("/gatehouse?", "/before_backchannel?")
+    text = pair.a.config.read_text()
+    config = pair.root / "gatehouse-old.yaml"
+    config.write_text(text.replace(pair.pg.url, url))
+    migrated = subprocess.run([str(pair.binary), "migrate", "--config", str(config)], capture_output=True, text=True, timeout=60,
+                              cwd=str(pair.root), stdin=subprocess.DEVNULL)
+    assert migrated.returncode == 0, migrated.stderr
+    assert psql("before_backchannel", "SELECT version FROM gatehouse_migrations ORDER BY version").split() == ["1", "2", "3"]
+    assert psql("before_backchannel", "SELECT id, coalesce(provider_sid, 'none') FROM sessions").strip() == "old-session|none"
+    listed = subprocess.run([str(pair.binary), "sessions", "list", "--subject", "frank", "--config", str(config)], capture_output=True,
+                            text=True, timeout=60, cwd=str(pair.root), stdin=subprocess.DEVNULL)
+    assert listed.returncode == 0, listed.stderr
+    assert "old-session" in listed.stdout
