@@ -114,6 +114,17 @@ public final class StandInOIDCProvider: Sendable {
         ["sub": .string("user-\(user)"), "email": .string("\(user)@example.org"), "email_verified": .bool(true), "name": .string(user.capitalized)]
     }
 
+    /// `claims` signed with the current key (`header` merged into the JWS header): logout tokens, odd tokens.
+    public func signed(_ claims: [String: JSONValue], header: [String: JSONValue] = [:]) -> String {
+        state.withLock { $0.signingKey }.sign(claims, header: header)
+    }
+
+    /// `claims` as HS256 with the public JWK as the secret: the algorithm-confusion attack.
+    public func signedWithPublicKeyAsHMACSecret(_ claims: [String: JSONValue]) -> String {
+        let key = state.withLock { $0.signingKey }
+        return StandInOIDCHMAC.sign(claims, hmacKey: StandInOIDCSigningKey.jwkJSON(key.jwk), kid: key.kid)
+    }
+
     /// An ID token for `user` as the current fault says (also usable without starting the server).
     public func idToken(for user: String, nonce: String?, accessToken: String? = nil, refreshing: Bool = false) -> String {
         let (key, fault) = state.withLock { ($0.signingKey, $0.fault) }
@@ -122,6 +133,8 @@ public final class StandInOIDCProvider: Sendable {
             "iss": .string(issuer), "aud": .string(clientID), "sub": Self.profile(of: user)["sub"] ?? .null,
             "iat": .number(now.rounded()), "exp": .number((now + 300).rounded()), "auth_time": .number(now.rounded()),
             "email": .string("\(user)@example.org"), "email_verified": .bool(true), "name": .string(user.capitalized),
+            // Each sign-in is a session of its own at the stand-in, as back-channel logout names them.
+            "sid": .string("sid-" + UUID().uuidString.lowercased()),
         ]
         if let nonce { claims["nonce"] = .string(nonce) }
         switch fault {

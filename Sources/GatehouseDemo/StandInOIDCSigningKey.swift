@@ -23,10 +23,11 @@ public struct StandInOIDCSigningKey: Sendable {
         ]
     }
 
-    /// A compact JWS over `claims` with this key; `header` members replace the defaults.
+    /// A compact JWS over `claims` with this key; `header` members replace the defaults (a `null` one removes it).
     public func sign(_ claims: [String: JSONValue], header: [String: JSONValue] = [:]) -> String {
         var fields: [String: JSONValue] = ["alg": .string("ES256"), "typ": .string("JWT"), "kid": .string(kid)]
         fields.merge(header) { _, new in new }
+        fields = fields.filter { $0.value != .null }
         let input = Self.encode(fields) + "." + Self.encode(claims)
         let signature = (try? privateKey.signature(for: Data(input.utf8)).rawRepresentation) ?? Data()
         return input + "." + Base64URL.encode(signature)

@@ -22,6 +22,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     OpenAPIController(providers: gateway.providers).addRoutes(to: router)
     AuthController(providers: gateway.providers, flow: gateway.loginFlow, dpop: gateway.dpop, maxBodyBytes: gateway.settings.maxBodyBytes).addRoutes(
         to: router)
+    BackChannelLogoutController(providers: gateway.providers, sessions: gateway.sessions, clock: gateway.clock).addRoutes(to: router)
     SessionController(
         flow: gateway.loginFlow, sessions: gateway.sessions, providers: gateway.providers, refresher: gateway.refresher,
         resolver: gateway.resolver, dpop: gateway.dpop, metrics: gateway.metrics, settings: gateway.settings

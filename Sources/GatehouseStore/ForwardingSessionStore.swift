@@ -27,6 +27,10 @@ extension ForwardingSessionStore {
 
     public func deleteSession(id: String) async throws { try await forwardee.deleteSession(id: id) }
 
+    public func sessionIDs(provider: String, matching match: ProviderSessionMatch) async throws -> [String] {
+        try await forwardee.sessionIDs(provider: provider, matching: match)
+    }
+
     public func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int {
         try await forwardee.deleteExpired(now: now, idleCutoff: idleCutoff)
     }

@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 ROUTES = {
     ("get", "/v1/providers"), ("get", "/v1/auth/{provider}/login"), ("get", "/v1/auth/{provider}/callback"),
     ("post", "/v1/auth/{provider}/assertion"), ("post", "/v1/auth/{provider}/token"), ("get", "/v1/auth/{provider}/pages"),
+    ("post", "/v1/auth/{provider}/backchannel-logout"),
     ("post", "/v1/session"), ("get", "/v1/session"), ("delete", "/v1/session"), ("post", "/v1/session/refresh"),
     *((m, "/v1/api/{path}") for m in ("get", "post", "put", "patch", "delete")),
     *((m, "/v1/proxy/{provider}/{path}") for m in ("get", "post", "put", "patch", "delete")),

@@ -20,10 +20,14 @@ public struct SessionRecord: Sendable, Equatable {
     /// For a session bound to a client key (DPoP, RFC 9449): the key's RFC 7638 thumbprint; every request
     /// of the session must carry a proof signed by that key. `nil`: a bearer or cookie session.
     public var dpopThumbprint: String?
+    /// The provider's session this one came from (OpenID Connect `sid`), so that the provider's back-channel
+    /// logout can end it; `nil` when the provider named none.
+    public var providerSessionID: String?
 
     public init(
         id: String, tokenHash: String, provider: String, subject: String, identity: Data, sealedCredential: Data,
-        credentialVersion: Int = 1, createdAt: Date, lastSeenAt: Date, expiresAt: Date, dpopThumbprint: String? = nil
+        credentialVersion: Int = 1, createdAt: Date, lastSeenAt: Date, expiresAt: Date, dpopThumbprint: String? = nil,
+        providerSessionID: String? = nil
     ) {
         self.id = id
         self.tokenHash = tokenHash
@@ -36,5 +40,6 @@ public struct SessionRecord: Sendable, Equatable {
         self.lastSeenAt = lastSeenAt
         self.expiresAt = expiresAt
         self.dpopThumbprint = dpopThumbprint
+        self.providerSessionID = providerSessionID
     }
 }

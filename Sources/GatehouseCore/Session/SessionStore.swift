@@ -25,6 +25,9 @@ public protocol SessionStore: Sendable {
     /// Records activity (idle timeout).
     func touchSession(id: String, at: Date) async throws
     func deleteSession(id: String) async throws
+    /// The ids of the sessions of `provider` that `match` selects (a provider's back-channel logout); ending them
+    /// is ``deleteSession(id:)``, which the session caches of every instance honour.
+    func sessionIDs(provider: String, matching match: ProviderSessionMatch) async throws -> [String]
     /// Removes sessions whose absolute end is before `now` or that were idle since before `idleCutoff`,
     /// and expired pending records. Returns how many sessions went.
     @discardableResult

@@ -43,11 +43,13 @@ struct OIDCIDTokenValidator: Sendable {
         return claims
     }
 
-    private func verifySignature(_ token: String, alg: String, kid: String?, metadata: OIDCProviderMetadata) async throws {
+    /// Verifies the signature with the provider's JWKS (or, for ID tokens when allowed, the client secret).
+    /// - Parameter allowingHMAC: whether HS* with the client secret may be accepted at all (never for logout tokens).
+    func verifySignature(_ token: String, alg: String, kid: String?, metadata: OIDCProviderMetadata, allowingHMAC: Bool = true) async throws {
         let collection: JWTKeyCollection
         if Self.hmacAlgorithms.contains(alg) {
             // Only ever with the client secret: a public key used as an HMAC secret is the classic confusion.
-            guard configuration.allowHMACIDTokens, let secret = configuration.clientSecret else {
+            guard allowingHMAC, configuration.allowHMACIDTokens, let secret = configuration.clientSecret else {
                 throw Self.refusal("id_token_alg_not_allowed", "\(alg) ID tokens are not accepted from this provider.")
             }
             let digest: DigestAlgorithm = alg == "HS256" ? .sha256 : (alg == "HS384" ? .sha384 : .sha512)

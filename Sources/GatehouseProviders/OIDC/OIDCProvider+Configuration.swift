@@ -35,6 +35,8 @@ extension OIDCProvider {
         public var authorizationParameters: [(String, String)] = []
         /// `bearer_tokens:` (``BearerTokenSettings``); the introspection endpoint defaults to the discovered one.
         public var bearerTokens: BearerTokenSettings = .disabled
+        /// `backchannel_logout`: accept logout tokens at `/v1/auth/{id}/backchannel-logout` (off by default).
+        public var backchannelLogout = false
 
         public init(
             issuer: String, clientID: String, clientSecret: String? = nil, clientAuthentication: OAuth2Provider.ClientAuthentication? = nil,
@@ -98,6 +100,7 @@ extension OIDCProvider {
             )
             authorizationParameters = try AuthorizationRequestParameters.read(map)
             bearerTokens = try BearerTokenSettings(map, claims: claims)
+            backchannelLogout = try map.bool("backchannel_logout") ?? false
         }
     }
 }

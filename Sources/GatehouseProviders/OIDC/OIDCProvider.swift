@@ -76,6 +76,7 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
             throw ProviderError.rejected(code: "id_token_missing", description: "The token response has no id_token (is the openid scope allowed?).")
         }
         var claims = try await validator.validate(idToken, metadata: metadata, nonce: transaction.nonce, accessToken: credential.accessToken)
+        let authentication = claims
         if let endpoint = metadata.userinfoEndpoint {
             let userinfo = try await oauth2.userinfo(endpoint: endpoint, credential: credential)
             // OIDC Core §5.3.4: userinfo about someone else is a substitution attack.
@@ -95,7 +96,20 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
                 throw ProviderError.rejected(code: "email_not_verified", description: "The provider has not verified this email address.")
             }
         }
-        return LoginResult(identity: try oauth2.mapIdentity(claims), credential: credential)
+        var identity = try oauth2.mapIdentity(claims)
+        Self.recordAuthentication(from: authentication, in: &identity, loginTime: context.clock.now())
+        return LoginResult(identity: identity, credential: credential)
+    }
+
+    /// What the ID token says of the provider's session and of the authentication (never userinfo's word):
+    /// `sid` (back-channel logout), `acr`, `amr` and `auth_time` (the login's time when absent).
+    static func recordAuthentication(from idToken: [String: JSONValue], in identity: inout Identity, loginTime: Date) {
+        if case .string(let sid)? = idToken["sid"], !sid.isEmpty { identity.providerSessionID = sid }
+        if case .string(let acr)? = idToken["acr"] { identity.acr = acr }
+        if case .array(let methods)? = idToken["amr"] {
+            identity.amr = methods.compactMap { if case .string(let method) = $0 { method } else { nil } }
+        }
+        identity.authTime = NumericDate("auth_time", in: idToken).seconds.map(Date.init(timeIntervalSince1970:)) ?? loginTime
     }
 
     // MARK: Refresh and logout

@@ -63,7 +63,7 @@ struct SignOutController: Sendable {
         // The session is the cookie's, without X-CSRF (a plain form cannot send it): the request's origin
         // is the CSRF defence instead, checked before anything is read or changed.
         let origin = try requestOrigin(request.headers)
-        let form = try await formFields(request)
+        let form = try await RequestBodyReader.form(from: request, limit: Self.maxBodyBytes)
         var returnTo = try accepted(form["return_to"])
         // From an application's page (forward auth), a path means one on the application's host; made
         // absolute so that it survives the detour through the provider and `/v1/sign-out/done` on the gateway.
@@ -115,19 +115,6 @@ struct SignOutController: Sendable {
         } catch let error as GatehouseError where error.code == .invalidSession {
             return nil
         }
-    }
-
-    private func formFields(_ request: Request) async throws -> [String: String] {
-        var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: Self.maxBodyBytes)
-        } catch is NIOTooManyBytesError {
-            throw GatehouseError.payloadTooLarge("The form exceeds \(Self.maxBodyBytes) bytes.")
-        } catch {
-            throw GatehouseError.invalidRequest("The request body could not be read (malformed chunked encoding, or the client went away).")
-        }
-        return Dictionary(FormEncoding.decode(String(decoding: buffer.readableBytesView, as: UTF8.self)), uniquingKeysWith: { first, _ in first })
     }
 
     // MARK: Back from the provider

@@ -40,7 +40,8 @@ struct SessionManager: Sendable {
             createdAt: now,
             lastSeenAt: now,
             expiresAt: now.addingTimeInterval(min(settings.absoluteLifetime, result.sessionLifetime ?? .infinity)),
-            dpopThumbprint: dpopThumbprint
+            dpopThumbprint: dpopThumbprint,
+            providerSessionID: result.identity.providerSessionID
         )
         try await store.insertSession(record)
         return (token, ActiveSession(record: record, identity: result.identity, credential: result.credential))

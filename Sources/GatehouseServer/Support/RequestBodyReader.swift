@@ -27,4 +27,18 @@ enum RequestBodyReader {
             throw GatehouseError.invalidRequest("The request body is not the expected JSON object.")
         }
     }
+
+    /// An `application/x-www-form-urlencoded` body as fields (the first of a repeated name wins).
+    static func form(from request: Request, limit: Int) async throws -> [String: String] {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw GatehouseError.payloadTooLarge("The form exceeds \(limit) bytes.")
+        } catch {
+            throw GatehouseError.invalidRequest("The request body could not be read (malformed chunked encoding, or the client went away).")
+        }
+        return Dictionary(FormEncoding.decode(String(decoding: buffer.readableBytesView, as: UTF8.self)), uniquingKeysWith: { first, _ in first })
+    }
 }

@@ -81,6 +81,10 @@ public actor MemorySessionStore: SessionStore {
         removeSession(id: id)
     }
 
+    public func sessionIDs(provider: String, matching match: ProviderSessionMatch) async throws -> [String] {
+        sessions.values.filter { $0.provider == provider && match.matches($0) }.map(\.id)
+    }
+
     @discardableResult
     public func deleteExpired(now: Date, idleCutoff: Date) async throws -> Int {
         let expired = sessions.values.filter { $0.expiresAt < now || $0.lastSeenAt < idleCutoff }

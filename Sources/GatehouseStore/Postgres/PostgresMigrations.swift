@@ -57,5 +57,14 @@ enum PostgresMigrations {
                 "CREATE INDEX once_values_expires_at ON once_values (expires_at)",
             ]
         ),
+        // Back-channel logout: the provider's session (OIDC `sid`) a session came from, found by it or by subject.
+        (
+            3,
+            [
+                "ALTER TABLE sessions ADD COLUMN provider_sid text",
+                "CREATE INDEX sessions_provider_sid ON sessions (provider, provider_sid)",
+                "CREATE INDEX sessions_provider_subject ON sessions (provider, subject)",
+            ]
+        ),
     ]
 }

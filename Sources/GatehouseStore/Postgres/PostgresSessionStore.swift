@@ -26,7 +26,7 @@ public import ServiceLifecycle
 public final class PostgresSessionStore: SessionStore, Service {
     static let sessionColumns = """
         id, token_hash, provider, subject, identity, sealed_credential, credential_version, \
-        created_at, last_seen_at, expires_at, dpop_jkt
+        created_at, last_seen_at, expires_at, dpop_jkt, provider_sid
         """
 
     /// Whose call it is: a request's fails fast when the store goes silent; background work is patient;
@@ -122,10 +122,11 @@ public final class PostgresSessionStore: SessionStore, Service {
                 try await connection.query(
                     """
                     INSERT INTO sessions (id, token_hash, provider, subject, identity, sealed_credential, credential_version,
-                        created_at, last_seen_at, expires_at, dpop_jkt)
+                        created_at, last_seen_at, expires_at, dpop_jkt, provider_sid)
                     VALUES (\(record.id), \(record.tokenHash), \(record.provider), \(record.subject), \(record.identity),
                         \(record.sealedCredential), \(record.credentialVersion), \(record.createdAt.timeIntervalSince1970),
-                        \(record.lastSeenAt.timeIntervalSince1970), \(record.expiresAt.timeIntervalSince1970), \(record.dpopThumbprint))
+                        \(record.lastSeenAt.timeIntervalSince1970), \(record.expiresAt.timeIntervalSince1970), \(record.dpopThumbprint),
+                        \(record.providerSessionID))
                     """, logger: self.logger)
             }
         } catch let error as PSQLError where Self.isUniqueViolation(error) {
@@ -182,6 +183,26 @@ public final class PostgresSessionStore: SessionStore, Service {
                 try await connection.query("DELETE FROM sessions WHERE id = \(id)", logger: self.logger)
                 try await connection.query("SELECT pg_notify(\(Self.sessionChangesChannel), \(id))", logger: self.logger)
             }
+        }
+    }
+
+    public func sessionIDs(provider: String, matching match: ProviderSessionMatch) async throws -> [String] {
+        try await guarded { connection in
+            let rows: PostgresRowSequence
+            switch match {
+            case .providerSession(let sid, let subject):
+                rows = try await connection.query(
+                    """
+                    SELECT id FROM sessions WHERE provider = \(provider) AND provider_sid = \(sid)
+                        AND (\(subject)::text IS NULL OR subject = \(subject))
+                    """, logger: self.logger)
+            case .subject(let subject):
+                rows = try await connection.query(
+                    "SELECT id FROM sessions WHERE provider = \(provider) AND subject = \(subject)", logger: self.logger)
+            }
+            var ids: [String] = []
+            for try await id in rows.decode(String.self) { ids.append(id) }
+            return ids
         }
     }
 
@@ -487,13 +508,13 @@ public final class PostgresSessionStore: SessionStore, Service {
 
     /// A row of ``sessionColumns``.
     static func sessionRecord(_ row: PostgresRow) throws -> SessionRecord {
-        let (id, tokenHash, provider, subject, identity, sealed, version, created, lastSeen, expires, jkt) =
-            try row.decode((String, String, String, String, Data, Data, Int, Double, Double, Double, String?).self)
+        let (id, tokenHash, provider, subject, identity, sealed, version, created, lastSeen, expires, jkt, sid) =
+            try row.decode((String, String, String, String, Data, Data, Int, Double, Double, Double, String?, String?).self)
         return SessionRecord(
             id: id, tokenHash: tokenHash, provider: provider, subject: subject, identity: identity,
             sealedCredential: sealed, credentialVersion: version,
             createdAt: Date(timeIntervalSince1970: created), lastSeenAt: Date(timeIntervalSince1970: lastSeen),
-            expiresAt: Date(timeIntervalSince1970: expires), dpopThumbprint: jkt)
+            expiresAt: Date(timeIntervalSince1970: expires), dpopThumbprint: jkt, providerSessionID: sid)
     }
 
     private func pendingRecords(_ rows: PostgresRowSequence, keyHash: String, purpose: PendingRecord.Purpose) async throws -> [PendingRecord] {

@@ -72,6 +72,13 @@ enum SQLiteMigrations {
             }
             try db.drop(table: "once_values")
         }
+        migrator.registerMigration("v4") { db in
+            // The provider's session (OIDC `sid`) a session came from, and the look-ups of a back-channel logout:
+            // by that session, or by the subject, at one provider.
+            try db.alter(table: "sessions") { t in t.add(column: "provider_sid", .text) }
+            try db.create(index: "sessions_provider_sid", on: "sessions", columns: ["provider", "provider_sid"])
+            try db.create(index: "sessions_provider_subject", on: "sessions", columns: ["provider", "subject"])
+        }
         return migrator
     }
 }

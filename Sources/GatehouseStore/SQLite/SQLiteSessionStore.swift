@@ -15,7 +15,7 @@ public import GatehouseCore
 public final class SQLiteSessionStore: SessionStore {
     static let sessionColumns = """
         id, token_hash, provider, subject, identity, sealed_credential, credential_version, \
-        created_at, last_seen_at, expires_at, dpop_jkt
+        created_at, last_seen_at, expires_at, dpop_jkt, provider_sid
         """
 
     let pool: DatabasePool
@@ -89,11 +89,12 @@ public final class SQLiteSessionStore: SessionStore {
         do {
             try await pool.write { db in
                 try db.execute(
-                    sql: "INSERT INTO sessions (\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    sql: "INSERT INTO sessions (\(Self.sessionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     arguments: [
                         record.id, record.tokenHash, record.provider, record.subject, record.identity,
                         record.sealedCredential, record.credentialVersion, record.createdAt.timeIntervalSince1970,
                         record.lastSeenAt.timeIntervalSince1970, record.expiresAt.timeIntervalSince1970, record.dpopThumbprint,
+                        record.providerSessionID,
                     ]
                 )
             }
@@ -142,6 +143,19 @@ public final class SQLiteSessionStore: SessionStore {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM refresh_leases WHERE session_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [id])
+        }
+    }
+
+    public func sessionIDs(provider: String, matching match: ProviderSessionMatch) async throws -> [String] {
+        try await pool.read { db in
+            switch match {
+            case .providerSession(let sid, let subject):
+                try String.fetchAll(
+                    db, sql: "SELECT id FROM sessions WHERE provider = ? AND provider_sid = ? AND (? IS NULL OR subject = ?)",
+                    arguments: [provider, sid, subject, subject])
+            case .subject(let subject):
+                try String.fetchAll(db, sql: "SELECT id FROM sessions WHERE provider = ? AND subject = ?", arguments: [provider, subject])
+            }
         }
     }
 
@@ -323,7 +337,8 @@ public final class SQLiteSessionStore: SessionStore {
             createdAt: Date(timeIntervalSince1970: try row.decode(forColumn: "created_at")),
             lastSeenAt: Date(timeIntervalSince1970: try row.decode(forColumn: "last_seen_at")),
             expiresAt: Date(timeIntervalSince1970: try row.decode(forColumn: "expires_at")),
-            dpopThumbprint: try row.decode(forColumn: "dpop_jkt")
+            dpopThumbprint: try row.decode(forColumn: "dpop_jkt"),
+            providerSessionID: try row.decode(forColumn: "provider_sid")
         )
     }
 }
