@@ -112,3 +112,38 @@ def test_forward_auth_answers_the_same_challenge(gateway, version):
             head_part, _, content = answer.partition(b"\r\n\r\n")
             assert json.loads(content)["code"] == "step_up_required"
             assert b'error="insufficient_user_authentication", acr_values="urn:example:mfa", max_age=300' in head_part
+
+
+def test_the_id_tokens_acr_and_auth_time_decide_at_an_oidc_login(serve, tmp_path):
+    """The recorded ID token claims of a real OpenID Connect login (a provider run here), not a kind's answer."""
+    from conftest import free_port
+    from oidc_provider import NATIVE_REDIRECT_URI, OpenIDProvider, sign_in as oidc_sign_in, write_provider_file
+
+    provider, backend = OpenIDProvider(), RawBackend()
+    try:
+        port = free_port()
+        config = write_config(tmp_path, "\n".join([
+            f"public_url: {q(f'http://127.0.0.1:{port}')}",
+            'store: {kind: "memory"}',
+            f"allowed_redirect_uris: [{q(NATIVE_REDIRECT_URI)}]",
+            "backend:",
+            f"  url: {q(f'http://127.0.0.1:{backend.port}/base')}",
+            "access:",
+            "  rules:",
+            '    - {name: "payments", paths: ["/payments/**"], allow: "authenticated",'
+            ' require: {acr: ["urn:example:mfa"], max_age_seconds: 300}}',
+            "",
+        ]))
+        write_provider_file(tmp_path / "Providers", "idp", provider, backchannel_logout=None)
+        gw = serve(tmp_path, ["--config", str(config)], port=port)
+        now = int(time.time())
+        strong = oidc_sign_in(gw.url, "idp", provider, sub="alice", acr="urn:example:mfa", auth_time=now - 10)["session_token"]
+        stale = oidc_sign_in(gw.url, "idp", provider, sub="alice", acr="urn:example:mfa", auth_time=now - 3600)["session_token"]
+        weak = oidc_sign_in(gw.url, "idp", provider, sub="alice", acr="urn:example:pwd", auth_time=now - 10)["session_token"]
+        for front in ("relay", "router"):
+            assert api(gw, front, "/payments/x", strong)[0] == 200
+            assert api(gw, front, "/payments/x", stale)[:2] == (401, "step_up_required"), "auth_time older than max_age"
+            assert api(gw, front, "/payments/x", weak)[:2] == (401, "step_up_required"), "another acr"
+    finally:
+        provider.close()
+        backend.close()
