@@ -38,6 +38,10 @@ class TLSBackend:
     None), the path and the Host it was asked for."""
 
     def __init__(self, context: ssl.SSLContext):
+        #: TLS handshakes completed (one per connection the gateway made).
+        self.handshakes = 0
+        outer = self
+
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
@@ -65,6 +69,7 @@ class TLSBackend:
                     request = context.wrap_socket(request, server_side=True)
                 except (ssl.SSLError, OSError):
                     return
+                outer.handshakes += 1
                 try:
                     super().finish_request(request, client_address)
                 finally:
@@ -143,6 +148,28 @@ def test_mutual_tls_towards_upstreams(serve, tmp_path, ca, backends):
         assert r.status_code == 502, (prefix, r.status_code, r.text)
         assert r.headers["Content-Type"].startswith("application/problem+json") and r.json()["code"] == "bad_gateway", (prefix, r.text)
     assert "upstream request failed" in gw.log()
+
+
+def relayed(gw) -> float:
+    for line in requests.get(gw.url + "/metrics", timeout=5).text.splitlines():
+        if line.startswith("gatehouse_relayed_requests_total"):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def test_the_relay_carries_https_upstreams_on_kept_alive_tls_connections(serve, tmp_path, ca, backends):
+    """An `https` upstream is the event-loop relay's (its counter grows by every call), with the client certificate,
+    and its TLS connections are kept alive: forty calls cost a handshake or two, not forty."""
+    mutual, foreign, named = backends
+    config = write_config(tmp_path, upstream_config(ca, mutual, foreign, named, ca.leaf("gatehouse-client")))
+    gw = serve(tmp_path, ["--config", str(config)], env=NO_ENVIRONMENT_TRUST)
+    before, handshakes = relayed(gw), mutual.handshakes
+    with requests.Session() as client:
+        for index in range(40):
+            r = client.get(gw.url + f"/v1/api/call/{index}", timeout=10)
+            assert r.status_code == 200 and r.json()["client"] == "gatehouse-client", r.text
+    assert relayed(gw) - before == 40, "an https upstream was left to the router"
+    assert mutual.handshakes - handshakes <= 2, f"{mutual.handshakes - handshakes} TLS handshakes for 40 calls"
 
 
 def test_sighup_reads_the_client_certificate_again(serve, tmp_path, ca, backends):

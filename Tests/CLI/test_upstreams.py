@@ -179,17 +179,17 @@ def test_per_upstream_timeout_is_504_and_others_keep_theirs(upstreams, front):
     assert 'upstream_failures_total{upstream="backend"}' not in metrics
 
 
-def test_an_https_upstream_is_the_routers(upstreams):
-    """The relay reaches plain http:// upstreams only; a request for an https:// one goes to the router's client
-    (here: nothing listens, 502), while the relay keeps the others."""
+def test_an_https_upstream_is_the_relays_too(upstreams):
+    """The relay reaches https:// upstreams as it does http:// ones (here: nothing listens, 502 from the relay,
+    counted against the upstream), and keeps serving the others."""
     gw, _, session = upstreams
     headers = {"Authorization": f"Bearer {session('alice-token')}"}
     before = relayed(gw)
     r = requests.get(gw.url + "/v1/api/tls/x", headers=headers, timeout=10)
     assert r.status_code == 502 and r.json()["code"] == "bad_gateway", r.text
-    assert relayed(gw) == before
-    assert requests.get(gw.url + "/v1/api/billing/x", headers=headers, timeout=5).status_code == 200
     assert relayed(gw) == before + 1
+    assert requests.get(gw.url + "/v1/api/billing/x", headers=headers, timeout=5).status_code == 200
+    assert relayed(gw) == before + 2
     assert 'gatehouse_upstream_failures_total{upstream="tls"} 1' in requests.get(gw.url + "/metrics", timeout=5).text
 
 

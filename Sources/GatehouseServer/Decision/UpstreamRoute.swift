@@ -44,13 +44,15 @@ final class UpstreamRoute: Sendable {
         self.backend = backend
         (origin, basePath) = UpstreamPath.split(backend.url)
         timeout = backend.timeout ?? defaultTimeout
-        relayTarget = RelayTarget(url: backend.url)
         self.claimFields = claimFields
         if let own = backend.tls, let outbound {
             tls = UpstreamTLSPlan(url: backend.url, tls: own, outbound: outbound)
         } else {
             tls = nil
         }
+        // An `https` upstream is the relay's too, with the trust in force and its own `tls:` (made once, here).
+        let relayTLS = tls.map { try? $0.configuration.get() } ?? (try? outbound?.configuration())
+        relayTarget = RelayTarget(url: backend.url, tls: relayTLS, serverName: tls?.named?.name)
     }
 
     /// Whether it is `backend`.

@@ -1,14 +1,18 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// Keep-alive connections to the backend for the inbound connections of one event loop: made on that loop,
 /// used only there, so a relayed request never changes threads. The most recently used is taken first, and a
-/// connection unused for `idleTimeout` is closed, so that a burst's connections do not stay open for ever.
+/// connection unused for `idleTimeout` is closed, so that a burst's connections do not stay open for ever. An
+/// `https` upstream's connections speak TLS with the upstream table's context (its trust and client certificate);
+/// kept alive, a connection's handshake is paid once for many requests.
 final class UpstreamConnectionPool: UpstreamConnectionSource {
     private let eventLoop: any EventLoop
     private let host: String
     private let port: Int
+    private let tls: UpstreamPools.Endpoint.TLS?
     private let maxIdle: Int
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
@@ -16,10 +20,14 @@ final class UpstreamConnectionPool: UpstreamConnectionSource {
     private var idle: [(connection: UpstreamConnection, since: NIODeadline)] = []
     private var expiry: Scheduled<Void>?
 
-    init(eventLoop: any EventLoop, host: String, port: Int, maxIdle: Int, connectTimeout: TimeAmount, idleTimeout: TimeAmount) {
+    init(
+        eventLoop: any EventLoop, host: String, port: Int, tls: UpstreamPools.Endpoint.TLS? = nil, maxIdle: Int, connectTimeout: TimeAmount,
+        idleTimeout: TimeAmount
+    ) {
         self.eventLoop = eventLoop
         self.host = host
         self.port = port
+        self.tls = tls
         self.maxIdle = maxIdle
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
@@ -37,12 +45,18 @@ final class UpstreamConnectionPool: UpstreamConnectionSource {
 
     /// A new connection (none idle, or the retry of a request that a reused one lost).
     func connect() -> EventLoopFuture<UpstreamConnection>.Isolated {
-        ClientBootstrap(group: eventLoop)
+        let tls = tls
+        return ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             // At the TCP level (`socketOption` would be SOL_SOCKET, where the number means SO_DEBUG: root only).
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // TLS first: a handshake that fails (an untrusted certificate, no client certificate the upstream
+                    // accepts) fails the exchange as an unreachable upstream would, 502.
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: tls.serverName))
+                    }
                     // No outbound validation: the relay writes fields llhttp parsed from the client, its own, and
                     // identity values made legal (`BackendIdentityHeaders.fieldValue`).
                     // Bytes after a `101` in the decoder's buffer go on to the tunnel when the decoder is removed.

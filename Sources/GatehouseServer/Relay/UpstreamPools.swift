@@ -1,4 +1,5 @@
 import NIOCore
+import NIOSSL
 import Synchronization
 
 /// The relay's ``UpstreamConnectionPool``s: one per upstream (`backend` and each of `upstreams:` it can reach)
@@ -13,13 +14,22 @@ final class UpstreamPools: Sendable {
         let name: String
         let host: String
         let port: Int
+        /// The TLS context (a reload that re-reads the upstream's files makes a new one, and so a new pool).
+        let tls: ObjectIdentifier?
         let loop: ObjectIdentifier
     }
 
     /// Where an upstream is.
     struct Endpoint: Sendable {
+        /// An `https` upstream's connections: the context they are made with and the name sent in SNI.
+        struct TLS: Sendable {
+            let context: NIOSSLContext
+            let serverName: String?
+        }
+
         let host: String
         let port: Int
+        var tls: TLS? = nil
     }
 
     private let pools = Mutex<[Key: NIOLoopBound<UpstreamConnectionPool>]>([:])
@@ -36,13 +46,15 @@ final class UpstreamPools: Sendable {
     /// The pool of `upstream` on `eventLoop` (call on that loop); `nil` when the relay does not reach it.
     func pool(for upstream: UpstreamRoute, on eventLoop: any EventLoop) -> NIOLoopBound<UpstreamConnectionPool>? {
         guard let endpoint = upstream.relayTarget?.endpoint else { return nil }
-        let key = Key(name: upstream.name, host: endpoint.host, port: endpoint.port, loop: ObjectIdentifier(eventLoop))
+        let key = Key(
+            name: upstream.name, host: endpoint.host, port: endpoint.port, tls: endpoint.tls.map { ObjectIdentifier($0.context) },
+            loop: ObjectIdentifier(eventLoop))
         return pools.withLock { pools in
             if let pool = pools[key] { return pool }
             let pool = NIOLoopBound(
                 UpstreamConnectionPool(
-                    eventLoop: eventLoop, host: endpoint.host, port: endpoint.port, maxIdle: maxIdlePerLoop, connectTimeout: connectTimeout,
-                    idleTimeout: idleTimeout),
+                    eventLoop: eventLoop, host: endpoint.host, port: endpoint.port, tls: endpoint.tls, maxIdle: maxIdlePerLoop,
+                    connectTimeout: connectTimeout, idleTimeout: idleTimeout),
                 eventLoop: eventLoop)
             pools[key] = pool
             return pool
