@@ -22,6 +22,8 @@
 #   TARGETS="…"       measure only these targets (direct and caddy are always measured: the ratios need them)
 #   TLS_ROWS=1        then run bench/tls.sh with the same binary: Gatehouse with `tls:` (HTTPS/1.1 keep-alive,
 #                     HTTP/2, new-connection handshakes) against nginx and Caddy terminating TLS (0: skip)
+#   HTTPS_UPSTREAM_ROWS=1  then run bench/https-upstream.sh with the same binary: the relay to an `https` backend
+#                     against the relay to the `http` one and Caddy with TLS to the same backend (0: skip)
 set -euo pipefail
 
 LOG_TAG=bench
@@ -33,8 +35,9 @@ SESSION_CACHE_SECONDS=30 # store.session_cache_seconds of the "cache on" SQLite 
 
 STORM=${STORM:-1000}
 TLS_ROWS=${TLS_ROWS:-1}
+HTTPS_UPSTREAM_ROWS=${HTTPS_UPSTREAM_ROWS:-1}
 check_wrk_settings
-require_counts STORM TLS_ROWS
+require_counts STORM TLS_ROWS HTTPS_UPSTREAM_ROWS
 
 # --- tools -------------------------------------------------------------------------------------
 install_load_tools
@@ -619,5 +622,10 @@ if ((TLS_ROWS > 0)); then
     echo
     GATEHOUSE_BIN="$BIN" DURATION="$DURATION" RUNS="$RUNS" THREADS="$THREADS" CONNECTIONS="$CONNECTIONS" \
         bash "$script_dir/tls.sh" || { log "bench/tls.sh failed"; report_rc=1; }
+fi
+if ((HTTPS_UPSTREAM_ROWS > 0)); then
+    echo
+    GATEHOUSE_BIN="$BIN" DURATION="$DURATION" RUNS="$RUNS" THREADS="$THREADS" CONNECTIONS="$CONNECTIONS" WARMUP="$WARMUP" \
+        bash "$script_dir/https-upstream.sh" || { log "bench/https-upstream.sh failed"; report_rc=1; }
 fi
 exit "$report_rc"
