@@ -32,7 +32,7 @@ public struct OutboundTLS: Sendable {
         self.systemRoots = systemRoots
         var certificates: [NIOSSLCertificate] = []
         for file in caFiles { certificates += try Self.certificates(inFile: file) }
-        certificates += try Self.environmentCertificates(environment)
+        certificates += try Self.environmentCertificates(environment, besidesSystemRoots: systemRoots)
         self.certificates = Self.unique(certificates)
     }
 
@@ -80,10 +80,14 @@ public struct OutboundTLS: Sendable {
 
     /// What OpenSSL trusts from the environment: `SSL_CERT_FILE`, a PEM bundle (an error when it cannot be
     /// read: it was named), and every PEM certificate file of the directories of `SSL_CERT_DIR` (`:`-separated;
-    /// other files, and directories that do not exist, are passed over as OpenSSL does).
-    public static func environmentCertificates(_ environment: [String: String]) throws -> [NIOSSLCertificate] {
+    /// other files, and directories that do not exist, are passed over as OpenSSL does). `besidesSystemRoots`:
+    /// the system's roots are trusted anyway, so a variable that names the system's own store (Debian's
+    /// `/etc/ssl/certs`, which many images set) adds nothing and is not read: its ~150 certificates parsed again
+    /// cost 6 MiB of memory for as long as the gateway runs.
+    public static func environmentCertificates(_ environment: [String: String], besidesSystemRoots: Bool = false) throws -> [NIOSSLCertificate] {
         var certificates: [NIOSSLCertificate] = []
-        if let file = environment["SSL_CERT_FILE"], !file.isEmpty {
+        let skipped: (String) -> Bool = { besidesSystemRoots && isSystemStore($0) }
+        if let file = environment["SSL_CERT_FILE"], !file.isEmpty, !skipped(file) {
             do {
                 certificates += try Self.certificates(inFile: file)
             } catch let error as OutboundTLSError {
@@ -91,7 +95,7 @@ public struct OutboundTLS: Sendable {
             }
         }
         if let directories = environment["SSL_CERT_DIR"], !directories.isEmpty {
-            for directory in directories.split(separator: ":").map(String.init) {
+            for directory in directories.split(separator: ":").map(String.init) where !skipped(directory) {
                 certificates += directoryCertificates(directory)
             }
         }
@@ -99,6 +103,21 @@ public struct OutboundTLS: Sendable {
     }
 
     // MARK: Private
+
+    /// Where the system's trust store is, which `.default` roots read (the bundle files of the common
+    /// distributions, and Debian's directory).
+    private static let systemStores: Set<String> = [
+        "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem", "/etc/pki/tls/cacert.pem",
+        "/etc/ssl/cert.pem", "/etc/ssl/certs",
+    ]
+
+    /// Whether `path` (after its links are followed) is one of ``systemStores``.
+    private static func isSystemStore(_ path: String) -> Bool {
+        let standard = (path as NSString).standardizingPath
+        let resolved = (standard as NSString).resolvingSymlinksInPath
+        return systemStores.contains(standard) || systemStores.contains(resolved)
+            || systemStores.contains { ($0 as NSString).resolvingSymlinksInPath == resolved }
+    }
 
     /// The certificates of the PEM files of a directory; the hash links OpenSSL's `c_rehash` makes point at
     /// files already read, and are read once.

@@ -83,6 +83,15 @@ struct OutboundTLSTests {
         #expect(Self.trusted(try OutboundTLS(environment: ["SSL_CERT_FILE": "", "SSL_CERT_DIR": ""]).configuration()).isEmpty)
     }
 
+    /// Images often set both to the system's own store: with the system roots trusted anyway, they are not read
+    /// again (6 MiB of memory for ~150 certificates); with `system_roots: false` they are what is trusted.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/ssl/certs/ca-certificates.crt")))
+    func environmentVariablesNamingTheSystemStoreAreNotReadTwice() throws {
+        let environment = ["SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt", "SSL_CERT_DIR": "/etc/ssl/certs"]
+        #expect(try OutboundTLS(systemRoots: true, environment: environment).certificates.isEmpty)
+        #expect(try !OutboundTLS(systemRoots: false, environment: environment).certificates.isEmpty)
+    }
+
     @Test func anSslCertFileThatCannotBeReadIsAnErrorThatNamesIt() throws {
         #expect(throws: OutboundTLSError("SSL_CERT_FILE: cannot read the certificate file '/nonexistent/bundle.pem'")) {
             try OutboundTLS(environment: ["SSL_CERT_FILE": "/nonexistent/bundle.pem"])
