@@ -48,10 +48,11 @@ public struct AccessPolicy: Sendable, Equatable {
 
     /// The decision for a request; `host` is the host the request is for (``HostPattern/normalized(_:)``; `nil`
     /// when it has none: no rule with `hosts` applies), `user` the session's provider and identity, `nil` without
-    /// a session; `authentication` how the session authenticated, judged at `now` by a rule's `require`.
+    /// a session; `authentication` how the session authenticated, judged at `now` by a rule's `require` (both
+    /// evaluated only for such a rule).
     public func decide(
         method: String, path: [Substring], host: String? = nil, user: (provider: String, identity: Identity)?,
-        authentication: AccessAuthentication? = nil, now: Date = Date()
+        authentication: @autoclosure () -> AccessAuthentication? = nil, now: @autoclosure () -> Date = Date()
     ) -> AccessDecision {
         guard let rule = rules.first(where: { $0.applies(method: method, path: path, host: host) }) else {
             switch fallback {
@@ -73,7 +74,10 @@ public struct AccessPolicy: Sendable, Equatable {
         }
         // Who may is decided first: a session the rule refuses is refused, not asked to sign in again.
         guard case .allow = decision, let requirement = rule.require else { return decision }
-        guard let authentication, requirement.isMet(acr: authentication.acr, authenticatedAt: authentication.authenticatedAt, now: now) else {
+        // Read only here: most rules ask nothing of the authentication, and the relay decides on every request.
+        guard let authentication = authentication(),
+            requirement.isMet(acr: authentication.acr, authenticatedAt: authentication.authenticatedAt, now: now())
+        else {
             return .stepUp(rule: rule.name, requirement: requirement)
         }
         return decision

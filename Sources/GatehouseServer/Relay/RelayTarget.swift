@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOSSL
 
 /// How the relay reaches one upstream: an `http://` or `https://host[:port][/path]` URL (no credentials, query or
@@ -37,6 +38,6 @@ struct RelayTarget: Sendable {
     }
 
     private static func isAddress(_ host: String) -> Bool {
-        host.contains(":") || host.split(separator: ".").allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
+        (try? SocketAddress(ipAddress: host, port: 0)) != nil
     }
 }
