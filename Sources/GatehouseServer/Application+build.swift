@@ -20,8 +20,10 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     ).addRoutes(to: router)
     ProvidersController(providers: gateway.providers).addRoutes(to: router)
     OpenAPIController(providers: gateway.providers).addRoutes(to: router)
-    AuthController(providers: gateway.providers, flow: gateway.loginFlow, dpop: gateway.dpop, maxBodyBytes: gateway.settings.maxBodyBytes).addRoutes(
-        to: router)
+    AuthController(
+        providers: gateway.providers, flow: gateway.loginFlow, dpop: gateway.dpop, maxBodyBytes: gateway.settings.maxBodyBytes,
+        resolver: gateway.resolver
+    ).addRoutes(to: router)
     BackChannelLogoutController(providers: gateway.providers, sessions: gateway.sessions, clock: gateway.clock).addRoutes(to: router)
     SessionController(
         flow: gateway.loginFlow, sessions: gateway.sessions, providers: gateway.providers, refresher: gateway.refresher,
@@ -35,7 +37,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         providers: gateway.providers, trustedProxies: gateway.settings.trustedProxies,
         resolver: gateway.resolver, refresher: gateway.refresher,
         refreshPolicy: gateway.refreshPolicy, signer: gateway.signer, clock: gateway.clock, upstream: gateway.upstream,
-        policy: gateway.policy, metrics: gateway.metrics
+        policy: gateway.policy, metrics: gateway.metrics, publicURL: gateway.settings.publicURL
     ).addRoutes(to: router)
     AuthzController(
         resolver: gateway.resolver, policy: gateway.policy, signer: gateway.signer,

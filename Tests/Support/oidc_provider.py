@@ -49,6 +49,10 @@ class OpenIDProvider:
         self.rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.ec_key = ec.generate_private_key(ec.SECP256R1())
         self.next_login: dict = {"sub": "alice", "sid": "sid-1"}
+        # Every /authorize query, in order; with `honours_step_up`, a login asked for `acr_values` gets the first of
+        # them and one asked for `max_age` authenticates anew (`auth_time` now), as a provider with a second factor does.
+        self.authorize_requests: list[dict] = []
+        self.honours_step_up = True
         self.codes: dict[str, dict] = {}
         self.refresh_tokens: dict[str, dict] = {}
         self.lock = threading.Lock()
@@ -75,8 +79,14 @@ class OpenIDProvider:
                 elif path == "/authorize":
                     fields = {k: v[0] for k, v in parse_qs(query).items()}
                     code = secrets.token_urlsafe(16)
+                    login = dict(provider.next_login)
+                    if provider.honours_step_up and fields.get("acr_values"):
+                        login["acr"] = fields["acr_values"].split(" ")[0]
+                    if provider.honours_step_up and "max_age" in fields:
+                        login["auth_time"] = int(time.time())
                     with provider.lock:
-                        provider.codes[code] = {"nonce": fields.get("nonce"), **provider.next_login}
+                        provider.authorize_requests.append(fields)
+                        provider.codes[code] = {"nonce": fields.get("nonce"), **login}
                     target = fields["redirect_uri"] + "?" + urlencode({"code": code, "state": fields.get("state", "")})
                     self.send_response(302)
                     self.send_header("Location", target)

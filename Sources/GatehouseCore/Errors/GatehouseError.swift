@@ -18,6 +18,9 @@ public struct GatehouseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var requiredScope: [String]?
     /// What the challenge of a `step_up_required` answer asks for (`acr_values`, `max_age`; RFC 9470 §3).
     public var stepUp: StepUpRequirement?
+    /// Where a browser is sent instead of being shown the problem (`Location`; a step-up asked of a navigation: 303 to
+    /// the login that can meet it).
+    public var location: String?
 
     public init(code: ProblemCode, status: Int, detail: String, retryAfter: Int? = nil) {
         self.code = code

@@ -21,6 +21,13 @@ public struct LoginTransaction: Sendable, Codable, Equatable {
     public var returnTo: String?
     /// Browser flow: SHA-256 (hex) of the login-binding secret held in the starting browser's cookie.
     public var browserBinding: String?
+    /// Step-up (RFC 9470): the authentication context classes asked of the provider (`acr_values`); `nil`: none asked.
+    public var acrValues: [String]?
+    /// Step-up: the most seconds since the person authenticated the provider is asked for (`max_age`); `nil`: none asked.
+    public var maxAge: Int?
+    /// Browser step-up: the session of the starting browser this login replaces in place (same id, new token),
+    /// when the login signs in the same person at the same provider.
+    public var replacesSession: String?
     public var createdAt: Date
 
     public init(
@@ -38,6 +45,11 @@ public struct LoginTransaction: Sendable, Codable, Equatable {
         self.clientCodeChallenge = clientCodeChallenge
         self.returnTo = returnTo
         self.createdAt = createdAt
+    }
+
+    /// What the login must prove of the authentication (``acrValues``, ``maxAge``); `nil` when it asked for nothing.
+    public var stepUp: StepUpRequirement? {
+        acrValues == nil && maxAge == nil ? nil : StepUpRequirement(acr: acrValues, maxAgeSeconds: maxAge)
     }
 
     /// The PKCE challenge the gateway sends to the provider.

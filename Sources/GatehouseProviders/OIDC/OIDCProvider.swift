@@ -63,8 +63,20 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
         guard let metadata = discovery.cached else {
             throw ProviderError.unavailable("The provider's discovery document is not available yet.")
         }
-        return try oauth2(metadata, extraAuthorizationParameters: configuration.authorizationParameters + [("nonce", transaction.nonce)])
-            .authorizationURL(for: transaction)
+        return try oauth2(
+            metadata, extraAuthorizationParameters: Self.authorizationParameters(configuration.authorizationParameters, for: transaction)
+        )
+        .authorizationURL(for: transaction)
+    }
+
+    /// The file's `authorization_params`, a step-up's `acr_values` and `max_age` in place of the file's (OIDC Core
+    /// §3.1.2.1), and the nonce.
+    static func authorizationParameters(_ configured: [(String, String)], for transaction: LoginTransaction) -> [(String, String)] {
+        var stepUp: [(String, String)] = []
+        if let acr = transaction.acrValues { stepUp.append(("acr_values", acr.joined(separator: " "))) }
+        if let maxAge = transaction.maxAge { stepUp.append(("max_age", String(maxAge))) }
+        let asked = Set(stepUp.map(\.0))
+        return configured.filter { !asked.contains($0.0) } + stepUp + [("nonce", transaction.nonce)]
     }
 
     public func completeLogin(callback: [String: String], transaction: LoginTransaction) async throws -> LoginResult {
@@ -76,6 +88,10 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
             throw ProviderError.rejected(code: "id_token_missing", description: "The token response has no id_token (is the openid scope allowed?).")
         }
         var claims = try await validator.validate(idToken, metadata: metadata, nonce: transaction.nonce, accessToken: credential.accessToken)
+        // OIDC Core §3.1.2.1: asked with max_age, the ID token must say when the person authenticated.
+        if transaction.maxAge != nil, claims["auth_time"] == nil {
+            throw ProviderError.rejected(code: "auth_time_missing", description: "The ID token has no auth_time although max_age was asked.")
+        }
         let authentication = claims
         if let endpoint = metadata.userinfoEndpoint {
             let userinfo = try await oauth2.userinfo(endpoint: endpoint, credential: credential)

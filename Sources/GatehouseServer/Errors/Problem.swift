@@ -24,7 +24,7 @@ enum Problem {
                 token.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
             }
             headers[.wwwAuthenticate] = "Bearer error=\"insufficient_scope\", scope=\"\(scope.joined(separator: " "))\""
-        case .stepUpRequired:
+        case .stepUpRequired where error.status == 401:
             // RFC 9470 §3: what to sign in again with. `acr` values are checked to be plain tokens (`gatehouse check`).
             var challenge = "Bearer error=\"insufficient_user_authentication\""
             if let acr = error.stepUp?.acr { challenge += ", acr_values=\"\(acr.joined(separator: " "))\"" }
@@ -39,6 +39,7 @@ enum Problem {
             if error.status == 401 { headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\"" }
         }
         if let nonce = error.dpopNonce { headers[DPoPVerifier.nonceField] = nonce }
+        if let location = error.location { headers[.location] = location }
         return headers
     }
 

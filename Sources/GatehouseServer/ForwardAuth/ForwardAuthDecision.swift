@@ -52,8 +52,19 @@ enum ForwardAuthDecision {
         if let refusal = decision.refusal(sessionRefusal: credential.refusal) {
             // The sign-in page only with a 401 (a token short of scope is 403, and a sign-in would not add it); a
             // store fault stays what it is.
-            let signsIn = decision == .needsSession && (refusal as? GatehouseError)?.status == 401
-            verdict = .refuse(refusal, signIn: signsIn ? ForwardAuthAnswer.signInURL(publicURL: publicURL, returningTo: original.target) : nil)
+            let signIn: String?
+            switch decision {
+            case .needsSession where (refusal as? GatehouseError)?.status == 401:
+                signIn = ForwardAuthAnswer.signInURL(publicURL: publicURL, returningTo: original.target)
+            case .stepUp(_, let requirement):
+                // Signed in, not strongly or recently enough: the login of the session's provider that can meet the rule.
+                signIn = session.map {
+                    StepUpSignIn.url(publicURL: publicURL, provider: $0.provider, returningTo: original.target, requirement: requirement)
+                }
+            default:
+                signIn = nil
+            }
+            verdict = .refuse(refusal, signIn: signIn)
         } else if let session, backend.forwardAccessToken {
             verdict = .allowAfterRefresh(session: session, backend: backend)
         } else {

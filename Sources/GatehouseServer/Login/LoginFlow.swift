@@ -44,10 +44,17 @@ struct LoginFlow: Sendable {
 
     /// Starts a login from the client's query: native (`redirect_uri`, PKCE) or browser (`return_to`).
     /// `rawQuery` is the query as the client wrote it: its `state` goes back to the client unchanged.
-    func start(query: [String: String], rawQuery: String?, providerID: String, provider: any AuthProvider, channel: Channel) throws -> Started {
+    /// `acr_values` and `max_age` ask the provider for a stronger or fresher authentication (step-up, RFC 9470);
+    /// a browser login with either replaces `current` — the starting browser's cookie session — in place when it
+    /// signs in the same person at the same provider (``finish(_:transaction:_:asPage:logger:)``).
+    func start(
+        query: [String: String], rawQuery: String?, providerID: String, provider: any AuthProvider, channel: Channel,
+        current: ActiveSession? = nil
+    ) throws -> Started {
         var transaction = LoginTransaction(
             provider: providerID, state: RandomToken.make(), codeVerifier: PKCE.makeVerifier(), nonce: RandomToken.make(byteCount: 16),
             callbackURL: "\(settings.publicURL)/v1/auth/\(providerID)/callback", createdAt: clock.now())
+        (transaction.acrValues, transaction.maxAge) = try Self.stepUp(query)
         if let redirectURI = query["redirect_uri"] {
             // Native app (RFC 8252): exact redirect URI, the client's own PKCE.
             let policy = RedirectURIPolicy(allowed: settings.allowedRedirectURIs + provider.descriptor.redirectURIs)
@@ -80,11 +87,35 @@ struct LoginFlow: Sendable {
             throw GatehouseError.invalidRequest("return_to must be a path on this gateway or a URL on an origin access.return_to_origins lists.")
         }
         transaction.returnTo = returnTo
+        if transaction.stepUp != nil, let current, current.provider == providerID { transaction.replacesSession = current.id }
         let (secret, digest) = LoginBinding.make()
         transaction.browserBinding = digest
         var headers = HTTPFields()
         headers[.setCookie] = binding.setting(secret, loginID: transaction.state, scope: scope(of: transaction, channel))
         return Started(transaction: transaction, headers: headers)
+    }
+
+    /// `acr_values` (space-separated tokens, RFC 9470 §4) and `max_age` (seconds) of a login's query.
+    static func stepUp(_ query: [String: String]) throws -> (acr: [String]?, maxAge: Int?) {
+        var acr: [String]?
+        if let text = query["acr_values"] {
+            let values = text.split(separator: " ").map(String.init)
+            // Plain tokens only: they go into the provider's query and, on a refusal, into a quoted challenge.
+            guard !values.isEmpty, values.count <= 16,
+                values.allSatisfy({ $0.utf8.count <= 256 && $0.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C } })
+            else {
+                throw GatehouseError.invalidRequest("acr_values must be up to 16 space-separated tokens of printable characters.")
+            }
+            acr = values
+        }
+        var maxAge: Int?
+        if let text = query["max_age"] {
+            guard let seconds = Int(text), seconds >= 0, seconds <= 10 * 365 * 86_400 else {
+                throw GatehouseError.invalidRequest("max_age must be a number of seconds.")
+            }
+            maxAge = seconds
+        }
+        return (acr, maxAge)
     }
 
     /// Keeps a redirect login's transaction, sealed, until its callback (single use).
@@ -136,6 +167,15 @@ struct LoginFlow: Sendable {
         guard policy.current.access.permitsLogin(provider: transaction.provider, identity: result.identity) else {
             return try fail(Self.loginRefused, transaction: transaction, channel, asPage: asPage, logger: logger)
         }
+        // A step-up login that did not get what it asked for ends here: coming back would only be refused again
+        // (and a navigation sent to this login once more, in a loop).
+        if let asked = transaction.stepUp {
+            let now = clock.now()
+            let authentication = result.identity.authentication(since: now)
+            guard asked.isMet(acr: authentication.acr, authenticatedAt: authentication.authenticatedAt, now: now) else {
+                return try fail(Self.stepUpNotMet, transaction: transaction, channel, asPage: asPage, logger: logger)
+            }
+        }
         if let clientRedirectURI = transaction.clientRedirectURI, let challenge = transaction.clientCodeChallenge {
             let code = RandomToken.make()
             let now = clock.now()
@@ -150,7 +190,7 @@ struct LoginFlow: Sendable {
                     expiresAt: now.addingTimeInterval(max(settings.handoffLifetime, settings.loginTransactionLifetime))))
             return clientRedirect(transaction, [("code", code)])
         }
-        let (token, _) = try await createSession(provider: transaction.provider, result: result, logger: logger)
+        let token = try await browserSession(for: transaction, result: result, logger: logger)
         var headers = HTTPFields()
         headers[.setCookie] = SessionCookie(settings: settings).setting(token)
         headers.append(HTTPField(name: .setCookie, value: binding.clearing(loginID: transaction.state, scope: scope(of: transaction, channel))))
@@ -176,6 +216,11 @@ struct LoginFlow: Sendable {
         return ErrorPage.response(failure.problem, requestID: ErrorPage.requestID(of: logger), headers: headers)
     }
 
+    /// A step-up login whose provider answered with another `acr` or an older authentication than asked.
+    static let stepUpNotMet = LoginFailure(
+        error: .accessDenied, description: "The provider did not authenticate as strongly or as recently as asked.",
+        problem: GatehouseError.forbidden(.accessDenied, "The provider did not authenticate as strongly or as recently as this resource asks."))
+
     /// A login that `access.login` does not let in.
     static let loginRefused = LoginFailure(
         error: .accessDenied, description: "This account may not sign in here.",
@@ -197,6 +242,23 @@ struct LoginFlow: Sendable {
                 "bound": "\(dpopThumbprint != nil)",
             ])
         return created
+    }
+
+    /// The session a browser login ends in: a new one, or — a step-up of the same person at the same provider — the
+    /// starting browser's session replaced in place (same id, new token, the new login's identity and credential).
+    /// The old token ends with it, on every instance (as a sign-out ends it): a privilege change gets a new token.
+    private func browserSession(for transaction: LoginTransaction, result: LoginResult, logger: Logger) async throws -> String {
+        guard let replaced = transaction.replacesSession, let current = try await sessions.reload(id: replaced) else {
+            return try await createSession(provider: transaction.provider, result: result, logger: logger).0
+        }
+        try await sessions.end(current.id)
+        guard current.provider == transaction.provider, current.identity.subject == result.identity.subject else {
+            // Someone else signed in on this browser: their own session; the one the browser held is over.
+            logger.notice("session ended", metadata: ["event": "session_ended", "session": "\(current.id)", "reason": "another person signed in"])
+            return try await createSession(provider: transaction.provider, result: result, logger: logger).0
+        }
+        logger.notice("session stepped up", metadata: ["event": "session_stepped_up", "session": "\(current.id)", "provider": "\(current.provider)"])
+        return try await createSession(provider: transaction.provider, result: result, id: current.id, logger: logger).0
     }
 
     /// Counts a login that did not end in a session (`outcome`: `failed` or `refused`).

@@ -25,8 +25,11 @@ struct ProxyController: Sendable {
     /// The access rules and the upstreams, read once per request (SIGHUP may replace them).
     let policy: CurrentPolicy
     let metrics: GatewayMetrics
+    /// Where a step-up login starts (``StepUpSignIn``).
+    let publicURL: String
 
     private static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
+    private static let secFetchMode = HTTPField.Name("Sec-Fetch-Mode")!
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         // `/v1/api` resolves its session itself: the access policy may let a path through without one.
@@ -64,7 +67,9 @@ struct ProxyController: Sendable {
         }
         switch plan.verdict {
         case .refuse(let error):
-            throw error
+            throw StepUpSignIn.redirecting(
+                error, session: session, method: facts.method, fetchMode: request.headers[Self.secFetchMode], publicURL: publicURL,
+                target: Substring(request.uri.description))
         case .forward(let forward):
             let (chosen, target) = (forward.upstream, forward.target)
             context.logFields.upstream(chosen.name)

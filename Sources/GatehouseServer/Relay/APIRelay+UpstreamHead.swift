@@ -22,7 +22,10 @@ extension APIRelay {
         }
         switch plan.verdict {
         case .refuse(let error):
-            return refuse(error, head, session: plan.session, remoteAddress: remoteAddress, requestID: requestID)
+            let answered = StepUpSignIn.redirecting(
+                error, session: plan.session, method: routed.facts.method, fetchMode: head.headers.first(name: "sec-fetch-mode"),
+                publicURL: settings.publicURL, target: Substring(head.uri))
+            return refuse(answered, head, session: plan.session, remoteAddress: remoteAddress, requestID: requestID)
         case .forward(let forward):
             let session = forward.session
             if let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > settings.maxBodyBytes {

@@ -10,6 +10,8 @@ struct AuthController: Sendable {
     let flow: LoginFlow
     let dpop: DPoPVerifier
     let maxBodyBytes: Int
+    /// Finds the browser's cookie session a step-up login replaces.
+    let resolver: SessionResolver
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.get("/v1/auth/:provider/login") { request, context in try await login(request, context) }
@@ -34,8 +36,11 @@ struct AuthController: Sendable {
             context.logger.warning("login refused: provider not ready", metadata: ["provider": "\(providerID)", "reason": "\(reason)"])
             throw GatehouseError(code: .providerUnavailable, status: 503, detail: "Provider '\(providerID)' is not ready: \(reason)", retryAfter: 5)
         }
+        let query = request.uri.queryDictionary
+        // A step-up (`acr_values`, `max_age`) of a browser replaces its session: found only when one is asked.
+        let current = query["acr_values"] != nil || query["max_age"] != nil ? await cookieSession(request) : nil
         let started = try flow.start(
-            query: request.uri.queryDictionary, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .callback)
+            query: query, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .callback, current: current)
         try await flow.persist(started.transaction)
         return JSONResponse.redirect(to: try redirectProvider.authorizationURL(for: started.transaction), headers: started.headers)
     }
@@ -91,6 +96,13 @@ struct AuthController: Sendable {
             flow.signIn(provider: providerID, dpopThumbprint: binding, logger: context.logger) {
                 try await provider.validateToken(body.token)
             })
+    }
+
+    /// The browser's cookie session; `nil` without one, or when it has ended or is key-bound (a bound session's token
+    /// in a cookie is refused everywhere).
+    private func cookieSession(_ request: Request) async -> ActiveSession? {
+        guard let token = resolver.cookies.token(in: request.headers[values: .cookie]), !token.isEmpty else { return nil }
+        return try? await resolver.cookieSession(token: token)
     }
 
     /// The key a sign-in binds its session to (its DPoP proof), checked before the credential is.

@@ -21,4 +21,21 @@ import Testing
         OIDCProvider.recordAuthentication(from: ["auth_time": .number(1_700_000_000)], in: &identity, loginTime: loginTime)
         #expect(identity.authTime == Date(timeIntervalSince1970: 1_700_000_000))
     }
+
+    @Test("a step-up login asks for acr_values and max_age in place of the file's own, with the nonce last")
+    func stepUpParameters() {
+        var transaction = LoginTransaction(
+            provider: "idp", state: "s", codeVerifier: "v", nonce: "n", callbackURL: "https://g/cb", createdAt: Date())
+        let configured = [("acr_values", "urn:x:pwd"), ("prompt", "login")]
+        #expect(
+            OIDCProvider.authorizationParameters(configured, for: transaction).map { "\($0.0)=\($0.1)" } == [
+                "acr_values=urn:x:pwd", "prompt=login", "nonce=n",
+            ])
+        transaction.acrValues = ["urn:x:mfa", "urn:x:hw"]
+        transaction.maxAge = 300
+        #expect(
+            OIDCProvider.authorizationParameters(configured, for: transaction).map { "\($0.0)=\($0.1)" } == [
+                "prompt=login", "acr_values=urn:x:mfa urn:x:hw", "max_age=300", "nonce=n",
+            ])
+    }
 }
