@@ -88,6 +88,15 @@ public enum GatewayLauncher {
         }
     }
 
+    /// Logs every ready provider whose sign-outs cannot revoke its tokens (no revocation endpoint in its file, nor
+    /// in its discovery document).
+    static func reportRevocationGaps(_ providers: ProviderSet, logger: Logger) async {
+        for case let provider as any RevokingProvider in providers.all {
+            if let reporting = provider as? any ReadinessReporting, case .notReady = await reporting.readiness { continue }
+            if let warning = provider.revocationWarning { logger.warning("\(warning)", metadata: ["provider": "\(provider.descriptor.id)"]) }
+        }
+    }
+
     /// Loads and validates the provider files; the optional ones whose environment is not set are skipped.
     /// - Parameters:
     ///   - trusting: the transport of a provider with its own `tls.ca_file`; nil: `transport` for every provider.
@@ -197,7 +206,10 @@ public enum GatewayLauncher {
                 let hangup = HangupReloader(reloads: [providerReloader.reload] + (tlsReloader.map { [$0.reload] } ?? []))
                 // Say at once which providers cannot take logins (OIDC discovery failing, …), rather than at the
                 // first login; `/readyz` reports them as `degraded` meanwhile.
-                Task { await reportUnready(providers, logger: logger) }
+                Task {
+                    await reportUnready(providers, logger: logger)
+                    await reportRevocationGaps(providers, logger: logger)
+                }
                 let app = buildApplication(
                     gateway: gateway, host: configuration.listenHost, port: configuration.listenPort, tls: tls,
                     services: services + [hangup] + metricsServices + tlsServices,

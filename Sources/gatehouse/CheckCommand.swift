@@ -23,10 +23,15 @@ struct CheckCommand: AsyncParsableCommand {
         problems += ConfigOptions.merged(configurationProblems, with: found).map(\.description)
         var providers = 0
         var skipped: [ConfigError] = []
+        var revocationWarnings: [String] = []
         do {
             let loaded = try withOfflineTransport { transport in try GatewayLauncher.loadProviderFiles(configuration, transport: transport) }
             providers = loaded.providers.count
             skipped = loaded.skipped
+            // Known from the files alone; an `oidc` provider's discovery is asked by `serve` (its start-up warning).
+            for case let revoking as any RevokingProvider in loaded.providers where revoking.revocationDecidedByFile {
+                if let warning = revoking.revocationWarning { revocationWarnings.append(warning) }
+            }
         } catch let errors as ConfigurationErrors {
             problems += errors.lines
         }
@@ -35,6 +40,7 @@ struct CheckCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         for line in skipped { printError("warning: \(line)") }
+        for line in revocationWarnings { printError("warning: \(line)") }
         for warning in configuration.warnings { printError("warning: \(warning)") }
         if let warning = configuration.tls?.expiryWarning() { printError("warning: \(warning)") }
         if providers == 0, !skipped.isEmpty {

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 
 import pytest
+import requests
 
 from conftest import REPO, UNSET_VAR, free_port, provider_yaml, q, write_config, write_provider
 
@@ -392,3 +394,38 @@ def test_check_warns_when_an_https_public_url_has_a_cookie_that_is_not_secure(cl
         "sessions:\n", 'sessions:\n  cookie:\n    name: "gatehouse_session"\n    secure: false\n'))
     result = cli(["check", "--config", str(plain)], cwd=tmp_path)
     assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_check_warns_of_a_provider_whose_sign_out_cannot_revoke(cli, tmp_path):
+    """Issue 38: a sign-out that cannot revoke leaves the provider's tokens valid; the files tell for oauth2 (and spid)."""
+    config = write_config(tmp_path, VALID_CONFIG)
+    write_provider(tmp_path, "x", userinfo=True)
+    write_provider(tmp_path, "y", userinfo=True, revocation=True)
+    result = cli(["check", "--config", str(config)], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "warning: provider 'x' (oauth2) has no revocation_endpoint: signing out ends the gateway's session, but the "
+        "provider's tokens stay valid until they expire; set revocation_endpoint in its file"
+    ], result.stderr
+
+
+def test_serve_warns_when_an_oidc_providers_discovery_names_no_revocation_endpoint(serve, tmp_path):
+    """An `oidc` file may leave the endpoint to discovery: only a started gateway can tell, once it has the document."""
+    from oidc_provider import OpenIDProvider, write_provider_file
+
+    provider = OpenIDProvider()
+    try:
+        for named in (False, True):
+            root = tmp_path / f"named-{named}"
+            path = write_provider_file(root / "Providers", "idp", provider, backchannel_logout=None)
+            if named:
+                path.write_text(path.read_text() + f'revocation_endpoint: "{provider.url}/revoke"\n')
+            gw = serve(root, ["--config", str(write_config(root, 'store: {kind: "memory"}\n'))])
+            deadline = time.time() + 10
+            while time.time() < deadline and requests.get(gw.url + "/readyz", timeout=5).status_code != 200:
+                time.sleep(0.1)
+            time.sleep(0.5)
+            logs = gw.stdout.read_text() + gw.stderr.read_text()
+            assert ("provider 'idp' (oidc) has no revocation_endpoint" in logs) != named, logs[-2000:]
+    finally:
+        provider.close()

@@ -83,7 +83,7 @@ def test_check_reports_a_malformed_json_list_by_its_variable(gatehouse_bin, tmp_
 
 def test_check_warns_about_an_unknown_variable_with_the_likely_setting(gatehouse_bin, tmp_path):
     write_config(tmp_path, 'store: {kind: "memory"}\n')
-    write_provider(tmp_path, "x")
+    write_provider(tmp_path, "x", revocation=True)
     result = run(gatehouse_bin, ["check"], tmp_path, env(GATEHOUSE_STORE_KINDD="memory", GATEHOUSE_TEST_ANYTHING="1"))
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == [
@@ -94,7 +94,7 @@ def test_check_warns_about_an_unknown_variable_with_the_likely_setting(gatehouse
 
 def test_check_does_not_warn_about_variables_the_files_reference(gatehouse_bin, tmp_path):
     write_config(tmp_path, 'store:\n  kind: "postgres"\n  url: "${GATEHOUSE_DATABASE_URL}"\n')
-    write_provider(tmp_path, "x", extra='client_secret: "${GATEHOUSE_X_SECRET}"\n')
+    write_provider(tmp_path, "x", revocation=True, extra='client_secret: "${GATEHOUSE_X_SECRET}"\n')
     result = run(gatehouse_bin, ["check"], tmp_path, env(
         GATEHOUSE_DATABASE_URL=f"postgres://gh:{SECRET}@127.0.0.1:1/gh", GATEHOUSE_X_SECRET=SECRET))
     assert result.returncode == 0, result.stderr

@@ -42,6 +42,9 @@ public struct OIDCProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
             userinfo: (metadata?.userinfoEndpoint ?? configuration.userinfoEndpoint) != nil)
     }
 
+    /// Discovery may name the revocation endpoint: only a started gateway can tell (its start-up warning).
+    public var revocationDecidedByFile: Bool { configuration.revocationEndpoint != nil }
+
     /// Ready once a discovery document with the configured issuer was fetched.
     public var readiness: ProviderReadiness {
         get async {

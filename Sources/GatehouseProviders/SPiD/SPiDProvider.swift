@@ -25,6 +25,9 @@ public struct SPiDProvider: RedirectLoginProvider, RefreshingProvider, RevokingP
         ProviderFeatures(revocation: configuration.logoutEndpoint != nil, expiryKnown: true, userinfo: configuration.oauth2.userinfoEndpoint != nil)
     }
 
+    /// SPiD's sign-out is its logout endpoint.
+    public var revocationKey: String { "logout_endpoint" }
+
     // MARK: Login
 
     public func authorizationURL(for transaction: LoginTransaction) throws -> String {
