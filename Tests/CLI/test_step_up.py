@@ -29,14 +29,13 @@ def probe(handler):
     return 200, "application/json", json.dumps(user).encode()
 
 
-@pytest.fixture
-def gateway(serve, tmp_path):
-    backend = RawBackend()
-    site = loopback_server(probe)
-    url = f"http://127.0.0.1:{site.server_address[1]}"
-    config = write_config(tmp_path, "\n".join([
+def step_up_config(public_url: str, backend: RawBackend, rules: list[str], extra: list[str] = ()) -> str:
+    """`gatehouse.yaml`: memory store, `backend`, the CORS origin whose requests go to the router, and the rule
+    `payments` (`urn:example:mfa` within 300 s) before `rules`; every other path: any session."""
+    return "\n".join([
         'store: {kind: "memory"}',
-        f"public_url: {q(PUBLIC)}",
+        f"public_url: {q(public_url)}",
+        *extra,
         "backend:",
         f"  url: {q(f'http://127.0.0.1:{backend.port}/base')}",
         f"cors: {{allowed_origins: [{q(ORIGIN)}]}}",
@@ -44,10 +43,20 @@ def gateway(serve, tmp_path):
         "  rules:",
         '    - {name: "payments", paths: ["/payments/**"], allow: "authenticated",'
         ' require: {acr: ["urn:example:mfa"], max_age_seconds: 300}}',
-        '    - {name: "recent", paths: ["/recent/**"], allow: "authenticated", require: {max_age_seconds: 600}}',
-        '    - {name: "admin", paths: ["/admin/**"], allow: [{subject: "root"}], require: {acr: ["urn:example:mfa"]}}',
+        *rules,
         '  default: "authenticated"',
         "",
+    ])
+
+
+@pytest.fixture
+def gateway(serve, tmp_path):
+    backend = RawBackend()
+    site = loopback_server(probe)
+    url = f"http://127.0.0.1:{site.server_address[1]}"
+    config = write_config(tmp_path, step_up_config(PUBLIC, backend, [
+        '    - {name: "recent", paths: ["/recent/**"], allow: "authenticated", require: {max_age_seconds: 600}}',
+        '    - {name: "admin", paths: ["/admin/**"], allow: [{subject: "root"}], require: {acr: ["urn:example:mfa"]}}',
     ]))
     write_capture_provider(tmp_path, url, claims='{subject: "id"}')
     gw = serve(tmp_path, ["--config", str(config)])
@@ -201,20 +210,8 @@ def oidc_gateway(serve, tmp_path):
 
     provider, backend = OpenIDProvider(), RawBackend()
     port = free_port()
-    config = write_config(tmp_path, "\n".join([
-        f"public_url: {q(f'http://127.0.0.1:{port}')}",
-        'store: {kind: "memory"}',
-        "sessions: {cookie: {secure: false, name: \"gatehouse_session\"}}",
-        "backend:",
-        f"  url: {q(f'http://127.0.0.1:{backend.port}/base')}",
-        f"cors: {{allowed_origins: [{q(ORIGIN)}]}}",
-        "access:",
-        "  rules:",
-        '    - {name: "payments", paths: ["/payments/**"], allow: "authenticated",'
-        ' require: {acr: ["urn:example:mfa"], max_age_seconds: 300}}',
-        '  default: "authenticated"',
-        "",
-    ]))
+    config = write_config(tmp_path, step_up_config(
+        f"http://127.0.0.1:{port}", backend, [], ['sessions: {cookie: {secure: false, name: "gatehouse_session"}}']))
     write_provider_file(tmp_path / "Providers", "idp", provider, backchannel_logout=None)
     gw = serve(tmp_path, ["--config", str(config)], port=port)
     yield gw, provider
@@ -262,12 +259,17 @@ def test_a_browser_navigation_steps_up_at_the_provider_and_keeps_its_session(oid
     assert gone.status_code == 401, "the weaker token ends with the step-up"
 
 
-def test_a_provider_that_does_not_step_up_ends_the_login_without_a_loop(oidc_gateway):
-    gw, provider = oidc_gateway
+def signed_in_weakly(gw, provider) -> tuple[Browser, str]:
+    """A browser signed in as alice with a password (`urn:example:pwd`) 10 s ago, and its session token."""
     provider.next_login = {"sub": "alice", "sid": "s1", "acr": "urn:example:pwd", "auth_time": int(time.time()) - 10}
     browser = Browser()
     browser.sign_in(gw.url, "idp", provider, "/v1/api/other")
-    weak = browser.session_token()
+    return browser, browser.session_token()
+
+
+def test_a_provider_that_does_not_step_up_ends_the_login_without_a_loop(oidc_gateway):
+    gw, provider = oidc_gateway
+    browser, weak = signed_in_weakly(gw, provider)
     provider.honours_step_up = False
     navigation = browser.get(gw.url + "/v1/api/payments/x", Sec_Fetch_Mode="navigate")
     assert navigation.status_code == 303
@@ -281,10 +283,7 @@ def test_a_provider_that_does_not_step_up_ends_the_login_without_a_loop(oidc_gat
 
 def test_a_step_up_of_another_person_does_not_take_over_the_session(oidc_gateway):
     gw, provider = oidc_gateway
-    provider.next_login = {"sub": "alice", "sid": "s1", "acr": "urn:example:pwd", "auth_time": int(time.time()) - 10}
-    browser = Browser()
-    browser.sign_in(gw.url, "idp", provider, "/v1/api/other")
-    alice = browser.session_token()
+    browser, alice = signed_in_weakly(gw, provider)
     alice_id = session_id(gw, alice)
     provider.next_login = {"sub": "mallory", "sid": "s2"}
     navigation = browser.get(gw.url + "/v1/api/payments/x", Sec_Fetch_Mode="navigate")
