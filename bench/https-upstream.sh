@@ -33,11 +33,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$t
 
 # --- the backend, plain and over TLS -------------------------------------------------------------------
 nginx_port=$(free_port)
-start_backend "$tmp/nginx" "$nginx_port" nginx_pid '        location = /probe {
-            default_type application/json;
-            return 200 '"'"'{"id": "u1"}'"'"';
-        }'
-backend="http://127.0.0.1:$nginx_port"
+start_probe_backend "$tmp/nginx" "$nginx_port" nginx_pid
 tls_port=$(free_port)
 mkdir -p "$tmp/tls"
 {
@@ -75,23 +71,12 @@ http://127.0.0.1:$caddy_port {
 	}
 }
 EOF
-XDG_DATA_HOME=$tmp/caddy/data XDG_CONFIG_HOME=$tmp/caddy/config HOME=$tmp/caddy \
-    "$CADDY" run --config "$tmp/caddy/Caddyfile" --adapter caddyfile >"$tmp/caddy/caddy.log" 2>&1 &
-caddy_pid=$!
-caddy_version=$("$CADDY" version | awk '{print $1}')
+start_caddy "$tmp/caddy"
 
 # --- Gatehouse: backend plain, upstream `secure` over TLS (memory store, one capture provider) -------------
 gw_port=$(free_port)
 mkdir -p "$tmp/gw/Providers"
-cat >"$tmp/gw/Providers/bench.yaml" <<EOF
-id: "bench"
-kind: "capture"
-login_url: "$backend/login"
-allowed_origins: ["$backend"]
-success_url: "$backend/welcome*"
-probe: {url: "$backend/probe"}
-claims: {subject: "id"}
-EOF
+capture_provider_file "$tmp/gw/Providers/bench.yaml"
 cat >"$tmp/gw/gatehouse.yaml" <<EOF
 listen: "127.0.0.1:$gw_port"
 public_url: "http://127.0.0.1:$gw_port"

@@ -244,6 +244,35 @@ EOF
     [[ $(curl -s "http://127.0.0.1:$port/bench") == "$body" ]] || die "nginx does not return the expected body"
 }
 
+start_probe_backend() { # dir port pid_variable: start_backend, and /probe answers {"id": "u1"} (the capture
+    # provider's probe: it validates a captured token and names the user); sets backend (its URL)
+    start_backend "$1" "$2" "$3" '        location = /probe {
+            default_type application/json;
+            return 200 '"'"'{"id": "u1"}'"'"';
+        }'
+    backend="http://127.0.0.1:$2"
+}
+
+capture_provider_file() { # path: the capture provider `bench` whose probe is $backend/probe (start_probe_backend)
+    cat >"$1" <<EOF
+id: "bench"
+kind: "capture"
+name: "Benchmark capture provider"
+login_url: "$backend/login"
+allowed_origins: ["$backend"]
+success_url: "$backend/welcome*"
+probe: {url: "$backend/probe"}
+claims: {subject: "id"}
+EOF
+}
+
+start_caddy() { # dir: runs caddy on dir/Caddyfile in the background (its state under dir); sets caddy_pid, caddy_version
+    XDG_DATA_HOME=$1/data XDG_CONFIG_HOME=$1/config HOME=$1 \
+        "$CADDY" run --config "$1/Caddyfile" --adapter caddyfile >"$1/caddy.log" 2>&1 &
+    caddy_pid=$!
+    caddy_version=$("$CADDY" version | awk '{print $1}')
+}
+
 nginx_workers() { # nginx master pid: the pids of its worker processes, one a line
     pgrep -P "$1" || true
 }

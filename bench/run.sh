@@ -81,11 +81,7 @@ make_tmp gatehouse-bench
 # /probe is the capture provider's probe of the SQLite gateways (it validates a captured token and
 # answers the identity); every other path answers the 64-byte body.
 nginx_port=$(free_port)
-start_backend "$tmp/nginx" "$nginx_port" nginx_pid '        location = /probe {
-            default_type application/json;
-            return 200 '"'"'{"id": "u1"}'"'"';
-        }'
-backend="http://127.0.0.1:$nginx_port"
+start_probe_backend "$tmp/nginx" "$nginx_port" nginx_pid
 
 # --- plain reverse proxies: nginx and Caddy ----------------------------------------------------------
 # nginx with one worker per core (worker_processes auto), HTTP/1.1 keep-alive to the upstream.
@@ -127,11 +123,8 @@ http://127.0.0.1:$caddy_port {
 	reverse_proxy 127.0.0.1:$nginx_port
 }
 EOF
-XDG_DATA_HOME=$tmp/caddy/data XDG_CONFIG_HOME=$tmp/caddy/config HOME=$tmp/caddy \
-    "$CADDY" run --config "$tmp/caddy/Caddyfile" --adapter caddyfile >"$tmp/caddy/caddy.log" 2>&1 &
-caddy_pid=$!
+start_caddy "$tmp/caddy"
 wait_http "http://127.0.0.1:$caddy_port/healthz" "$caddy_pid" "Caddy"
-caddy_version=$("$CADDY" version | awk '{print $1}')
 
 # --- gateway, memory store (demo mode: stand-in OAuth server on loopback, nginx as the backend) -----
 gw_port=$(free_port)
@@ -172,16 +165,7 @@ serve_root=$tmp/serve
 mkdir -p "$serve_root/Providers"
 "$BIN" keys generate --id k1 --directory "$serve_root/keys" >/dev/null || die "gatehouse keys generate failed"
 [[ -f $serve_root/keys/sealing-k1.key && -f $serve_root/keys/signing-k1.pem ]] || die "gatehouse keys generate wrote no sealing-k1.key / signing-k1.pem"
-cat >"$serve_root/Providers/bench.yaml" <<EOF
-id: "bench"
-kind: "capture"
-name: "Benchmark capture provider"
-login_url: "$backend/login"
-allowed_origins: ["$backend"]
-success_url: "$backend/welcome*"
-probe: {url: "$backend/probe"}
-claims: {subject: "id"}
-EOF
+capture_provider_file "$serve_root/Providers/bench.yaml"
 # The machine clients' provider: its access tokens are accepted on /v1/api (the verdict cached for
 # bearer_tokens.cache_seconds, 300 s by default); http is accepted on loopback.
 (umask 077 && printf '%s' "$ISSUER_CLIENT_SECRET" >"$serve_root/issuer-client-secret")
