@@ -11,7 +11,8 @@ import NIOCore
 ///
 /// - 404 unless the provider is `oidc` with `backchannel_logout: true`.
 /// - The logout token is verified by the adapter (``BackChannelLogoutProvider/verifyLogoutToken(_:)``); its `jti`
-///   is then recorded once in the shared store (a replay to any instance is refused).
+///   is then recorded once in the shared store (a replay to any instance is refused), and once more when its
+///   sessions have ended: the provider's retry of a logout the store failed half-way goes through.
 /// - The sessions named by `sid`, or with only `sub` every session of that subject at that provider, end as any
 ///   logout does (``SessionManager/end(_:)``: the store's deletion reaches every instance's session cache). Nothing is
 ///   revoked at the provider: it asked.
@@ -55,14 +56,23 @@ struct BackChannelLogoutController: Sendable {
         guard let match = logout.match else {
             return refusal("The logout token names neither sid nor sub.", provider: providerID, context)
         }
+        // Two records per token: its `jti` when first seen, and "done" once its sessions have all ended. A replay of
+        // a logout that went through finds both and is refused before it ends anything (else it would end the
+        // sessions the person signed in for since). A token seen but not done is the provider's retry of a logout
+        // the store failed half-way (after the first record): it goes on, and records "done" first, so a second
+        // failure in a row is not retried again.
         let onceKey = "backchannel-logout \(providerID) \(logout.jti)"
-        guard try await sessions.store.recordOnce(onceKey, until: logout.issuedAt.addingTimeInterval(Self.jtiLifetime), now: clock.now()) else {
-            return refusal("The logout token was already used (jti replayed).", provider: providerID, context)
+        let until = logout.issuedAt.addingTimeInterval(Self.jtiLifetime)
+        if try await !sessions.store.recordOnce(onceKey, until: until, now: clock.now()) {
+            guard try await sessions.store.recordOnce(onceKey + " done", until: until, now: clock.now()) else {
+                return refusal("The logout token was already used (jti replayed).", provider: providerID, context)
+            }
         }
         let ids = try await sessions.store.sessionIDs(provider: providerID, matching: match)
         for id in ids {
             try await sessions.end(id)
         }
+        _ = try await sessions.store.recordOnce(onceKey + " done", until: until, now: clock.now())
         context.logger.info(
             "back-channel logout",
             metadata: ["provider": "\(providerID)", "sessions_ended": "\(ids.count)", "by": "\(logout.sid == nil ? "sub" : "sid")"])
