@@ -356,3 +356,35 @@ def test_cli_trusts_a_private_gateway_with_ca_file_or_ssl_cert_file(gatehouse_bi
 
     code, out, err = login(gatehouse_bin, tmp_path, tls_gateway.url, "--ca-file", str(tmp_path / "missing.pem"))
     assert code != 0 and "--ca-file" in err and "cannot read the certificate file" in err, (code, out, err)
+
+
+def test_the_ca_file_of_a_sign_in_serves_the_later_commands(gatehouse_bin, tmp_path, tls_gateway, ca):
+    """`login --ca-file` keeps the file with the session: `whoami`, `api` and `logout` trust it without being told
+    again (a stored session whose token the gateway does not know: they reach it, and it answers 401)."""
+    home = tmp_path / "home"
+    credentials = home / ".config" / "gatehouse" / "credentials.json"
+    credentials.parent.mkdir(parents=True, mode=0o700)
+
+    def stored(**entry) -> None:
+        credentials.write_text(json.dumps({"version": 1, "gateways": {tls_gateway.url: {
+            "gateway": tls_gateway.url, "provider": "corp", "session_token": "not-a-session", "token_type": "Bearer", **entry}}}))
+        credentials.chmod(0o600)
+
+    environment = clean_env({**NO_ENVIRONMENT_TRUST, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")})
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(gatehouse_bin), *args], env=environment, capture_output=True, text=True, timeout=30)
+
+    stored()
+    untrusted = run("whoami")
+    assert untrusted.returncode != 0 and "TLS certificate is not trusted" in untrusted.stderr, untrusted.stderr
+    stored(ca_file=str(ca.certificate))
+    for command in (["whoami"], ["api", "/x"], ["logout"]):
+        reached = run(*command)
+        assert "TLS certificate is not trusted" not in reached.stderr, (command, reached.stderr)
+        # The gateway answered: 401 to whoami and api; logout ends the entry whatever the gateway says of the token.
+        assert ("invalid_session" in reached.stderr) if command != ["logout"] else reached.returncode == 0, (command, reached.stderr)
+        stored(ca_file=str(ca.certificate))
+    # --ca-file given wins over the stored one.
+    wrong = run("whoami", "--ca-file", str(tmp_path / "missing.pem"))
+    assert wrong.returncode != 0 and "--ca-file" in wrong.stderr, wrong.stderr

@@ -48,7 +48,7 @@ struct APICommand: AsyncParsableCommand {
                 fields.append(("Content-Type", isJSON ? "application/json" : "application/octet-stream"))
             }
             let target = "/v1/api/" + path.drop { $0 == "/" }
-            let response = try await GatewayClient.with(gateway: session.gateway, caFile: trust.caFile) { [fields] client in
+            let response = try await GatewayClient.with(gateway: session.gateway, caFile: session.caFile(given: trust.caFile)) { [fields] client in
                 try await session.send(client, httpMethod, target, headers: fields, body: body)
             }
             ClientOutput.raw(response.body)

@@ -87,7 +87,7 @@ struct LoginCommand: AsyncParsableCommand {
             let credential = StoredCredential(
                 gateway: gateway, provider: grant.session.provider ?? provider.id, sessionToken: grant.sessionToken,
                 tokenType: grant.tokenType, expiresAt: grant.expiresIn.map { Date().addingTimeInterval(TimeInterval($0)) },
-                dpopPrivateKey: key.pemRepresentation, dpopNonce: nonce)
+                dpopPrivateKey: key.pemRepresentation, dpopNonce: nonce, caFile: trust.absoluteCAFile)
             return (credential, grant)
         }
         try store.update { entries in entries[gateway] = credential }

@@ -15,7 +15,7 @@ struct LogoutCommand: AsyncParsableCommand {
             var session = try SignedInSession.load(gateway: gateway)
             var warning: String?
             do {
-                let response = try await GatewayClient.with(gateway: session.gateway, caFile: trust.caFile) { client in
+                let response = try await GatewayClient.with(gateway: session.gateway, caFile: session.caFile(given: trust.caFile)) { client in
                     try await session.send(client, .DELETE, "/v1/session", headers: [("Accept", "application/json")])
                 }
                 if !response.isSuccess, response.status != 401 {

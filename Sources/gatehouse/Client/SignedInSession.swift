@@ -15,6 +15,9 @@ struct SignedInSession {
     /// The gateway's base URL.
     var gateway: String { credential.gateway }
 
+    /// The CA file to trust: `--ca-file` when given, else the one the sign-in was given.
+    func caFile(given: String?) -> String? { given ?? credential.caFile }
+
     /// Sends a request of this session; a new `DPoP-Nonce` is stored with the entry.
     mutating func send(
         _ client: GatewayClient, _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil

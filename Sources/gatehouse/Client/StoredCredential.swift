@@ -17,6 +17,9 @@ struct StoredCredential: Codable, Sendable, Equatable {
     var dpopPrivateKey: String?
     /// The last `DPoP-Nonce` the gateway sent, for the next proof.
     var dpopNonce: String?
+    /// `--ca-file` of the sign-in (absolute): what `whoami`, `api` and `logout` trust for this gateway unless given
+    /// another.
+    var caFile: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case gateway, provider
@@ -25,6 +28,7 @@ struct StoredCredential: Codable, Sendable, Equatable {
         case expiresAt = "expires_at"
         case dpopPrivateKey = "dpop_private_key"
         case dpopNonce = "dpop_nonce"
+        case caFile = "ca_file"
     }
 
     /// Whether requests carry a DPoP proof: the grant said `DPoP` and the key is there.

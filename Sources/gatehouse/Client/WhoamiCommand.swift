@@ -13,7 +13,7 @@ struct WhoamiCommand: AsyncParsableCommand {
     func run() async throws {
         try await ClientFailure.reporting {
             var session = try SignedInSession.load(gateway: gateway)
-            let response = try await GatewayClient.with(gateway: session.gateway, caFile: trust.caFile) { client in
+            let response = try await GatewayClient.with(gateway: session.gateway, caFile: session.caFile(given: trust.caFile)) { client in
                 try await session.send(client, .GET, "/v1/session", headers: [("Accept", "application/json")])
             }
             guard response.isSuccess else { throw session.failure(response) }
