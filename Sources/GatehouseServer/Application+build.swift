@@ -27,6 +27,9 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         flow: gateway.loginFlow, sessions: gateway.sessions, providers: gateway.providers, refresher: gateway.refresher,
         resolver: gateway.resolver, dpop: gateway.dpop, metrics: gateway.metrics, settings: gateway.settings
     ).addRoutes(to: router)
+    DeviceController(
+        providers: gateway.providers, flow: gateway.loginFlow, dpop: gateway.dpop, settings: gateway.settings, limiter: gateway.deviceAttempts
+    ).addRoutes(to: router)
     SignOutController(
         sessions: gateway.sessions, resolver: gateway.resolver, providers: gateway.providers, policy: gateway.policy, metrics: gateway.metrics,
         settings: gateway.settings

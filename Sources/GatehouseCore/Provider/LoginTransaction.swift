@@ -21,6 +21,9 @@ public struct LoginTransaction: Sendable, Codable, Equatable {
     public var returnTo: String?
     /// Browser flow: SHA-256 (hex) of the login-binding secret held in the starting browser's cookie.
     public var browserBinding: String?
+    /// Browser flow for a device sign-in: the hash of the device code the login approves. The login then
+    /// ends with a page saying to return to the terminal, never with a session cookie.
+    public var deviceCodeHash: String?
     public var createdAt: Date
 
     public init(

@@ -25,6 +25,8 @@ struct LoginFlow: Sendable {
     private var store: any SessionStore { sessions.store }
     private var clock: TimeSource { sessions.clock }
     private var binding: LoginBinding { LoginBinding(settings: settings) }
+    /// Device sign-ins (``DeviceController``), which a browser login marked for a device approves.
+    var deviceAuthorizations: DeviceAuthorizations { DeviceAuthorizations(store: store, sealer: sessions.sealer, clock: clock) }
 
     /// Where a browser login comes back to, which decides the scope of its binding cookie.
     enum Channel: Sendable {
@@ -150,11 +152,41 @@ struct LoginFlow: Sendable {
                     expiresAt: now.addingTimeInterval(max(settings.handoffLifetime, settings.loginTransactionLifetime))))
             return clientRedirect(transaction, [("code", code)])
         }
+        if let deviceHash = transaction.deviceCodeHash {
+            return try await approveDevice(deviceHash, result: result, transaction: transaction, channel, logger: logger)
+        }
         let (token, _) = try await createSession(provider: transaction.provider, result: result, logger: logger)
         var headers = HTTPFields()
         headers[.setCookie] = SessionCookie(settings: settings).setting(token)
         headers.append(HTTPField(name: .setCookie, value: binding.clearing(loginID: transaction.state, scope: scope(of: transaction, channel))))
         return JSONResponse.redirect(to: transaction.returnTo ?? "/", status: .seeOther, headers: headers)
+    }
+
+    /// The end of a browser login made for a device: the device's sign-in is approved with the login's result
+    /// (its session is created when the device takes it) and the browser gets a page, never a session cookie.
+    private func approveDevice(
+        _ deviceHash: String, result: LoginResult, transaction: LoginTransaction, _ channel: Channel, logger: Logger
+    ) async throws -> Response {
+        let now = clock.now()
+        var headers = HTTPFields()
+        headers[.setCookie] = binding.clearing(loginID: transaction.state, scope: scope(of: transaction, channel))
+        guard try await deviceAuthorizations.update(deviceHash: deviceHash, { $0.approve(result, provider: transaction.provider, at: now) }) == true
+        else {
+            counted(transaction.provider, "failed")
+            let problem = GatehouseError.invalidGrant("The device's sign-in has expired or was already answered. Start again on the device.")
+            return ErrorPage.response(problem, requestID: ErrorPage.requestID(of: logger), headers: headers)
+        }
+        logger.notice(
+            "device sign-in approved",
+            metadata: ["event": "device_approved", "provider": "\(transaction.provider)", "subject": "\(result.identity.subject)"])
+        return DevicePages.done(
+            title: "Device signed in", message: "You are signed in on the device. Return to your terminal; you can close this page.", headers: headers
+        )
+    }
+
+    /// The session of an approved device sign-in, taken by the device's token call: 201 as `POST /v1/session`.
+    func deviceSession(provider: String, result: LoginResult, dpopThumbprint: String?, logger: Logger) async throws -> Response {
+        try await created(provider: provider, result: result, dpopThumbprint: dpopThumbprint, logger: logger)
     }
 
     /// The end of a login that failed after it started: the OAuth error at the native client's redirect
