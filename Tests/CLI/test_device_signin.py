@@ -52,6 +52,8 @@ def start(serve, tmp_path, provider, device: str = "{interval_seconds: 1}", extr
         f"public_url: {q(f'http://127.0.0.1:{port}')}",
         'store: {kind: "sqlite", path: "data/g.sqlite3"}',
         f"device: {device}",
+        # Plain http: the browser here (requests) sends no `Secure` cookie, as Chromium would on loopback.
+        'sessions: {cookie: {secure: false, name: "gatehouse_session"}}',
         extra,
         "",
     ]))

@@ -153,7 +153,10 @@ struct DeviceController: Sendable {
 
     private func page(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let (browser, cookieHeaders) = browserID(request)
-        guard let typed = request.uri.queryParameters.get("user_code") else { return DevicePages.entry(headers: cookieHeaders) }
+        // A form's GET writes spaces as `+`, which the query's reading leaves as they are.
+        guard let typed = request.uri.queryParameters.get("user_code")?.replacingOccurrences(of: "+", with: " ") else {
+            return DevicePages.entry(headers: cookieHeaders)
+        }
         let now = clock.now()
         // A request without the cookie (a fresh browser, or a script that drops it) is counted by its address instead.
         let counted = cookieHeaders.isEmpty ? browser : "address:" + (context.remoteAddress ?? "unknown")
