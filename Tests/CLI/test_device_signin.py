@@ -119,8 +119,9 @@ def error_of(response: requests.Response) -> str:
 class Person:
     """A browser (cookies kept) at the device page."""
 
-    def __init__(self, gateway):
+    def __init__(self, gateway, public_url: str | None = None):
         self.gateway = gateway
+        self.public_url = public_url or gateway.url  # the Origin of the gateway's own pages
         self.browser = requests.Session()
 
     def type_code(self, code: str) -> requests.Response:
@@ -135,7 +136,7 @@ class Person:
              csrf: str | None = None) -> requests.Response:
         token = csrf or re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
         code = re.search(r'name="user_code" value="([^"]+)"', page.text).group(1)
-        headers = {} if origin is None else {"Origin": self.gateway.url if origin == "same" else origin}
+        headers = {} if origin is None else {"Origin": self.public_url if origin == "same" else origin}
         return self.browser.post(self.gateway.url + "/v1/device", data={"user_code": code, "csrf": token, "action": action, "provider": provider},
                                  headers=headers, allow_redirects=False, timeout=TIMEOUT)
 
@@ -311,6 +312,31 @@ def test_two_token_calls_racing_get_one_session(gateway, provider):
     statuses = sorted(r.status_code for r in results)
     assert statuses.count(201) == 1, [(r.status_code, r.text) for r in results]
     assert all(error_of(r) in ("invalid_grant", "slow_down") for r in results if r.status_code != 201)
+
+
+def test_two_instances_on_one_sqlite_file_serve_any_step_and_the_code_works_once(serve, tmp_path, provider):
+    first = start(serve, tmp_path, provider)
+    second = serve(tmp_path, ["--config", str(tmp_path / "gatehouse.yaml")], name="second")
+    answer = authorize(first)
+    # The page, the confirmation and the provider's callback on the other instance.
+    done = Person(second, public_url=first.url).sign_in(answer["user_code"])
+    assert done.status_code == 200, done.text
+    time.sleep(1.1)
+    results: list[requests.Response] = []
+    barrier = threading.Barrier(2)
+
+    def race(gateway):
+        barrier.wait()
+        results.append(poll(gateway, answer["device_code"]))
+
+    threads = [threading.Thread(target=race, args=(g,)) for g in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r.status_code for r in results) == [201, 400], [(r.status_code, r.text) for r in results]
+    refused = next(r for r in results if r.status_code == 400)
+    assert error_of(refused) in ("invalid_grant", "slow_down")
 
 
 def test_gatehouse_login_device_stores_the_session_for_whoami(gatehouse_bin, gateway, provider, tmp_path):
