@@ -27,9 +27,6 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         flow: gateway.loginFlow, sessions: gateway.sessions, providers: gateway.providers, refresher: gateway.refresher,
         resolver: gateway.resolver, dpop: gateway.dpop, metrics: gateway.metrics, settings: gateway.settings
     ).addRoutes(to: router)
-    DeviceController(
-        providers: gateway.providers, flow: gateway.loginFlow, dpop: gateway.dpop, settings: gateway.settings, limiter: gateway.deviceAttempts
-    ).addRoutes(to: router)
     SignOutController(
         sessions: gateway.sessions, resolver: gateway.resolver, providers: gateway.providers, policy: gateway.policy, metrics: gateway.metrics,
         settings: gateway.settings
@@ -45,7 +42,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         providers: gateway.providers, refresher: gateway.refresher, refreshPolicy: gateway.refreshPolicy, clock: gateway.clock,
         metrics: gateway.metrics, publicURL: gateway.settings.publicURL
     ).addRoutes(to: router)
-    LoginPageController(
+    let loginPages = LoginPageController(
         providers: gateway.providers, flow: gateway.loginFlow,
         transport: { [gateway] caFile in
             Gateway.providerTransport(
@@ -55,6 +52,11 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         jars: LoginPageJars(
             store: gateway.sessions.store, sealer: gateway.sessions.sealer, capacity: gateway.settings.pageLogins,
             perClient: gateway.settings.pageLoginsPerClient)
+    )
+    loginPages.addRoutes(to: router)
+    DeviceController(
+        providers: gateway.providers, flow: gateway.loginFlow, pages: loginPages, dpop: gateway.dpop, settings: gateway.settings,
+        limiter: gateway.deviceAttempts
     ).addRoutes(to: router)
     HomePage(providers: gateway.providers, resolver: gateway.resolver, policy: gateway.policy).addRoutes(to: router)
     return router

@@ -1,6 +1,7 @@
 """Device sign-in with the real pieces: `gatehouse login --device` as the device (a subprocess polling the demo
 gateway), headless Chromium as the person's browser (typing the code on `/v1/device`, confirming, signing in at
-the demo's stand-in OAuth server), then `gatehouse whoami` and `gatehouse api` with the session the device stored.
+the demo's stand-in OAuth server), then `gatehouse whoami` and `gatehouse api` with the session the device stored;
+and the page-login kinds (`acs` by its page script, `capture` by the success page's cookie) signing a device in.
 
 The HTTP-level cases (slow_down, denial, expiry, wrong codes, forged confirmations, DPoP): Tests/CLI/test_device_signin.py.
 """
@@ -10,7 +11,10 @@ import json
 import os
 import re
 import subprocess
+import time
 
+import pytest
+import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -70,3 +74,31 @@ def test_the_cli_signs_in_through_a_code_typed_in_chromium(browser, gateway, tmp
     assert json.loads(whoami.stdout)["provider"] == "demo", whoami.stdout
     api = subprocess.run([binary, "api", "/hello"], env=env, capture_output=True, text=True, timeout=30)
     assert api.returncode == 0, api.stderr
+
+
+@pytest.mark.parametrize("provider,fields", [
+    ("azure", {"email": "carol@acs.demo.test"}),  # captured by the page script (Notify), which then navigates
+    ("legacy", {"user": "bob", "password": "secret"}),  # captured by the gateway from the success page's cookie
+])
+def test_a_page_login_kind_signs_a_device_in(browser, gateway, provider, fields):
+    answer = requests.post(gateway + "/v1/device/authorize", data={"provider": provider}, timeout=10).json()
+    browser.get(answer["verification_uri_complete"])
+    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "user-code"))
+    browser.find_element(By.CSS_SELECTOR, f'button[name="provider"][value="{provider}"]').click()
+    WebDriverWait(browser, 20).until(lambda d: d.current_url.startswith(f"{gateway}/v1/pages/"))
+    for name, value in fields.items():
+        box = browser.find_element(By.ID, name)
+        box.clear()
+        box.send_keys(value)
+    browser.find_element(By.ID, "signin").click()
+    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "device-done"))
+    assert not any(c["name"].endswith("gatehouse_session") for c in browser.get_cookies())
+    deadline = time.time() + 30
+    while True:
+        time.sleep(answer["interval"])
+        polled = requests.post(gateway + "/v1/device/token", data={
+            "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": answer["device_code"]}, timeout=10)
+        if polled.status_code != 400 or polled.json()["error"] != "authorization_pending" or time.time() > deadline:
+            break
+    assert polled.status_code == 201, polled.text
+    assert polled.json()["session"]["provider"] == provider

@@ -19,6 +19,8 @@ import Logging
 struct DeviceController: Sendable {
     let providers: ProviderSet
     let flow: LoginFlow
+    /// Page logins (`acs`, `capture`), which a confirmation starts for those kinds.
+    let pages: LoginPageController
     let dpop: DPoPVerifier
     let settings: ServerSettings
     let limiter: DeviceAttemptLimiter
@@ -63,8 +65,8 @@ struct DeviceController: Sendable {
         if providerID?.isEmpty == true { providerID = nil }
         if let providerID {
             guard let provider = providers.provider(providerID) else { throw DeviceGrantError.invalidRequest("Unknown provider '\(providerID)'.") }
-            guard provider is any RedirectLoginProvider else {
-                throw DeviceGrantError.invalidRequest("Provider '\(providerID)' does not sign in by redirect; a device sign-in cannot use it.")
+            guard Self.signsInInBrowser(provider) else {
+                throw DeviceGrantError.invalidRequest("Provider '\(providerID)' has no browser sign-in; a device sign-in cannot use it.")
             }
         }
         let thumbprint = try await dpop.bindingForSignIn(
@@ -153,6 +155,10 @@ struct DeviceController: Sendable {
 
     private func page(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let (browser, cookieHeaders) = browserID(request)
+        // Where a page login's script lands at the end (``LoginFlow``): only words, nothing is read or changed.
+        if request.uri.queryParameters.get("signed_in") != nil, request.uri.queryParameters.get("user_code") == nil {
+            return DevicePages.signedIn(headers: cookieHeaders)
+        }
         // A form's GET writes spaces as `+`, which the query's reading leaves as they are.
         guard let typed = request.uri.queryParameters.get("user_code")?.replacingOccurrences(of: "+", with: " ") else {
             return DevicePages.entry(headers: cookieHeaders)
@@ -175,7 +181,7 @@ struct DeviceController: Sendable {
                 message: "That code is not valid (wrong, expired or already used).", status: .badRequest, headers: cookieHeaders)
         }
         let asked = found.authorization.provider
-        let choices = providers.all.filter { ($0 is any RedirectLoginProvider) && (asked == nil || $0.descriptor.id == asked) }
+        let choices = providers.all.filter { Self.signsInInBrowser($0) && (asked == nil || $0.descriptor.id == asked) }
             .map { DevicePages.ProviderChoice(id: $0.descriptor.id, name: $0.descriptor.name) }
         return DevicePages.confirmation(
             userCode: UserCode.display(normalized), authorization: found.authorization, providers: choices,
@@ -200,8 +206,16 @@ struct DeviceController: Sendable {
             return DevicePages.done(title: "Sign-in denied", message: "The device was not signed in. You can close this page.")
         case "approve":
             guard let providerID = form["provider"], authorization.provider == nil || authorization.provider == providerID,
-                let provider = providers.provider(providerID), let redirectProvider = provider as? any RedirectLoginProvider
+                let provider = providers.provider(providerID), Self.signsInInBrowser(provider)
             else {
+                throw GatehouseError.invalidRequest("Choose one of the providers the page offers.")
+            }
+            if let pageProvider = provider as? any LoginPageProvider {
+                var started = try flow.start(query: ["return_to": "/"], rawQuery: nil, providerID: providerID, provider: provider, channel: .pages)
+                started.transaction.deviceCodeHash = deviceHash
+                return try await pages.begin(started, providerID: providerID, provider: pageProvider, context)
+            }
+            guard let redirectProvider = provider as? any RedirectLoginProvider else {
                 throw GatehouseError.invalidRequest("Choose one of the providers the page offers.")
             }
             var started = try flow.start(query: ["return_to": "/"], rawQuery: nil, providerID: providerID, provider: provider, channel: .callback)
@@ -212,6 +226,12 @@ struct DeviceController: Sendable {
         default:
             throw GatehouseError.invalidRequest("action must be approve or deny.")
         }
+    }
+
+    /// Whether a person signs in with `provider` in a browser: redirect kinds and gateway-served login pages
+    /// (`acs`, `capture`); not `browserid`, whose assertion a client posts.
+    static func signsInInBrowser(_ provider: any AuthProvider) -> Bool {
+        provider is any RedirectLoginProvider || provider is any LoginPageProvider
     }
 
     // MARK: The browser

@@ -51,6 +51,13 @@ enum DevicePages {
                 """, status: .ok, headers: headers)
     }
 
+    /// The end of a browser login made for a device: its session goes to the device, not to this browser.
+    static func signedIn(headers: HTTPFields = [:]) -> Response {
+        done(
+            title: "Device signed in", message: "You are signed in on the device. Return to your terminal; you can close this page.", headers: headers
+        )
+    }
+
     /// The end of the browser's part.
     static func done(title: String, message: String, headers: HTTPFields = [:]) -> Response {
         page(

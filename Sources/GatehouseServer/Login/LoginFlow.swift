@@ -153,7 +153,7 @@ struct LoginFlow: Sendable {
             return clientRedirect(transaction, [("code", code)])
         }
         if let deviceHash = transaction.deviceCodeHash {
-            return try await approveDevice(deviceHash, result: result, transaction: transaction, channel, logger: logger)
+            return try await approveDevice(deviceHash, result: result, transaction: transaction, channel, asPage: asPage, logger: logger)
         }
         let (token, _) = try await createSession(provider: transaction.provider, result: result, logger: logger)
         var headers = HTTPFields()
@@ -165,7 +165,7 @@ struct LoginFlow: Sendable {
     /// The end of a browser login made for a device: the device's sign-in is approved with the login's result
     /// (its session is created when the device takes it) and the browser gets a page, never a session cookie.
     private func approveDevice(
-        _ deviceHash: String, result: LoginResult, transaction: LoginTransaction, _ channel: Channel, logger: Logger
+        _ deviceHash: String, result: LoginResult, transaction: LoginTransaction, _ channel: Channel, asPage: Bool, logger: Logger
     ) async throws -> Response {
         let now = clock.now()
         var headers = HTTPFields()
@@ -179,9 +179,9 @@ struct LoginFlow: Sendable {
         logger.notice(
             "device sign-in approved",
             metadata: ["event": "device_approved", "provider": "\(transaction.provider)", "subject": "\(result.identity.subject)"])
-        return DevicePages.done(
-            title: "Device signed in", message: "You are signed in on the device. Return to your terminal; you can close this page.", headers: headers
-        )
+        // A page script that posted the capture navigates to the answer's `location`: the device page says it there.
+        if !asPage { return JSONResponse.redirect(to: "/v1/device?signed_in=1", status: .seeOther, headers: headers) }
+        return DevicePages.signedIn(headers: headers)
     }
 
     /// The session of an approved device sign-in, taken by the device's token call: 201 as `POST /v1/session`.
