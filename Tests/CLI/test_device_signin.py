@@ -314,6 +314,17 @@ def test_two_token_calls_racing_get_one_session(gateway, provider):
     assert all(error_of(r) in ("invalid_grant", "slow_down") for r in results if r.status_code != 201)
 
 
+def test_the_page_shows_the_clients_address_a_client_cannot_forge_it(serve, tmp_path, provider):
+    plain = start(serve, tmp_path / "plain", provider)
+    forged = requests.post(plain.url + "/v1/device/authorize", headers={"X-Forwarded-For": "203.0.113.9"}, timeout=TIMEOUT).json()
+    page = Person(plain).type_code(forged["user_code"])
+    assert 'id="client-address">127.0.0.1<' in page.text and "203.0.113.9" not in page.text
+    # Behind a trusted proxy, the client the proxy names.
+    proxied = start(serve, tmp_path / "proxied", provider, extra='trusted_proxies: ["127.0.0.1"]')
+    named = requests.post(proxied.url + "/v1/device/authorize", headers={"X-Forwarded-For": "203.0.113.9"}, timeout=TIMEOUT).json()
+    assert 'id="client-address">203.0.113.9<' in Person(proxied).type_code(named["user_code"]).text
+
+
 def test_two_instances_on_one_sqlite_file_serve_any_step_and_the_code_works_once(serve, tmp_path, provider):
     first = start(serve, tmp_path, provider)
     second = serve(tmp_path, ["--config", str(tmp_path / "gatehouse.yaml")], name="second")

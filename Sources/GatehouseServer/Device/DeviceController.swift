@@ -76,7 +76,7 @@ struct DeviceController: Sendable {
         let lifetime = TimeInterval(device.codeLifetimeSeconds)
         let authorization = DeviceAuthorization(
             userCodeHash: UserCode.hash(UserCode.normalize(userCode) ?? userCode), provider: providerID, dpopThumbprint: thumbprint,
-            clientAddress: context.remoteAddress ?? "unknown", requestedAt: clock.now(), lifetime: lifetime, interval: device.intervalSeconds)
+            clientAddress: clientAddress(request, context), requestedAt: clock.now(), lifetime: lifetime, interval: device.intervalSeconds)
         try await authorizations.create(authorization, deviceCode: deviceCode, userCode: userCode, lifetime: lifetime)
         context.logger.notice(
             "device sign-in requested", metadata: ["event": "device_authorized", "provider": "\(providerID ?? "")", "bound": "\(thumbprint != nil)"])
@@ -165,7 +165,7 @@ struct DeviceController: Sendable {
         }
         let now = clock.now()
         // A request without the cookie (a fresh browser, or a script that drops it) is counted by its address instead.
-        let counted = cookieHeaders.isEmpty ? browser : "address:" + (context.remoteAddress ?? "unknown")
+        let counted = cookieHeaders.isEmpty ? browser : "address:" + clientAddress(request, context)
         guard limiter.allows(counted, now: now) else {
             context.logger.notice("device code refused: too many wrong codes", metadata: ["event": "device_code_limited"])
             var headers = cookieHeaders
@@ -249,6 +249,16 @@ struct DeviceController: Sendable {
         headers[.setCookie] = parts.joined(separator: "; ")
         return (id, headers)
     }
+
+    /// The client's address: the peer's, or behind `trusted_proxies` the client they name (as the access log and
+    /// `X-Real-IP` find it).
+    private func clientAddress(_ request: Request, _ context: GatehouseRequestContext) -> String {
+        ForwardedFields.clientAddress(
+            chain: ForwardedFields.joined(request.headers[values: Self.xForwardedFor]), peer: context.remoteAddress, proxies: settings.trustedProxies)
+            ?? "unknown"
+    }
+
+    private static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
 
     /// The confirmation's CSRF token: only a page shown to this browser for this sign-in carries it.
     private func csrf(browser: String, deviceHash: String) -> String {
