@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import secrets
 import subprocess
 import threading
 import time
@@ -28,11 +27,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-
 from conftest import clean_env, free_port, q, write_config
+from dpop_key import DPoPKey
 from oidc_provider import OpenIDProvider, write_provider_file
 
 GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -68,30 +64,7 @@ def gateway(serve, tmp_path, provider):
 
 # --- the device ---------------------------------------------------------------------------------
 
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-class Key:
-    """An ES256 DPoP key of the test's device."""
-
-    def __init__(self):
-        self.key = ec.generate_private_key(ec.SECP256R1())
-        numbers = self.key.public_key().public_numbers()
-        self.jwk = {"kty": "EC", "crv": "P-256", "x": b64url(numbers.x.to_bytes(32, "big")), "y": b64url(numbers.y.to_bytes(32, "big"))}
-
-    def proof(self, method: str, url: str, token: str | None = None) -> str:
-        header = {"typ": "dpop+jwt", "alg": "ES256", "jwk": self.jwk}
-        claims = {"jti": secrets.token_urlsafe(16), "htm": method, "htu": url, "iat": int(time.time())}
-        if token is not None:
-            import hashlib
-            claims["ath"] = b64url(hashlib.sha256(token.encode()).digest())
-        signing_input = b64url(json.dumps(header).encode()) + "." + b64url(json.dumps(claims).encode())
-        r, s = decode_dss_signature(self.key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
-        return signing_input + "." + b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
-
-
-def authorize(gateway, key: Key | None = None, **form) -> dict:
+def authorize(gateway, key: DPoPKey | None = None, **form) -> dict:
     url = gateway.url + "/v1/device/authorize"
     headers = {"DPoP": key.proof("POST", url)} if key else {}
     r = requests.post(url, data=form, headers=headers, timeout=TIMEOUT)
@@ -100,7 +73,7 @@ def authorize(gateway, key: Key | None = None, **form) -> dict:
     return r.json()
 
 
-def poll(gateway, device_code: str, key: Key | None = None, **extra) -> requests.Response:
+def poll(gateway, device_code: str, key: DPoPKey | None = None, **extra) -> requests.Response:
     url = gateway.url + "/v1/device/token"
     headers = {"DPoP": key.proof("POST", url)} if key else {}
     return requests.post(url, data={"grant_type": GRANT, "device_code": device_code, **extra}, headers=headers, timeout=TIMEOUT)
@@ -270,7 +243,7 @@ def test_a_forged_confirmation_is_refused(gateway):
 
 
 def test_a_dpop_bound_device_session_answers_only_its_key(gateway, provider):
-    key, other = Key(), Key()
+    key, other = DPoPKey(), DPoPKey()
     answer = authorize(gateway, key)
     time.sleep(1.1)
     assert error_of(poll(gateway, answer["device_code"])) == "invalid_dpop_proof"

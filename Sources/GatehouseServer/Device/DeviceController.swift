@@ -42,23 +42,6 @@ struct DeviceController: Sendable {
 
     // MARK: The device's side
 
-    private struct AuthorizeAnswer: Encodable {
-        var deviceCode: String
-        var userCode: String
-        var verificationURI: String
-        var verificationURIComplete: String
-        var expiresIn: Int
-        var interval: Int
-        enum CodingKeys: String, CodingKey {
-            case deviceCode = "device_code"
-            case userCode = "user_code"
-            case verificationURI = "verification_uri"
-            case verificationURIComplete = "verification_uri_complete"
-            case expiresIn = "expires_in"
-            case interval
-        }
-    }
-
     private func authorize(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
         let form = try await RequestBodyReader.form(from: request, limit: Self.maxBodyBytes)
         var providerID = form["provider"]
@@ -82,7 +65,7 @@ struct DeviceController: Sendable {
             "device sign-in requested", metadata: ["event": "device_authorized", "provider": "\(providerID ?? "")", "bound": "\(thumbprint != nil)"])
         let verification = settings.publicURL + "/v1/device"
         var response = try JSONResponse.make(
-            AuthorizeAnswer(
+            DeviceCodeAnswer(
                 deviceCode: deviceCode, userCode: userCode, verificationURI: verification,
                 verificationURIComplete: verification + "?user_code=" + userCode, expiresIn: device.codeLifetimeSeconds,
                 interval: device.intervalSeconds))

@@ -12,23 +12,6 @@ struct DeviceLogin: Sendable {
     let provider: String?
     let key: DPoPKey
 
-    private struct Authorization: Decodable {
-        var deviceCode: String
-        var userCode: String
-        var verificationURI: String
-        var verificationURIComplete: String?
-        var expiresIn: Int
-        var interval: Int?
-        enum CodingKeys: String, CodingKey {
-            case deviceCode = "device_code"
-            case userCode = "user_code"
-            case verificationURI = "verification_uri"
-            case verificationURIComplete = "verification_uri_complete"
-            case expiresIn = "expires_in"
-            case interval
-        }
-    }
-
     /// The `{"error": …}` body of the device endpoints.
     private struct DeviceError: Decodable {
         var error: String
@@ -47,7 +30,7 @@ struct DeviceLogin: Sendable {
             "/v1/device/authorize", provider.map { [("provider", $0)] } ?? [], nonce: &nonce)
         guard authorization.status == 200 else { throw failure(authorization) }
         nonce = authorizeNonce
-        let answer = try authorization.decode(Authorization.self)
+        let answer = try authorization.decode(DeviceCodeAnswer.self)
         ClientOutput.error("To sign in, open \(answer.verificationURI) in a browser and enter the code: \(answer.userCode)")
         if let complete = answer.verificationURIComplete { ClientOutput.error("(or open \(complete))") }
         ClientOutput.error("Waiting for the sign-in (the code expires in \(answer.expiresIn) s)…")
