@@ -44,6 +44,9 @@ public enum EnvironmentSettings {
         .init("sessions.dpop.nonce_lifetime_seconds"),
         .init("refresh.skew_seconds"),
         .init("refresh.replay_limit_bytes"),
+        .init("device.enabled"),
+        .init("device.code_lifetime_seconds"),
+        .init("device.interval_seconds"),
         .init("backend.url"),
         .init("backend.audience"),
         .init("backend.identity_headers"),
@@ -77,7 +80,7 @@ public enum EnvironmentSettings {
 
     /// Sections and lists of mappings: written in the file only. A variable named after one is told so.
     public static let fileOnly: [String] = [
-        "store", "sessions", "sessions.cookie", "sessions.dpop", "refresh", "keys", "keys.sealing", "keys.signing",
+        "store", "sessions", "sessions.cookie", "sessions.dpop", "refresh", "device", "keys", "keys.sealing", "keys.signing",
         "backend", "cors", "access", "access.login", "access.rules", "limits", "logging", "upstreams", "tls",
     ]
 

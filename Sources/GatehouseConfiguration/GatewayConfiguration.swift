@@ -28,6 +28,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var store: Store
     public var sessions: Sessions
     public var refresh: Refresh
+    /// `device:` — device sign-in (`/v1/device/…`).
+    public var device = Device()
     public var keys: Keys
     public var backend: Backend
     /// `upstreams:` — named upstreams chosen by path prefix under `/v1/api`, besides `backend`.
@@ -284,6 +286,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         configuration.storePathLocation = storePath.file.isEmpty ? configuration.dataDirectoryLocation : storePath
         section { configuration.sessions = try Sessions(map.mapOrEmpty("sessions")) }
         section { configuration.refresh = try Refresh(map.mapOrEmpty("refresh")) }
+        section { configuration.device = try Device(map.mapOrEmpty("device")) }
         section {
             configuration.keys = try Keys(map.mapOrEmpty("keys"), baseDirectory: baseDirectory)
         }

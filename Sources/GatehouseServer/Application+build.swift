@@ -44,7 +44,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         providers: gateway.providers, refresher: gateway.refresher, refreshPolicy: gateway.refreshPolicy, clock: gateway.clock,
         metrics: gateway.metrics, publicURL: gateway.settings.publicURL
     ).addRoutes(to: router)
-    LoginPageController(
+    let loginPages = LoginPageController(
         providers: gateway.providers, flow: gateway.loginFlow,
         transport: { [gateway] caFile in
             Gateway.providerTransport(
@@ -54,6 +54,11 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
         jars: LoginPageJars(
             store: gateway.sessions.store, sealer: gateway.sessions.sealer, capacity: gateway.settings.pageLogins,
             perClient: gateway.settings.pageLoginsPerClient)
+    )
+    loginPages.addRoutes(to: router)
+    DeviceController(
+        providers: gateway.providers, flow: gateway.loginFlow, pages: loginPages, dpop: gateway.dpop, settings: gateway.settings,
+        limiter: gateway.deviceAttempts
     ).addRoutes(to: router)
     HomePage(providers: gateway.providers, resolver: gateway.resolver, policy: gateway.policy).addRoutes(to: router)
     return router

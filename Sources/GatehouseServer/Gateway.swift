@@ -30,6 +30,8 @@ public struct Gateway: Sendable {
     let accessLog: AccessLog
     /// What outbound calls trust (`outbound_tls`, providers' `tls.ca_file`), replaced on SIGHUP.
     let trust: OutboundTrust
+    /// Wrong user codes per browser on the device page (this instance).
+    let deviceAttempts = DeviceAttemptLimiter()
 
     /// - Parameters:
     ///   - sealingKeys: 32-byte AES keys with ids; the first seals.

@@ -28,6 +28,7 @@ ROUTES = {
     ("get", "/v1/authz"), ("get", "/.well-known/jwks.json"), ("get", "/healthz"), ("get", "/readyz"),
     ("get", "/metrics"), ("get", "/openapi.json"), ("get", "/"), ("get", "/v1/sign-in"),
     ("get", "/v1/sign-out"), ("post", "/v1/sign-out"), ("get", "/v1/sign-out/done"),
+    ("post", "/v1/device/authorize"), ("post", "/v1/device/token"), ("get", "/v1/device"), ("post", "/v1/device"),
 }
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "150"))
 MIN_REQUESTS = int(os.environ.get("SCHEMATHESIS_MIN_REQUESTS", "2000"))

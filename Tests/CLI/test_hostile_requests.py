@@ -22,15 +22,12 @@ import random
 import socket
 import threading
 import time
-import uuid
 
 import pytest
 import requests
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from conftest import q, write_capture_provider, write_config
+from dpop_key import DPoPKey
 from gatehouse_testkit import loopback_server
 
 PUBLIC = "https://gate.example.test"
@@ -134,28 +131,6 @@ def probe_server():
 
 def ws_accept(key: str) -> str:
     return base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
-
-
-# --- DPoP proofs (ES256, written here with `cryptography`, independent of the gateway's code) -------
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-class DPoPKey:
-    def __init__(self):
-        self.key = ec.generate_private_key(ec.SECP256R1())
-        numbers = self.key.public_key().public_numbers()
-        self.jwk = {"kty": "EC", "crv": "P-256", "x": b64url(numbers.x.to_bytes(32, "big")), "y": b64url(numbers.y.to_bytes(32, "big"))}
-
-    def proof(self, method: str, url: str, token: str | None = None) -> str:
-        header = {"typ": "dpop+jwt", "alg": "ES256", "jwk": self.jwk}
-        claims = {"htm": method, "htu": url, "iat": int(time.time()), "jti": str(uuid.uuid4())}
-        if token is not None:
-            claims["ath"] = b64url(hashlib.sha256(token.encode()).digest())
-        signing_input = b64url(json.dumps(header).encode()) + "." + b64url(json.dumps(claims).encode())
-        r, s = decode_dss_signature(self.key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
-        return signing_input + "." + b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
 # --- the gateway --------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ public struct LoginTransaction: Sendable, Codable, Equatable {
     /// Browser step-up: the session of the starting browser this login replaces in place (same id, new token),
     /// when the login signs in the same person at the same provider.
     public var replacesSession: String?
+    /// Browser flow for a device sign-in: the hash of the device code the login approves. The login then
+    /// ends with a page saying to return to the terminal, never with a session cookie.
+    public var deviceCodeHash: String?
     public var createdAt: Date
 
     public init(

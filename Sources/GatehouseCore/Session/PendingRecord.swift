@@ -11,6 +11,11 @@ public struct PendingRecord: Sendable, Equatable {
         /// A page login in progress (`acs`, `capture`): its transaction and the provider's cookie jars,
         /// updated with ``SessionStore/replacePendingPayload(keyHash:purpose:expected:with:now:)``.
         case pageLogin = "page"
+        /// A device sign-in (``DeviceAuthorization``), keyed by the hash of its device code; consumed once
+        /// when the device takes its session. Kept in the same table: no schema change was needed.
+        case deviceAuthorization = "device"
+        /// A device sign-in's user code (key: ``UserCode/hash(_:)``), whose payload is the device code's hash.
+        case deviceUserCode = "device_user"
     }
 
     public var keyHash: String

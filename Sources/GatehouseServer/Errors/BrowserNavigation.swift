@@ -8,7 +8,7 @@ import Hummingbird
 ///
 /// - navigation: `Sec-Fetch-Mode: navigate`, or an `Accept` that prefers `text/html`; an `Accept` that lists
 ///   a JSON type (`application/json`, `application/problem+json`, `…+json`) always gets problem+json.
-/// - browser routes: `/`, `/v1/sign-in`, `/v1/sign-out` (and below), `/v1/auth/{p}/login` and
+/// - browser routes: `/`, `/v1/sign-in`, `/v1/sign-out` (and below), `/v1/device` (the device page), `/v1/auth/{p}/login` and
 ///   `/v1/auth/{p}/pages` without `redirect_uri` (a native client's start wants its problem),
 ///   `/v1/auth/{p}/callback`, and `/v1/pages/**`. Every other route (`/v1/api/**`, `/v1/authz`,
 ///   `/v1/session`, …) answers problem+json whatever it is asked.
@@ -35,7 +35,7 @@ enum BrowserNavigation {
 
     /// Whether `path` is one a person's browser opens (see the type's description).
     static func isBrowserRoute(path: String, hasRedirectURI: Bool) -> Bool {
-        if path == "/" || path == "/v1/sign-in" || path == "/v1/sign-out" || path.hasPrefix("/v1/sign-out/") { return true }
+        if path == "/" || path == "/v1/sign-in" || path == "/v1/sign-out" || path.hasPrefix("/v1/sign-out/") || path == "/v1/device" { return true }
         if path.hasPrefix("/v1/pages/") { return true }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         // "", "v1", "auth", provider, step

@@ -25,6 +25,8 @@ struct LoginFlow: Sendable {
     private var store: any SessionStore { sessions.store }
     private var clock: TimeSource { sessions.clock }
     private var binding: LoginBinding { LoginBinding(settings: settings) }
+    /// Device sign-ins (``DeviceController``), which a browser login marked for a device approves.
+    var deviceAuthorizations: DeviceAuthorizations { DeviceAuthorizations(store: store, sealer: sessions.sealer, clock: clock) }
 
     /// Where a browser login comes back to, which decides the scope of its binding cookie.
     enum Channel: Sendable {
@@ -190,11 +192,41 @@ struct LoginFlow: Sendable {
                     expiresAt: now.addingTimeInterval(max(settings.handoffLifetime, settings.loginTransactionLifetime))))
             return clientRedirect(transaction, [("code", code)])
         }
+        if let deviceHash = transaction.deviceCodeHash {
+            return try await approveDevice(deviceHash, result: result, transaction: transaction, channel, asPage: asPage, logger: logger)
+        }
         let token = try await browserSession(for: transaction, result: result, logger: logger)
         var headers = HTTPFields()
         headers[.setCookie] = SessionCookie(settings: settings).setting(token)
         headers.append(HTTPField(name: .setCookie, value: binding.clearing(loginID: transaction.state, scope: scope(of: transaction, channel))))
         return JSONResponse.redirect(to: transaction.returnTo ?? "/", status: .seeOther, headers: headers)
+    }
+
+    /// The end of a browser login made for a device: the device's sign-in is approved with the login's result
+    /// (its session is created when the device takes it) and the browser gets a page, never a session cookie.
+    private func approveDevice(
+        _ deviceHash: String, result: LoginResult, transaction: LoginTransaction, _ channel: Channel, asPage: Bool, logger: Logger
+    ) async throws -> Response {
+        let now = clock.now()
+        var headers = HTTPFields()
+        headers[.setCookie] = binding.clearing(loginID: transaction.state, scope: scope(of: transaction, channel))
+        guard try await deviceAuthorizations.update(deviceHash: deviceHash, { $0.approve(result, provider: transaction.provider, at: now) }) == true
+        else {
+            counted(transaction.provider, "failed")
+            let problem = GatehouseError.invalidGrant("The device's sign-in has expired or was already answered. Start again on the device.")
+            return ErrorPage.response(problem, requestID: ErrorPage.requestID(of: logger), headers: headers)
+        }
+        logger.notice(
+            "device sign-in approved",
+            metadata: ["event": "device_approved", "provider": "\(transaction.provider)", "subject": "\(result.identity.subject)"])
+        // A page script that posted the capture navigates to the answer's `location`: the device page says it there.
+        if !asPage { return JSONResponse.redirect(to: "/v1/device?signed_in=1", status: .seeOther, headers: headers) }
+        return DevicePages.signedIn(headers: headers)
+    }
+
+    /// The session of an approved device sign-in, taken by the device's token call: 201 as `POST /v1/session`.
+    func deviceSession(provider: String, result: LoginResult, dpopThumbprint: String?, logger: Logger) async throws -> Response {
+        try await created(provider: provider, result: result, dpopThumbprint: dpopThumbprint, logger: logger)
     }
 
     /// The end of a login that failed after it started: the OAuth error at the native client's redirect

@@ -54,6 +54,14 @@ struct LoginPageController: Sendable {
         let provider = try pageProvider(providerID)
         let started = try flow.start(
             query: request.uri.queryDictionary, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .pages)
+        return try await begin(started, providerID: providerID, provider: provider, context)
+    }
+
+    /// Keeps a started page login and sends the browser to the provider's first page (also the device page's
+    /// way into a page login, with a transaction marked for the device).
+    func begin(
+        _ started: LoginFlow.Started, providerID: String, provider: any LoginPageProvider, _ context: GatehouseRequestContext
+    ) async throws -> Response {
         let startURL: String
         do {
             startURL = try await provider.loginStartURL()

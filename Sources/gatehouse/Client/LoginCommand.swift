@@ -15,6 +15,11 @@ struct LoginCommand: AsyncParsableCommand {
             ($BROWSER, else xdg-open or open). The gateway must allow http://127.0.0.1/callback in \
             allowed_redirect_uris. The session is stored in $XDG_CONFIG_HOME/gatehouse/credentials.json \
             (default ~/.config/gatehouse/credentials.json).
+
+            With --device (for a terminal without a browser: SSH, a container), no listener is opened: the \
+            command prints a URL and a code on stderr; open the URL in a browser anywhere, type the code, \
+            confirm and sign in there. The command polls the gateway until then and stores the session the \
+            same way.
             """)
 
     @Option(help: "The gateway's base URL (e.g. https://auth.example.com).") var gateway: String
@@ -22,6 +27,7 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: "The provider to sign in with (default: the gateway's only provider that signs in by redirect).") var provider: String?
     @Option(help: "Seconds to wait for the browser to come back.") var timeout = 300
     @Flag(help: "Do not open a browser; only print the URL.") var noBrowser = false
+    @Flag(help: "Device sign-in: print a URL and a code to use in a browser elsewhere, and wait for the sign-in there.") var device = false
 
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds") }
@@ -37,6 +43,19 @@ struct LoginCommand: AsyncParsableCommand {
         let timeout = self.timeout
         let noBrowser = self.noBrowser
         let requested = self.provider
+        if device {
+            let key = DPoPKey()
+            let (grant, nonce) = try await GatewayClient.with(gateway: gateway, caFile: trust.caFile) { client in
+                try await DeviceLogin(client: client, provider: requested, key: key).run()
+            }
+            let credential = StoredCredential(
+                gateway: gateway, provider: grant.session.provider ?? requested ?? "", sessionToken: grant.sessionToken, tokenType: grant.tokenType,
+                expiresAt: grant.expiresIn.map { Date().addingTimeInterval(TimeInterval($0)) }, dpopPrivateKey: key.pemRepresentation,
+                dpopNonce: nonce, caFile: trust.absoluteCAFile)
+            try store.update { entries in entries[gateway] = credential }
+            ClientOutput.line("Signed in as \(Self.describe(grant)) with \(credential.provider)")
+            return
+        }
         let (credential, grant) = try await GatewayClient.with(gateway: gateway, caFile: trust.caFile) {
             client -> (StoredCredential, SessionGrantResponse) in
             let listing = try await client.send(.GET, "/v1/providers")
