@@ -30,6 +30,8 @@ public struct Gateway: Sendable {
     let accessLog: AccessLog
     /// What outbound calls trust (`outbound_tls`, providers' `tls.ca_file`), replaced on SIGHUP.
     let trust: OutboundTrust
+    /// The tracer when `tracing:` is on (the launcher sets it); nil: no spans, and trace context passes through untouched.
+    var tracing: GatewayTracing? = nil
 
     /// - Parameters:
     ///   - sealingKeys: 32-byte AES keys with ids; the first seals.

@@ -64,8 +64,10 @@ struct ProxyController: Sendable {
         }
         switch plan.verdict {
         case .refuse(let error):
+            GatewayTracing.decided("refuse")
             throw error
         case .forward(let forward):
+            GatewayTracing.decided("forward")
             let (chosen, target) = (forward.upstream, forward.target)
             context.logFields.upstream(chosen.name)
             let url = chosen.origin + target
