@@ -3,10 +3,16 @@ import Tracing
 
 /// The spans of one request the event-loop relay carries (made only when tracing is on): the request's server
 /// span, the access decision's and the upstream call's, whose context the backend gets as its `traceparent`.
-struct RelayTrace: Sendable {
+/// A class: the relay's entry carries one reference, so that with tracing off it grows by a word and nothing more.
+final class RelayTrace: Sendable {
     let request: any Span
     /// The call to the backend; nil for a refusal.
     let upstream: (any Span)?
+
+    private init(request: any Span, upstream: (any Span)?) {
+        self.request = request
+        self.upstream = upstream
+    }
 
     /// A forwarded request: the request span (continuing the client's trace context), the decision (done) and
     /// the upstream call (its context replaces the client's `traceparent` in `upstreamHeaders`).
