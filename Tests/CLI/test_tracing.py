@@ -12,6 +12,7 @@ CORS list, which the relay leaves to it).
 - no exported name or attribute value holds the session token, the cookie, a provider token or secret;
 - a login through an OpenID provider shows the provider's token call as a span of the callback's trace, and
   the call to the provider carries that trace's `traceparent`;
+- over HTTP/2 (TLS) the same holds on both front ends;
 - tracing off: the client's `traceparent` reaches the backend byte for byte, and none is added when none came.
 """
 from __future__ import annotations
@@ -19,15 +20,19 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import ssl
+import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 import requests
 
-from conftest import free_port, q, write_capture_provider, write_config
+from conftest import STARTUP_TIMEOUT, Gateway, clean_env, free_port, q, write_capture_provider, write_config
 from gatehouse_testkit import loopback_server, wait_until
+from private_ca import PrivateCA
 from oidc_provider import CLIENT_SECRET, NATIVE_REDIRECT_URI, OpenIDProvider, sign_in, write_provider_file
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest, ExportTraceServiceResponse
 from test_hostile_requests import ORIGIN, PUBLIC, RawBackend, raw, status_of
@@ -320,3 +325,48 @@ def test_tracing_off_passes_the_clients_traceparent_unchanged_and_adds_none(untr
     seen = call(gw, token, front)
     assert "traceparent" not in seen and "tracestate" not in seen
     assert "trace_id" not in gw.log()
+
+
+@pytest.mark.parametrize("front", FRONTS)
+def test_over_http2_the_backends_traceparent_continues_the_clients_trace(gatehouse_bin, gateways, tmp_path, receiver, probe, front):
+    backend = RawBackend()
+    try:
+        ca = PrivateCA(tmp_path / "ca", "tracing-test-ca")
+        chain, key = ca.leaf("localhost")
+        site = f"http://127.0.0.1:{probe.server_address[1]}"
+        config = write_config(tmp_path, config_text(backend, "\n".join([
+            f"tracing: {{otlp_endpoint: {q(receiver.url)}, sample_ratio: 1}}",
+            f"tls: {{certificate_file: {q(str(chain))}, private_key_file: {q(str(key))}}}",
+        ])))
+        write_capture_provider(tmp_path, site)
+        port = free_port()
+        stdout, stderr = tmp_path / "stdout", tmp_path / "stderr"
+        with open(stdout, "wb") as so, open(stderr, "wb") as se:
+            proc = subprocess.Popen([str(gatehouse_bin), "serve", "--config", str(config), "--listen", f"127.0.0.1:{port}"],
+                                    cwd=str(tmp_path), env=clean_env(FAST_EXPORT), stdin=subprocess.DEVNULL, stdout=so, stderr=se)
+        gateways.append(Gateway(proc, port, stdout, stderr, tmp_path))
+        url = f"https://127.0.0.1:{port}"
+        context = ssl.create_default_context(cafile=str(ca.certificate))
+        with httpx.Client(verify=context, http2=True, http1=False, timeout=10) as client:
+            def healthy() -> bool:
+                try:
+                    return client.get(url + "/healthz").status_code == 200
+                except httpx.HTTPError:
+                    return proc.poll() is not None
+            assert wait_until(healthy, STARTUP_TIMEOUT) and proc.poll() is None, stderr.read_text()
+            token = client.post(url + "/v1/auth/legacy/token", json={"token": CAPTURED_TOKEN}).json()["session_token"]
+            trace_id, client_span = secrets.token_hex(16), secrets.token_hex(8)
+            fields = {"Authorization": f"Bearer {token}", "traceparent": f"00-{trace_id}-{client_span}-01"}
+            if front == "router":
+                fields["Origin"] = ORIGIN
+            response = client.get(url + "/v1/api/app/x", headers=fields)
+            assert response.http_version == "HTTP/2"
+            assert response.status_code == 200, response.text
+        seen = response.json()["headers"]
+        got_trace, parent_id, flags = TRACEPARENT.match(seen["traceparent"][0]).groups()
+        assert (got_trace, flags) == (trace_id, "01")
+        spans = receiver.wait_for(trace_id, lambda s: any(x["kind"] == 2 for x in s) and any(x["span_id"] == parent_id for x in s))
+        assert server_span(spans)["parent_span_id"] == client_span
+        assert parent_id in {s["span_id"] for s in spans}
+    finally:
+        backend.close()
