@@ -37,6 +37,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        // OTLP/HTTP only: the gRPC exporter's dependencies cost build time, binary size and idle memory.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-service-context.git", from: "1.5.1"),
+        .package(url: "https://github.com/swift-otel/swift-w3c-trace-context.git", from: "1.0.0"),
     ],
     targets: [
         // The adapter protocol, session model and store protocol, errors, access rules, configuration nodes.
@@ -105,6 +110,10 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceContextModule", package: "swift-service-context"),
+                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
             ],
             // Compiled into the binary (one static executable for the package and the image), not a bundle.
             resources: [.embedInCode("OpenAPI/openapi.json")],

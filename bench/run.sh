@@ -2,7 +2,8 @@
 # Gatehouse benchmark: authenticated `GET /v1/api/…` through the gateway and through its peers, in one
 # run: the nginx upstream directly, nginx and Caddy as plain reverse proxies in front of it, Gatehouse
 # on the memory store (`gatehouse demo`) and on the SQLite store (`gatehouse serve`) with its session
-# cache on and off, and with a DPoP-bound session (a fresh ES256 proof per request) against a bearer one;
+# cache on and off, and with a DPoP-bound session (a fresh ES256 proof per request) against a bearer one,
+# and with tracing on (`sample_ratio: 0.01`, spans exported to a local OTLP/HTTP sink) against off;
 # machine clients with provider-issued access tokens (a JWT, an introspected opaque token) on the SQLite
 # gateway against Apache httpd + mod_auth_openidc in resource-server mode (`AuthType oauth20`).
 # See bench/README.md.
@@ -62,11 +63,13 @@ sqlite_pid=""
 sqlite0_pid=""
 memdpop_pid=""
 sqlitelog_pid=""
+traced_pid=""
+otlp_pid=""
 storm_pid=""
 authz_pid=""
 apache_pid=""
 issuer_pid=""
-cleanup_pids=(gw_pid sqlite_pid sqlite0_pid memdpop_pid sqlitelog_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
+cleanup_pids=(gw_pid sqlite_pid sqlite0_pid memdpop_pid sqlitelog_pid traced_pid otlp_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
 remove_demo_dir() { # each demo keeps its files under $TMPDIR/gatehouse-demo-<pid>
     local pid
     for pid in "$gw_pid" "$storm_pid"; do
@@ -181,8 +184,8 @@ bearer_tokens:
   audiences: ["$BEARER_AUDIENCE"]
   required_scopes: ["api"]
 EOF
-serve_sqlite() { # name port cache_seconds pid_variable [access_log] [store_kind]: `gatehouse serve` on SQLite (or memory), waits for /readyz
-    local name=$1 port=$2 cache=$3 access_log=${5:-false} kind=${6:-sqlite} dir=$serve_root/$1 store_path
+serve_sqlite() { # name port cache_seconds pid_variable [access_log] [store_kind] [tracing line]: `gatehouse serve` on SQLite (or memory), waits for /readyz
+    local name=$1 port=$2 cache=$3 access_log=${5:-false} kind=${6:-sqlite} tracing=${7:-} dir=$serve_root/$1 store_path
     mkdir -p "$dir"
     store_path=""
     if [[ $kind == sqlite ]]; then printf -v store_path '\n  path: "%s"' "$dir/gatehouse.sqlite3"; fi
@@ -206,6 +209,7 @@ logging:
   format: "text"
   # false: as nginx (access_log off) and Caddy (no log directive) run here; true (gw-sqlite-log): as shipped
   access_log: $access_log
+$tracing
 EOF
     "$BIN" check --config "$dir/gatehouse.yaml" >"$dir/check.out" 2>&1 || die "gatehouse check failed for $name: $(cat "$dir/check.out")"
     "$BIN" serve --config "$dir/gatehouse.yaml" >"$tmp/gateway-$name.log" 2>&1 &
@@ -235,6 +239,30 @@ if [[ " ${TARGETS:-gw-sqlite-log} " == *" gw-sqlite-log "* ]]; then
     sqlitelog_token=$(capture_session "http://127.0.0.1:$sqlitelog_port" sqlitelog)
 else
     sqlitelog_port=0 sqlitelog_pid=$sqlite_pid sqlitelog_token=none
+fi
+# The same gateway with tracing on: 1 % of new traces recorded, exported to a sink that answers 200 to everything.
+if [[ " ${TARGETS:-gw-sqlite-traced} " == *" gw-sqlite-traced "* ]]; then
+    otlp_port=$(free_port)
+    python3 -c '
+import http.server, sys
+class Sink(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
+' "$otlp_port" >"$tmp/otlp-sink.log" 2>&1 &
+    otlp_pid=$!
+    traced_port=$(free_port)
+    serve_sqlite traced "$traced_port" "$SESSION_CACHE_SECONDS" traced_pid false sqlite \
+        "tracing: {otlp_endpoint: \"http://127.0.0.1:$otlp_port\", sample_ratio: 0.01}"
+    traced_token=$(capture_session "http://127.0.0.1:$traced_port" traced)
+else
+    traced_port=0 traced_pid=$sqlite_pid traced_token=none
 fi
 sqlite_token=$(capture_session "http://127.0.0.1:$sqlite_port" sqlite)
 sqlite0_token=$(capture_session "http://127.0.0.1:$sqlite0_port" sqlite0)
@@ -399,7 +427,7 @@ fi
 
 # --- targets ---------------------------------------------------------------------------------------
 # name, label, CPU key (run_wrk's "cpu" line; nginx's workers are <key>_<n>), pids for the RSS, URL, token
-targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-log gw-sqlite-dpop gw-memory-dpop gw-sqlite-nocache nginx-authz
+targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-log gw-sqlite-traced gw-sqlite-dpop gw-memory-dpop gw-sqlite-nocache nginx-authz
     gw-bearer-jwt gw-bearer-opaque apache-oidc-jwt apache-oidc-introspect)
 if [[ -n ${TARGETS:-} ]]; then
     chosen=" direct caddy $TARGETS "
@@ -420,6 +448,7 @@ label=(
     [gw-memory]="Gatehouse, memory store (demo)"
     [gw-sqlite]="Gatehouse, SQLite, session cache ${SESSION_CACHE_SECONDS} s"
     [gw-sqlite-log]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, access log on (as shipped)"
+    [gw-sqlite-traced]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, tracing sample_ratio 0.01 (OTLP/HTTP to a local sink)"
     [gw-sqlite-dpop]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, DPoP-bound (ES256 proof each)"
     [gw-memory-dpop]="Gatehouse, memory store (serve), DPoP-bound (ES256 proof each)"
     [gw-sqlite-nocache]="Gatehouse, SQLite, session cache 0"
@@ -436,6 +465,7 @@ url=(
     [gw-memory]="$gw/v1/api/bench"
     [gw-sqlite]="http://127.0.0.1:$sqlite_port/v1/api/bench"
     [gw-sqlite-log]="http://127.0.0.1:$sqlitelog_port/v1/api/bench"
+    [gw-sqlite-traced]="http://127.0.0.1:$traced_port/v1/api/bench"
     [gw-sqlite-dpop]="http://127.0.0.1:$sqlite_port/v1/api/bench"
     [gw-memory-dpop]="http://127.0.0.1:$memdpop_port/v1/api/bench"
     [gw-sqlite-nocache]="http://127.0.0.1:$sqlite0_port/v1/api/bench"
@@ -446,9 +476,9 @@ url=(
     [apache-oidc-introspect]="http://127.0.0.1:$apache_intro_port/bench"
 )
 # Every target gets the same request: the proxies and nginx ignore the Authorization header.
-tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-log]=$sqlitelog_token [gw-sqlite-dpop]=$dpop_token [gw-memory-dpop]=$memdpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
+tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-log]=$sqlitelog_token [gw-sqlite-traced]=$traced_token [gw-sqlite-dpop]=$dpop_token [gw-memory-dpop]=$memdpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
 tok+=([gw-bearer-jwt]=$provider_jwt [gw-bearer-opaque]=$provider_opaque [apache-oidc-jwt]=$provider_jwt [apache-oidc-introspect]=$provider_opaque)
-cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-log]=sqlitelog [gw-sqlite-dpop]=sqlite [gw-memory-dpop]=memdpop [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
+cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-log]=sqlitelog [gw-sqlite-traced]=traced [gw-sqlite-dpop]=sqlite [gw-memory-dpop]=memdpop [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
 cpu_key+=([gw-bearer-jwt]=sqlite [gw-bearer-opaque]=sqlite [apache-oidc-jwt]=apache [apache-oidc-introspect]=apache)
 mapfile -t backend_workers < <(nginx_workers "$nginx_pid")
 mapfile -t proxy_workers < <(nginx_workers "$proxy_pid")
@@ -459,12 +489,12 @@ if [[ -n $apache_pid ]]; then mapfile -t apache_workers < <(nginx_workers "$apac
 rss_pids=(
     [direct]="$nginx_pid ${backend_workers[*]}"
     [nginx-proxy]="$proxy_pid ${proxy_workers[*]}"
-    [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-log]=$sqlitelog_pid [gw-sqlite-dpop]=$sqlite_pid [gw-memory-dpop]=$memdpop_pid [gw-sqlite-nocache]=$sqlite0_pid
+    [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-log]=$sqlitelog_pid [gw-sqlite-traced]=$traced_pid [gw-sqlite-dpop]=$sqlite_pid [gw-memory-dpop]=$memdpop_pid [gw-sqlite-nocache]=$sqlite0_pid
     [nginx-authz]="$authz_pid ${authz_workers[*]} $sqlite_pid"
     [gw-bearer-jwt]=$sqlite_pid [gw-bearer-opaque]=$sqlite_pid
     [apache-oidc-jwt]="$apache_pid ${apache_workers[*]}" [apache-oidc-introspect]="$apache_pid ${apache_workers[*]}"
 )
-cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid" "sqlitelog=$sqlitelog_pid" "memdpop=$memdpop_pid")
+cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid" "sqlitelog=$sqlitelog_pid" "traced=$traced_pid" "memdpop=$memdpop_pid")
 for i in "${!proxy_workers[@]}"; do cpu_watch+=("proxy_$((i + 1))=${proxy_workers[i]}"); done
 # The forward-auth row's CPU: its nginx workers and the gateway answering /v1/authz (the SQLite row's
 # gateway, idle during the other targets' runs).
@@ -493,6 +523,7 @@ require_all_alive() {
     require_alive "$gw_pid" "the memory-store gateway died during the $1 run (log: $tmp/gateway.log)"
     require_alive "$sqlite_pid" "the SQLite gateway died during the $1 run (log: $tmp/gateway-sqlite.log)"
     require_alive "$sqlitelog_pid" "the SQLite gateway with the access log died during the $1 run (log: $tmp/gateway-sqlitelog.log)"
+    require_alive "$traced_pid" "the SQLite gateway with tracing died during the $1 run (log: $tmp/gateway-traced.log)"
     require_alive "$sqlite0_pid" "the SQLite gateway without cache died during the $1 run (log: $tmp/gateway-sqlite0.log)"
     require_alive "$memdpop_pid" "the memory-store gateway of the DPoP row died during the $1 run (log: $tmp/gateway-memdpop.log)"
     require_alive "$authz_pid" "the nginx auth_request proxy died during the $1 run (see $tmp/authz)"

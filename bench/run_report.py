@@ -111,6 +111,10 @@ def main():
         on, off = by_name["gw-sqlite-log"], by_name["gw-sqlite"]
         print(f"Access log on (as shipped) / off: {on['rps']:,.0f} / {off['rps']:,.0f} req/s = {on['rps'] / off['rps']:.2f}x; "
               f"{on['rps'] / caddy:.2f}x Caddy (gateway CPU/request {on['cpu_us']:.0f} us vs {off['cpu_us']:.0f} us)")
+    if "gw-sqlite" in by_name and "gw-sqlite-traced" in by_name:
+        on, off = by_name["gw-sqlite-traced"], by_name["gw-sqlite"]
+        print(f"Tracing sample_ratio 0.01 / off: {on['rps']:,.0f} / {off['rps']:,.0f} req/s = {on['rps'] / off['rps']:.2f}x "
+              f"(gateway CPU/request {on['cpu_us']:.0f} us vs {off['cpu_us']:.0f} us; p50 {fmt_ms(on['p50_ms'])} vs {fmt_ms(off['p50_ms'])})")
     if "gw-sqlite" in by_name and "gw-sqlite-dpop" in by_name:
         bearer, dpop = by_name["gw-sqlite"], by_name["gw-sqlite-dpop"]
         print(f"DPoP-bound / bearer session (SQLite, cache on): {dpop['rps']:,.0f} / {bearer['rps']:,.0f} req/s = "

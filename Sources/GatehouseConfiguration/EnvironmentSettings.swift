@@ -70,6 +70,9 @@ public enum EnvironmentSettings {
         .init("logging.level"),
         .init("logging.format"),
         .init("logging.access_log"),
+        .init("tracing.otlp_endpoint"),
+        .init("tracing.sample_ratio"),
+        .init("tracing.service_name"),
         .init("tls.certificate_file"),
         .init("tls.private_key_file"),
         .init("tls.min_version"),
@@ -81,7 +84,7 @@ public enum EnvironmentSettings {
     /// Sections and lists of mappings: written in the file only. A variable named after one is told so.
     public static let fileOnly: [String] = [
         "store", "sessions", "sessions.cookie", "sessions.dpop", "refresh", "device", "keys", "keys.sealing", "keys.signing",
-        "backend", "cors", "access", "access.login", "access.rules", "limits", "logging", "upstreams", "tls",
+        "backend", "cors", "access", "access.login", "access.rules", "limits", "logging", "tracing", "upstreams", "tls",
     ]
 
     /// `GATEHOUSE_*` variables that are not settings and are never warned about: read by the tests and scripts

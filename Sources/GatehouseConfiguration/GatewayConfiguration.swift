@@ -47,6 +47,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var access: AccessPolicy
     public var limits: Limits
     public var logging: Logging
+    /// `tracing:` — OpenTelemetry spans over OTLP/HTTP; off by default.
+    public var tracing = Tracing()
     /// `tls:` — HTTPS (and HTTP/2) on ``listen``; nil: plain HTTP.
     public var tls: TLS?
     /// `outbound_tls:` — the certificate authorities every outbound call trusts.
@@ -315,6 +317,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         section { configuration.access = try access(map.mapOrEmpty("access")) }
         section { configuration.limits = try Limits(map.mapOrEmpty("limits")) }
         section { configuration.logging = try Logging(map.mapOrEmpty("logging")) }
+        section { configuration.tracing = try Tracing(map.mapOrEmpty("tracing"), environment: environment) }
         section { try readTLS(map, into: &configuration) }
         section { configuration.outboundTLS = try OutboundTLS(map.mapOrEmpty("outbound_tls")) }
         section { try checkPublicURL(map, configuration) }

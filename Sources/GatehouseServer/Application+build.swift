@@ -8,7 +8,8 @@ public import ServiceLifecycle
 public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
     let router = Router(context: GatehouseRequestContext.self)
     // Outermost first: the request id and the access log see every answer; CORS headers also go on problems.
-    router.add(middleware: AccessLogMiddleware(log: gateway.accessLog, trustedProxies: gateway.settings.trustedProxies))
+    router.add(
+        middleware: AccessLogMiddleware(log: gateway.accessLog, trustedProxies: gateway.settings.trustedProxies, tracing: gateway.tracing))
     if !gateway.settings.corsAllowedOrigins.isEmpty {
         router.add(middleware: CORSPolicyMiddleware(allowedOrigins: gateway.settings.corsAllowedOrigins))
     }

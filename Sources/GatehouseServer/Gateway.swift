@@ -32,6 +32,8 @@ public struct Gateway: Sendable {
     let trust: OutboundTrust
     /// Wrong user codes per browser on the device page (this instance).
     let deviceAttempts = DeviceAttemptLimiter()
+    /// The tracer when `tracing:` is on (the launcher sets it); nil: no spans, and trace context passes through untouched.
+    var tracing: GatewayTracing? = nil
 
     /// - Parameters:
     ///   - sealingKeys: 32-byte AES keys with ids; the first seals.

@@ -183,10 +183,12 @@ public enum GatewayLauncher {
                     storeServices.append(cache.synchronizer)
                 }
                 let keys = try keys(configuration)
-                let gateway = try await Gateway(
+                var gateway = try await Gateway(
                     settings: settings(from: configuration), providers: providers, store: store,
                     sealingKeys: keys.sealing, signingKeysPEM: keys.signing, httpClient: client, clock: .system, logger: logger, metrics: metrics,
                     trust: trust, serverNames: serverNames)
+                let tracing = try GatewayTracing.make(configuration.tracing, logger: logger)
+                gateway.tracing = tracing?.0
                 let services: [any Service] =
                     storeServices + [
                         HTTPClientService(client: client, serverNames: serverNames),
@@ -217,7 +219,9 @@ public enum GatewayLauncher {
                 // The notice is shut down first (services stop in reverse order), so it is logged before the listener closes.
                 let group = ServiceGroup(
                     configuration: .init(
-                        services: [app, ShutdownNotice(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                        // The exporter stops last: the spans of the last answers are sent before it ends.
+                        services: (tracing.map { [$0.1] } ?? []) + [app, ShutdownNotice(logger: logger)],
+                        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
                 // Lines of the last answers may still be in the access log's batch.
                 defer { gateway.accessLog.flush() }
                 try await group.run()

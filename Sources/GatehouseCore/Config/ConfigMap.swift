@@ -202,6 +202,20 @@ public final class ConfigMap {
         return value
     }
 
+    /// A number (`0.25`, `1`), within `range` when one is given.
+    public func number(_ key: String, range: ClosedRange<Double>? = nil) throws -> Double? {
+        guard let text = try scalar(key, expected: "a number") else { return nil }
+        guard let value = Double(text), value.isFinite else {
+            try fail(error(key, "'\(qualified(key))' must be a number, not '\(text)'"), key)
+            return nil
+        }
+        if let range, !range.contains(value) {
+            try fail(error(key, "'\(qualified(key))' must be between \(range.lowerBound) and \(range.upperBound), not \(text)"), key)
+            return nil
+        }
+        return value
+    }
+
     public func bool(_ key: String) throws -> Bool? {
         guard let text = try scalar(key, expected: "true or false") else { return nil }
         switch text.lowercased() {

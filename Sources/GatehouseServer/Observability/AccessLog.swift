@@ -22,14 +22,14 @@ struct AccessLog: Sendable {
     /// `upstream`: the upstream a `/v1/api` request went to (its name; `backend` for the default).
     func record(
         method: String, route: String, status: Int, duration: Duration, provider: String?, sessionID: String?, requestID: String,
-        upstream: String? = nil
+        upstream: String? = nil, traceID: String? = nil
     ) {
         metrics.request(route: route, method: method, status: status, duration: duration)
         guard let writer else { return }
         writer.append(
             .init(
                 time: LogTime.now(), method: method, route: route, status: status, duration: duration, provider: provider,
-                sessionID: sessionID, requestID: requestID, upstream: upstream))
+                sessionID: sessionID, requestID: requestID, upstream: upstream, traceID: traceID))
     }
 
     /// Writes the lines not yet written (at shutdown).

@@ -2,6 +2,8 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import Logging
+import ServiceContextModule
+import Tracing
 
 /// The router's outermost layer: gives each request its id (``RequestIdentifier``) — in every log line of
 /// the request, in the answer's `X-Request-Id` and, through the context, upstream and in problem bodies —
@@ -10,6 +12,8 @@ struct AccessLogMiddleware: RouterMiddleware {
     typealias Context = GatehouseRequestContext
     let log: AccessLog
     let trustedProxies: TrustedProxies
+    /// The request's server span when tracing is on (``GatewayTracing``); its trace id goes into the line.
+    var tracing: GatewayTracing? = nil
 
     static let requestIDField = HTTPField.Name("X-Request-Id")!
 
@@ -23,23 +27,35 @@ struct AccessLogMiddleware: RouterMiddleware {
         context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "request_id"] = .string(id)
         let fields = context.logFields
+        let span = tracing?.startRequest(request.method.rawValue, fields: request.headers)
         var response: Response
         do {
-            response = try await RequestScope.$requestID.withValue(id) { try await next(request, context) }
+            response = try await RequestScope.$requestID.withValue(id) {
+                guard let span else { return try await next(request, context) }
+                return try await ServiceContext.withValue(span.context) { try await next(request, context) }
+            }
         } catch {
             // Only an error no inner layer answered (ProblemMiddleware answers everything it sees).
-            record(request, context, status: 500, started: started, fields: fields)
+            record(request, context, status: 500, started: started, fields: fields, span: span)
             throw error
         }
         response.headers[Self.requestIDField] = id
-        record(request, context, status: response.status.code, started: started, fields: fields)
+        record(request, context, status: response.status.code, started: started, fields: fields, span: span)
         return response
     }
 
-    private func record(_ request: Request, _ context: Context, status: Int, started: ContinuousClock.Instant, fields: RequestLogFields) {
+    private func record(
+        _ request: Request, _ context: Context, status: Int, started: ContinuousClock.Instant, fields: RequestLogFields, span: (any Span)?
+    ) {
+        let route = context.endpointPath ?? AccessLog.unmatchedRoute
+        if let span {
+            RequestSpan.finish(
+                span, method: request.method.rawValue, route: route, status: status, provider: fields.provider, upstream: fields.upstream,
+                requestID: context.requestID)
+        }
         log.record(
-            method: request.method.rawValue, route: context.endpointPath ?? AccessLog.unmatchedRoute, status: status,
+            method: request.method.rawValue, route: route, status: status,
             duration: ContinuousClock.now - started, provider: fields.provider, sessionID: fields.sessionID, requestID: context.requestID,
-            upstream: fields.upstream)
+            upstream: fields.upstream, traceID: span.flatMap(RequestSpan.traceID(of:)))
     }
 }

@@ -13,6 +13,8 @@ struct AccessLogRecord: Sendable {
     var requestID: String
     /// The upstream's name, for a forwarded `/v1/api` request.
     var upstream: String?
+    /// The request's trace id (32 hex digits) when tracing is on.
+    var traceID: String? = nil
 
     /// The line's fields, sorted by name (the order both formats write them in).
     var fields: [(String, String)] {
@@ -22,6 +24,7 @@ struct AccessLogRecord: Sendable {
         fields.append(("route", route))
         if let sessionID { fields.append(("session", sessionID)) }
         fields.append(("status", String(status)))
+        if let traceID { fields.append(("trace_id", traceID)) }
         if let upstream { fields.append(("upstream", upstream)) }
         return fields
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseStore
+import Tracing
 
 /// The session store with every operation timed and its failures counted
 /// (`gatehouse_store_operation_duration_seconds{operation}`, `gatehouse_store_errors_total{operation}`).
@@ -27,6 +28,14 @@ final class InstrumentedSessionStore: ForwardingSessionStore {
     var forwardee: any SessionStore { base }
 
     private func measured<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+        // A span of the traced request it is made for, if any.
+        try await GatewayTracing.withSpan("store " + operation, ofKind: .client) { span in
+            span?.attributes["db.operation.name"] = operation
+            return try await timed(operation, body)
+        }
+    }
+
+    private func timed<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
         let started = ContinuousClock.now
         do {
             let value = try await body()

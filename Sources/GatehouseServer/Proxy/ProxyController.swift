@@ -67,10 +67,12 @@ struct ProxyController: Sendable {
         }
         switch plan.verdict {
         case .refuse(let error):
+            GatewayTracing.decided("refuse")
             throw StepUpSignIn.redirecting(
                 error, session: session, method: facts.method, fetchMode: request.headers[Self.secFetchMode], publicURL: publicURL,
                 target: Substring(request.uri.description))
         case .forward(let forward):
+            GatewayTracing.decided("forward")
             let (chosen, target) = (forward.upstream, forward.target)
             context.logFields.upstream(chosen.name)
             let url = chosen.origin + target

@@ -9,6 +9,8 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import Prometheus
+import ServiceContextModule
+import Tracing
 
 /// The hop to an upstream (the backend or a provider's API): what of the client's request goes on
 /// (body limits, header hygiene, `X-Forwarded-*`), the call itself with its timeout and error mapping,
@@ -82,9 +84,18 @@ struct UpstreamClient: Sendable {
             upstream.body = .stream(limited, length: length.map { .known(Int64($0)) } ?? .unknown)
         }
         metrics.proxiedRequests.increment()
+        // A traced request: the call is a span of it, and the upstream's parent (off: the client's fields went on as they came).
+        var span: (any Span)? = nil
+        if let current = ServiceContext.current, let tracing = current.gatewayTracing {
+            let call = tracing.startChild("upstream " + (hop?.label ?? "provider_api"), of: current, kind: .client)
+            tracing.inject(call.context, into: &upstream.headers)
+            span = call
+        }
+        defer { span?.end() }
         let started = ContinuousClock.now
         do {
             let response = try await client.execute(upstream, timeout: .milliseconds(Int64((hop?.timeout ?? settings.upstreamTimeout) * 1000)))
+            span?.attributes["http.response.status_code"] = Int(response.status.code)
             metrics.upstream(
                 hop?.label ?? (url.hasPrefix(settings.backend.url) ? "backend" : "provider_api"), duration: ContinuousClock.now - started)
             // This path never asks for an upgrade (`Upgrade` is hop-by-hop and dropped): a `101` (or any other

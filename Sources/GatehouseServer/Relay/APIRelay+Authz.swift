@@ -159,10 +159,13 @@ extension APIRelay {
             logger: logger)
     }
 
-    private func entry(_ question: AuthzQuestion, _ head: HTTPRequestHead, session: ActiveSession?, plan: ForwardAuthDecision.Plan) -> Entry {
+    private func entry(
+        _ question: AuthzQuestion, _ head: HTTPRequestHead, session: ActiveSession?, plan: ForwardAuthDecision.Plan, verdict: String
+    ) -> Entry {
         var entry = Entry(requestID: question.requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id)
         entry.route = Self.authzRoute
         entry.app = plan.app?.name
+        if let tracing { entry.trace = .answered(tracing, head: head, verdict: verdict) }
         return entry
     }
 
@@ -170,7 +173,7 @@ extension APIRelay {
         _ error: any Error, _ question: AuthzQuestion, _ head: HTTPRequestHead, plan: ForwardAuthDecision.Plan, signIn: String?
     ) -> Plan {
         audit(question, plan: plan)
-        var entry = entry(question, head, session: plan.session, plan: plan)
+        var entry = entry(question, head, session: plan.session, plan: plan, verdict: "refuse")
         if let signIn { entry.answerFields = [(ForwardAuthAnswer.signInField, signIn)] }
         return .refuse(ErrorMapping.problem(for: error, logger: logger), entry)
     }
@@ -185,7 +188,8 @@ extension APIRelay {
         headers.add(name: "Content-Length", value: "0")
         headers.add(name: "X-Request-Id", value: question.requestID)
         if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
-        return .answer(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry(question, head, session: session, plan: plan))
+        return .answer(
+            HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), entry(question, head, session: session, plan: plan, verdict: "allow"))
     }
 
     /// The session with its provider's access token refreshed when the refresh policy says so (the app receives it).

@@ -33,11 +33,15 @@ extension APIRelay {
                     UpstreamProtocol.Failure.bodyTooLarge(limit: settings.maxBodyBytes).error, head, session: session, remoteAddress: remoteAddress,
                     requestID: requestID)
             }
-            let entry = Entry(
+            var entry = Entry(
                 requestID: requestID, method: head.method.rawValue, provider: session?.provider, sessionID: session?.id, upstream: forward.upstream)
             var headers = headers(
                 of: head, upgrade: upgrade, session: session, remoteAddress: remoteAddress, assertion: assertion, upstream: forward.upstream,
                 target: routed.target)
+            // Only with tracing on: off, the client's trace context is among the fields passed on as they came.
+            if let tracing {
+                entry.trace = .forwarded(tracing, head: head, upstream: Self.label(forward.upstream), upstreamHeaders: &headers)
+            }
             headers.add(name: "X-Request-Id", value: entry.requestID)
             let upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: forward.target, headers: headers)
             return upgrade ? .upgrade(upstream, entry) : .forward(upstream, entry)

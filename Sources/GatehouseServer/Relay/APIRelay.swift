@@ -37,6 +37,8 @@ struct APIRelay: Sendable {
     let upstreamProtocol: UpstreamProtocol
     /// The origins a cookie-carried upgrade may come from: the gateway's own and the CORS-allowed ones.
     let upgradeOrigins: Set<String>
+    /// The tracer when tracing is on; nil: no span, and the client's trace context passes through untouched.
+    let tracing: GatewayTracing?
 
     static let prefix = "/v1/api/"
     /// The methods `/v1/api` and `/v1/authz` have (``UpstreamProtocol/isRouted(_:)``).
@@ -62,6 +64,7 @@ struct APIRelay: Sendable {
         self.refresher = gateway.refresher
         self.refreshPolicy = gateway.refreshPolicy
         upstreamProtocol = UpstreamProtocol(settings: settings)
+        tracing = gateway.tracing
         upgradeOrigins = Set(([settings.publicURL] + settings.corsAllowedOrigins).compactMap(WebOrigin.of))
     }
 
@@ -79,6 +82,13 @@ struct APIRelay: Sendable {
         var app: String? = nil
         /// Fields a refusal carries besides the problem's (a forward-auth 401's sign-in page).
         var answerFields: [(String, String)] = []
+        /// The request's spans when tracing is on.
+        var trace: RelayTrace? = nil
+
+        /// Ends the request's spans, if any: the trace id for its access-log line.
+        func finishTrace(status: Int, upstream: String?) -> String? {
+            trace?.finish(method: method, route: route, status: status, provider: provider, upstream: upstream, requestID: requestID)
+        }
     }
 
     /// An upstream's label in the access log and the metrics; `backend` for a request refused before one was
@@ -226,9 +236,10 @@ struct APIRelay: Sendable {
     /// A refusal the relay answers itself: the error as the one error mapping renders it, for the access log
     /// with the session it concerns.
     func refuse(_ error: any Error, _ head: HTTPRequestHead, session: ActiveSession?, remoteAddress: String?, requestID: String? = nil) -> Plan {
-        let entry = Entry(
+        var entry = Entry(
             requestID: requestID ?? self.requestID(of: head.headers, remoteAddress: remoteAddress), method: head.method.rawValue,
             provider: session?.provider, sessionID: session?.id)
+        if let tracing { entry.trace = .answered(tracing, head: head, verdict: "refuse") }
         return .refuse(ErrorMapping.problem(for: error, logger: logger), entry)
     }
 }

@@ -42,7 +42,8 @@ extension APIRelayHandler {
         guard let context else { return }
         relay.accessLog.record(
             method: entry.method, route: entry.route, status: Int(head.status.code), duration: .zero,
-            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: entry.app)
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: entry.app,
+            traceID: entry.finishTrace(status: Int(head.status.code), upstream: entry.app))
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         writeEnd(context, close: !keepAlive)
     }
@@ -54,7 +55,8 @@ extension APIRelayHandler {
         if entry.route == APIRelay.route { relay.metrics.relayedRefusals.increment() }
         relay.accessLog.record(
             method: entry.method, route: entry.route, status: error.status, duration: .zero,
-            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: entry.app)
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: entry.app,
+            traceID: entry.finishTrace(status: error.status, upstream: entry.app))
         let body = Problem.body(error, requestID: entry.requestID)
         var responseHead = relay.problemHead(error, bodyLength: body.readableBytes, close: close, requestID: entry.requestID)
         for (name, value) in entry.answerFields { responseHead.headers.add(name: name, value: value) }
@@ -148,9 +150,11 @@ extension APIRelayHandler {
     /// The exchange's access-log line and request metrics.
     func record(_ record: Machine.Record) {
         let entry = record.entry
+        let upstream = APIRelay.label(entry.upstream)
         relay.accessLog.record(
             method: entry.method, route: APIRelay.route, status: record.status, duration: ContinuousClock.now - record.started,
-            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: APIRelay.label(entry.upstream))
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: upstream,
+            traceID: entry.finishTrace(status: record.status, upstream: upstream))
     }
 
     /// The upstream URL without credentials or query, for log lines.

@@ -4,6 +4,8 @@ import GatehouseCore
 import Logging
 import NIOCore
 import NIOHTTP1
+import ServiceContextModule
+import Tracing
 
 /// The adapters' ``HTTPTransport`` over AsyncHTTPClient: buffered, bounded, with a timeout.
 struct AsyncHTTPTransport: HTTPTransport {
@@ -27,6 +29,30 @@ struct AsyncHTTPTransport: HTTPTransport {
         // Some provider APIs refuse requests without one (GitHub's answers 403).
         if !outgoing.headers.contains(name: "User-Agent") { outgoing.headers.add(name: "User-Agent", value: "Gatehouse") }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        guard let current = ServiceContext.current, let tracing = current.gatewayTracing else { return try await send(outgoing, request) }
+        // A call made for a traced request: its span (never its URL's query or a field's value), and its traceparent.
+        let operation = ProviderCallOperation.of(request)
+        let span = tracing.startChild("provider " + operation, of: current, kind: .client)
+        span.updateAttributes { attributes in
+            attributes["gatehouse.provider_call"] = operation
+            attributes["http.request.method"] = request.method
+            attributes["server.address"] = ProviderCallOperation.host(of: request.url)
+        }
+        tracing.inject(span.context, into: &outgoing.headers)
+        defer { span.end() }
+        do {
+            let response = try await send(outgoing, request)
+            span.attributes["http.response.status_code"] = response.status
+            if response.status >= 500 { span.setStatus(SpanStatus(code: .error)) }
+            return response
+        } catch {
+            span.setStatus(SpanStatus(code: .error))
+            throw error
+        }
+    }
+
+    private func send(_ outgoing: HTTPClientRequest, _ request: TransportRequest) async throws -> TransportResponse {
+        var outgoing = outgoing
         do {
             outgoing.tlsConfiguration = try trust?.configuration(caFile: caFile)
             let response = try await client.execute(outgoing, timeout: .milliseconds(Int64(timeout * 1000)))
