@@ -204,14 +204,17 @@ class Browser:
 
 @pytest.fixture
 def oidc_gateway(serve, tmp_path):
-    """A gateway in front of an OpenID provider run here; `payments` asks for `urn:example:mfa` within 300 s."""
+    """A gateway in front of an OpenID provider run here; `payments` asks for `urn:example:mfa` within 300 s, `fresh`
+    for a sign-in at most 4 s old."""
     from conftest import free_port
     from oidc_provider import OpenIDProvider, write_provider_file
 
     provider, backend = OpenIDProvider(), RawBackend()
     port = free_port()
     config = write_config(tmp_path, step_up_config(
-        f"http://127.0.0.1:{port}", backend, [], ['sessions: {cookie: {secure: false, name: "gatehouse_session"}}']))
+        f"http://127.0.0.1:{port}", backend,
+        ['    - {name: "fresh", paths: ["/fresh/**"], allow: "authenticated", require: {max_age_seconds: 4}}'],
+        ['sessions: {cookie: {secure: false, name: "gatehouse_session"}}']))
     write_provider_file(tmp_path / "Providers", "idp", provider, backchannel_logout=None)
     gw = serve(tmp_path, ["--config", str(config)], port=port)
     yield gw, provider
@@ -308,3 +311,21 @@ def test_bad_step_up_parameters_are_refused_at_the_start(oidc_gateway):
     for query in ("acr_values=a%22b", "max_age=-1", "max_age=soon", "acr_values="):
         answer = requests.get(f"{gw.url}/v1/auth/idp/login?return_to=%2F&{query}", allow_redirects=False, timeout=5)
         assert answer.status_code == 400, (query, answer.text)
+
+
+def test_a_stepped_up_session_passes_until_max_age_has_passed_then_is_asked_again(oidc_gateway):
+    gw, provider = oidc_gateway
+    browser, _ = signed_in_weakly(gw, provider)
+    target = gw.url + "/v1/api/fresh/x"
+    navigation = browser.get(target, Sec_Fetch_Mode="navigate")
+    assert navigation.status_code == 303
+    assert navigation.headers["Location"] == f"{gw.url}/v1/auth/idp/login?return_to=%2Fv1%2Fapi%2Ffresh%2Fx&max_age=4"
+    back = browser.follow(navigation.headers["Location"], provider)
+    assert back.status_code == 303 and provider.authorize_requests[-1]["max_age"] == "4"
+    assert browser.get(target, Sec_Fetch_Mode="navigate").status_code == 200
+    time.sleep(5)
+    again = browser.get(target, Sec_Fetch_Mode="navigate")
+    assert again.status_code == 303 and again.headers["Location"] == navigation.headers["Location"]
+    script = browser.get(target)
+    assert script.status_code == 401
+    assert script.headers["WWW-Authenticate"] == 'Bearer error="insufficient_user_authentication", max_age=4'
