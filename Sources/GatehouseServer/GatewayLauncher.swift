@@ -88,12 +88,13 @@ public enum GatewayLauncher {
         }
     }
 
-    /// Logs every ready provider whose sign-outs cannot revoke its tokens (no revocation endpoint in its file, nor
-    /// in its discovery document).
+    /// Logs, at `notice`, every ready provider whose sign-outs cannot revoke its tokens (no revocation endpoint in
+    /// its file, nor in its discovery document). Not a warning: many OpenID providers have none (Microsoft Entra ID),
+    /// and an operator could not silence it; `gatehouse check` warns where the files alone tell.
     static func reportRevocationGaps(_ providers: ProviderSet, logger: Logger) async {
         for case let provider as any RevokingProvider in providers.all {
             if let reporting = provider as? any ReadinessReporting, case .notReady = await reporting.readiness { continue }
-            if let warning = provider.revocationWarning { logger.warning("\(warning)", metadata: ["provider": "\(provider.descriptor.id)"]) }
+            if let gap = provider.revocationWarning { logger.notice("\(gap)", metadata: ["provider": "\(provider.descriptor.id)"]) }
         }
     }
 
