@@ -21,14 +21,16 @@ enum StepUpSignIn {
     /// session (not key-bound): the same refusal as a 303 to the login that can meet the rule. Any other error or
     /// request: `error` unchanged.
     static func redirecting(
-        _ error: any Error, session: ActiveSession?, method: String, fetchMode: String?, publicURL: String, target: Substring
+        _ error: any Error, session: ActiveSession?, method: String, fetchMode: @autoclosure () -> String?, publicURL: String,
+        target: @autoclosure () -> Substring
     ) -> any Error {
+        // The request's fields are read only for a step-up refusal: every other refusal passes straight through.
         guard var refusal = error as? GatehouseError, refusal.code == .stepUpRequired, let requirement = refusal.stepUp,
             let session, session.record.dpopThumbprint == nil, method == "GET" || method == "HEAD",
-            let fetchMode, ASCII.equalsIgnoringCase(fetchMode, "navigate")
+            let fetchMode = fetchMode(), ASCII.equalsIgnoringCase(fetchMode, "navigate")
         else { return error }
         refusal.status = 303
-        refusal.location = url(publicURL: publicURL, provider: session.provider, returningTo: target, requirement: requirement)
+        refusal.location = url(publicURL: publicURL, provider: session.provider, returningTo: target(), requirement: requirement)
         return refusal
     }
 

@@ -38,7 +38,8 @@ struct AuthController: Sendable {
         }
         let query = request.uri.queryDictionary
         // A step-up (`acr_values`, `max_age`) of a browser replaces its session: found only when one is asked.
-        let current = query["acr_values"] != nil || query["max_age"] != nil ? await cookieSession(request) : nil
+        // (A key-bound token in a cookie is refused everywhere: no session to replace, the login goes on.)
+        let current = query["acr_values"] != nil || query["max_age"] != nil ? try? await resolver.cookieSession(in: request.headers) : nil
         let started = try flow.start(
             query: query, rawQuery: request.uri.query, providerID: providerID, provider: provider, channel: .callback, current: current)
         try await flow.persist(started.transaction)
@@ -96,13 +97,6 @@ struct AuthController: Sendable {
             flow.signIn(provider: providerID, dpopThumbprint: binding, logger: context.logger) {
                 try await provider.validateToken(body.token)
             })
-    }
-
-    /// The browser's cookie session; `nil` without one, or when it has ended or is key-bound (a bound session's token
-    /// in a cookie is refused everywhere).
-    private func cookieSession(_ request: Request) async -> ActiveSession? {
-        guard let token = resolver.cookies.token(in: request.headers[values: .cookie]), !token.isEmpty else { return nil }
-        return try? await resolver.cookieSession(token: token)
     }
 
     /// The key a sign-in binds its session to (its DPoP proof), checked before the credential is.

@@ -70,7 +70,7 @@ struct SignOutController: Sendable {
         if let origin, origin != WebOrigin.of(settings.publicURL), ReturnToPolicy.isSafe(returnTo) {
             returnTo = origin + returnTo
         }
-        guard let session = try await cookieSession(request) else {
+        guard let session = try await resolver.cookieSession(in: request.headers) else {
             return JSONResponse.redirect(to: returnTo, status: .seeOther)
         }
         _ = try await SessionLogout(sessions: sessions, providers: providers, metrics: metrics).end(session, logger: context.logger)
@@ -103,18 +103,6 @@ struct SignOutController: Sendable {
                 .csrfRequired, "POST /v1/sign-out needs an Origin of the gateway or of access.return_to_origins (or Sec-Fetch-Site: same-origin).")
         }
         return nil
-    }
-
-    /// The cookie's session; nil when there is no cookie or its session has ended (then the sign-out only
-    /// redirects). A key-bound session's token as a cookie is 401 `invalid_token`: it ends only with its
-    /// proof (`DELETE /v1/session`).
-    private func cookieSession(_ request: Request) async throws -> ActiveSession? {
-        guard let token = resolver.cookies.token(in: request.headers[values: .cookie]), !token.isEmpty else { return nil }
-        do {
-            return try await resolver.cookieSession(token: token)
-        } catch let error as GatehouseError where error.code == .invalidSession {
-            return nil
-        }
     }
 
     // MARK: Back from the provider

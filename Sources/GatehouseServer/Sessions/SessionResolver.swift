@@ -208,11 +208,18 @@ struct SessionResolver: Sendable {
         }
     }
 
-    /// The session of a cookie alone, as the store has it; `invalid_session` when unknown or ended, `invalid_token`
-    /// for a key-bound session (it is taken only with its proof).
-    func cookieSession(token: String) async throws -> ActiveSession {
+    /// The session of the request's cookie alone, as the store has it (the browser routes that act on the browser's
+    /// own session: sign-out, a step-up login); nil without a cookie or when its session is unknown or ended.
+    /// Throws `invalid_token` for a key-bound session (it is taken only with its proof).
+    func cookieSession(in headers: HTTPFields) async throws -> ActiveSession? {
+        guard let token = cookies.token(in: headers[values: .cookie]), !token.isEmpty else { return nil }
         let presented = PresentedCredential(token: token, presentation: .cookie, authorization: nil, proofs: [], target: nil)
-        let session = try await sessions.authenticate(token: token)
+        let session: ActiveSession
+        do {
+            session = try await sessions.authenticate(token: token)
+        } catch let error as GatehouseError where error.code == .invalidSession {
+            return nil
+        }
         _ = try await dpop.check(session, presented)
         return session
     }
