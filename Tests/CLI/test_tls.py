@@ -407,6 +407,66 @@ def test_curl_over_http2_and_http11(app):
     assert bodies["2"]["target"] == "/base/echo/curl"
 
 
+def test_one_http2_connection_carries_relayed_and_routed_streams_at_once(app):
+    """The relay answers its streams on the event loop; a stream whose request goes to the router gets the router's
+    handlers only when its request arrives. Interleaved on one connection, with a sign-in whose body comes in two
+    DATA frames after its HEADERS, every stream gets its own answer and the connection goes on."""
+    gateway, _ = app
+    token = sign_in(gateway)
+    relayed_before = gateway.metric("gatehouse_relayed_requests_total") or 0
+    raw = RawH2(gateway)
+    bearer = [("authorization", f"Bearer {token}")]
+    expected: dict[int, tuple[str, object]] = {}
+    bodies: dict[int, bytes] = {}
+    for i in range(12):
+        expected[raw.headers("GET", f"/v1/api/echo/mix-{i}", bearer)] = ("relay", f"/base/echo/mix-{i}")
+        expected[raw.headers("GET", "/healthz")] = ("health", None)
+        if i % 4 == 0:
+            stream = raw.headers("POST", "/v1/auth/legacy/token", [("content-type", "application/json")], end=False)
+            expected[stream] = ("sign-in", None)
+            body = json.dumps({"token": f"captured-{i}"}).encode()
+            raw.conn.send_data(stream, body[:5])
+            raw.flush()
+            bodies[stream] = body[5:]
+        expected[raw.headers("GET", "/v1/api/echo/none")] = ("refused", None)
+    for stream, rest in bodies.items():
+        raw.conn.send_data(stream, rest, end_stream=True)
+    raw.flush()
+    answers: dict[int, tuple[int, bytes]] = {}
+    status: dict[int, int] = {}
+    collected: dict[int, bytearray] = {}
+    deadline = time.monotonic() + 20
+    while len(answers) < len(expected) and time.monotonic() < deadline:
+        data = raw.sock.recv(65536)
+        assert data, "the connection ended"
+        for event in raw.conn.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived):
+                status[event.stream_id] = int(dict(event.headers)[":status"])
+            elif isinstance(event, h2.events.DataReceived):
+                raw.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                collected.setdefault(event.stream_id, bytearray()).extend(event.data)
+            elif isinstance(event, h2.events.StreamEnded):
+                answers[event.stream_id] = (status[event.stream_id], bytes(collected.get(event.stream_id, b"")))
+            elif isinstance(event, (h2.events.StreamReset, h2.events.ConnectionTerminated)):
+                pytest.fail(f"unexpected {event}")
+        raw.flush()
+    assert len(answers) == len(expected)
+    for stream, (kind, target) in expected.items():
+        code, body = answers[stream]
+        if kind == "relay":
+            assert code == 200 and json.loads(body)["target"] == target, (stream, code, body)
+        elif kind == "health":
+            assert code == 200, (stream, code, body)
+        elif kind == "sign-in":
+            assert code == 201 and json.loads(body)["session_token"], (stream, code, body)
+        else:
+            assert code == 401 and json.loads(body)["code"] == "invalid_session", (stream, code, body)
+    # The connection is still good for another round, and the /v1/api streams went through the relay.
+    assert raw.get("/healthz")[:2] == ("answer", 200)
+    raw.close()
+    assert (gateway.metric("gatehouse_relayed_requests_total") or 0) - relayed_before >= 12
+
+
 def test_dpop_with_an_https_target(app):
     gateway, _ = app
     key = DPoPKey()

@@ -5,18 +5,23 @@ import NIOCore
 import NIOHTTP2
 
 /// One HTTP/2 stream of a ``GatewayTLSChannel`` connection: one more front-end adapter in front of the same
-/// handlers as an HTTP/1.1 connection (``GatewayHTTPChannel/addRequestHandlers(to:channel:remoteAddress:malformed:logger:)``),
-/// so `/v1/api/…` goes through ``APIRelayHandler`` with its body streamed and its back-pressure kept per stream
-/// (the stream's flow-control window only opens as the relay reads), and everything else to the router.
+/// handlers as an HTTP/1.1 connection, so `/v1/api/…` goes through ``APIRelayHandler`` with its body streamed and
+/// its back-pressure kept per stream (the stream's flow-control window only opens as the relay reads), and
+/// everything else to the router.
 ///
-/// Pipeline: ``HTTP2RequestTargetCheck`` → `HTTP2FramePayloadToHTTP1ServerCodec` → ``ClientBodyTimeoutHandler`` → ``HTTP2StreamHeadAdapter`` → HSTS → ``APIRelayHandler``
-/// → HTTP types codec → Hummingbird's connection state → the router (one request per stream).
+/// Pipeline: ``HTTP2RequestTargetCheck`` → `HTTP2FramePayloadToHTTP1ServerCodec` → ``ClientBodyTimeoutHandler`` →
+/// ``HTTP2StreamHeadAdapter`` → HSTS → ``APIRelayHandler`` → ``HTTP2RouterHandoff``. A stream the relay answers
+/// ends there, on its event loop, without a task: the router's handlers (HTTP types codec, Hummingbird's
+/// connection state, the async channel) and the task that runs Hummingbird's loop are made only for a stream
+/// whose request reaches the hand-off, when it does.
 struct GatewayHTTP2StreamChannel: Sendable {
     /// The HTTP/1.1 channel whose request handlers each stream gets.
     let http1: GatewayHTTPChannel
 
-    /// Sets up a stream channel.
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<GatewayHTTPChannel.Value> {
+    /// Sets up a stream channel; a stream for the router is yielded to `routed` when its request arrives.
+    func initialize(
+        channel: any Channel, routed: AsyncStream<GatewayHTTPChannel.Value>.Continuation, logger: Logger
+    ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(HTTP2RequestTargetCheck())
@@ -25,15 +30,24 @@ struct GatewayHTTP2StreamChannel: Sendable {
             try pipeline.addHandler(ClientBodyTimeoutHandler(timeout: http1.client.bodyTimeout))
             try pipeline.addHandler(HTTP2StreamHeadAdapter())
             // A stream's own address is its connection's.
-            try http1.addRequestHandlers(
-                to: pipeline, channel: channel, remoteAddress: channel.parent?.remoteAddress ?? channel.remoteAddress, malformed: nil, logger: logger)
-            // No half-closure: a stream's output ends with its answer's END_STREAM.
-            return try NIOAsyncChannel(wrappingChannelSynchronously: channel)
+            try http1.addRelayHandlers(to: pipeline, remoteAddress: channel.parent?.remoteAddress ?? channel.remoteAddress)
+            let http1 = http1
+            try pipeline.addHandler(
+                HTTP2RouterHandoff(routed: routed) { pipeline in
+                    try http1.addRouterHandlers(to: pipeline, malformed: nil, logger: logger)
+                    // No half-closure: a stream's output ends with its answer's END_STREAM.
+                    return try NIOAsyncChannel(wrappingChannelSynchronously: channel)
+                })
         }
     }
 
-    /// Answers the stream's one request (Hummingbird's loop ends when the stream's input does).
-    func handle(value: GatewayHTTPChannel.Value, logger: Logger) async {
-        await http1.handleHTTP(asyncChannel: value, logger: logger)
+    /// Answers the streams the router serves, each in a child task, until the connection ends.
+    func handle(routed: AsyncStream<GatewayHTTPChannel.Value>, logger: Logger) async {
+        await withDiscardingTaskGroup { group in
+            for await stream in routed {
+                // Hummingbird's loop ends when the stream's input does: one request per stream.
+                group.addTask { await http1.handleHTTP(asyncChannel: stream, logger: logger) }
+            }
+        }
     }
 }

@@ -63,15 +63,25 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     }
 
     /// The handlers that see requests as NIOHTTP1 parts, on an HTTP/1.1 connection and on each HTTP/2 stream
-    /// alike (``GatewayHTTP2StreamChannel``): HSTS, the relay, the HTTP types codec, Hummingbird's state.
+    /// alike (``GatewayHTTP2StreamChannel``): HSTS, the relay, then the router's (``addRouterHandlers(to:malformed:logger:)``).
     func addRequestHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel, remoteAddress: SocketAddress?,
         malformed: MalformedRequestHandler?, logger: Logger
     ) throws {
+        try addRelayHandlers(to: pipeline, remoteAddress: remoteAddress)
+        try addRouterHandlers(to: pipeline, malformed: malformed, logger: logger)
+    }
+
+    /// HSTS and the relay: what every request crosses first.
+    func addRelayHandlers(to pipeline: ChannelPipeline.SynchronousOperations, remoteAddress: SocketAddress?) throws {
         if hstsSeconds > 0 { try pipeline.addHandler(StrictTransportSecurityHandler(maxAge: hstsSeconds)) }
         if let relay {
             try pipeline.addHandler(APIRelayHandler(relay: relay, remoteAddress: remoteAddress?.ipAddress))
         }
+    }
+
+    /// What a request the relay passes on crosses to reach the router: the HTTP types codec, Hummingbird's state.
+    func addRouterHandlers(to pipeline: ChannelPipeline.SynchronousOperations, malformed: MalformedRequestHandler?, logger: Logger) throws {
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: secure))
         if let malformed { try pipeline.addHandler(malformed) }
         try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))

@@ -14,7 +14,8 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
     /// What ALPN chose.
     enum Negotiated: Sendable {
         case http1(GatewayHTTPChannel.Value)
-        case http2(NIOHTTP2Handler.AsyncStreamMultiplexer<GatewayHTTPChannel.Value>)
+        /// The streams whose requests the router serves (the relay answers the others on the event loop).
+        case http2(AsyncStream<GatewayHTTPChannel.Value>)
     }
 
     struct Value: ServerChildChannelValue {
@@ -57,13 +58,17 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
                         HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
                     ]
                     let streams = GatewayHTTP2StreamChannel(http1: http1)
-                    let multiplexer = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
-                        mode: .server, streamDelegate: keeper.streamDelegate(on: channel.eventLoop), configuration: configuration
+                    let (routed, continuation) = AsyncStream<GatewayHTTPChannel.Value>.makeStream()
+                    channel.closeFuture.whenComplete { _ in continuation.finish() }
+                    try channel.pipeline.syncOperations.addHandler(HTTP2FlushCoalescer())
+                    _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+                        mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream,
+                        streamDelegate: keeper.streamDelegate(on: channel.eventLoop)
                     ) { stream in
-                        streams.setup(channel: stream, logger: logger)
+                        streams.initialize(channel: stream, routed: continuation, logger: logger)
                     }
                     try channel.pipeline.syncOperations.addHandler(keeper)
-                    return .http2(multiplexer)
+                    return .http2(routed)
                 case .negotiated("http/1.1"), .fallback:
                     return .http1(try http1.configure(channel: channel, logger: logger))
                 case .negotiated:
@@ -81,13 +86,8 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
             switch try await value.negotiated.get() {
             case .http1(let connection):
                 await http1.handle(value: connection, logger: logger)
-            case .http2(let multiplexer):
-                let streams = GatewayHTTP2StreamChannel(http1: http1)
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await stream in multiplexer.inbound {
-                        group.addTask { await streams.handle(value: stream, logger: logger) }
-                    }
-                }
+            case .http2(let routed):
+                await GatewayHTTP2StreamChannel(http1: http1).handle(routed: routed, logger: logger)
             }
         } catch {
             // A failed handshake, or the connection ended under its streams.
