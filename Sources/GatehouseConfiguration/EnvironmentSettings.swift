@@ -65,6 +65,7 @@ public enum EnvironmentSettings {
         .init("limits.page_logins_per_client"),
         .init("limits.client_idle_timeout_seconds"),
         .init("limits.upstream_keepalive_seconds"),
+        .init("limits.upstream_idle_connections"),
         .init("limits.client_body_timeout_seconds"),
         .init("limits.max_connections_per_client"),
         .init("logging.level"),

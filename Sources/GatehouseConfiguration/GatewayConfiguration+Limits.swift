@@ -18,6 +18,10 @@ extension GatewayConfiguration {
         public var clientIdleTimeoutSeconds: Int
         /// How long an unused keep-alive connection to the backend is kept (nginx's upstream `keepalive_timeout`).
         public var upstreamKeepaliveSeconds: Int
+        /// Unused keep-alive connections kept open to each upstream, per event loop (core): one more is closed
+        /// once its answer is in (nginx's upstream `keepalive`). HTTP/2 clients keep many requests in flight on
+        /// few connections, and each needs a backend connection of its own while it is.
+        public var upstreamIdleConnections: Int
         /// How long a request body may make no progress before the request is cut: 408 on HTTP/1.1, `RST_STREAM`
         /// on HTTP/2 (nginx's `client_body_timeout`).
         public var clientBodyTimeoutSeconds: Int
@@ -32,12 +36,13 @@ extension GatewayConfiguration {
         ///   - pageLoginsPerClient: 20 by default.
         ///   - clientIdleTimeoutSeconds: 60 by default.
         ///   - upstreamKeepaliveSeconds: 60 by default.
+        ///   - upstreamIdleConnections: 256 by default.
         ///   - clientBodyTimeoutSeconds: 60 by default.
         ///   - maxConnectionsPerClient: 0 (no bound) by default.
         public init(
             maxBodyBytes: Int = 10_485_760, maxHeaderBytes: Int = 16384, upstreamTimeoutSeconds: Int = 30,
             pageLogins: Int = 10_000, pageLoginsPerClient: Int = 20, clientIdleTimeoutSeconds: Int = 60, upstreamKeepaliveSeconds: Int = 60,
-            clientBodyTimeoutSeconds: Int = 60, maxConnectionsPerClient: Int = 0
+            upstreamIdleConnections: Int = 256, clientBodyTimeoutSeconds: Int = 60, maxConnectionsPerClient: Int = 0
         ) {
             self.maxBodyBytes = maxBodyBytes
             self.maxHeaderBytes = maxHeaderBytes
@@ -46,6 +51,7 @@ extension GatewayConfiguration {
             self.pageLoginsPerClient = pageLoginsPerClient
             self.clientIdleTimeoutSeconds = clientIdleTimeoutSeconds
             self.upstreamKeepaliveSeconds = upstreamKeepaliveSeconds
+            self.upstreamIdleConnections = upstreamIdleConnections
             self.clientBodyTimeoutSeconds = clientBodyTimeoutSeconds
             self.maxConnectionsPerClient = maxConnectionsPerClient
         }
@@ -59,6 +65,7 @@ extension GatewayConfiguration {
             pageLoginsPerClient = try map.positiveInt("page_logins_per_client", unit: "logins") ?? pageLoginsPerClient
             clientIdleTimeoutSeconds = try map.positiveInt("client_idle_timeout_seconds", unit: "seconds") ?? clientIdleTimeoutSeconds
             upstreamKeepaliveSeconds = try map.positiveInt("upstream_keepalive_seconds", unit: "seconds") ?? upstreamKeepaliveSeconds
+            upstreamIdleConnections = try map.int("upstream_idle_connections", range: 0...65_536) ?? upstreamIdleConnections
             clientBodyTimeoutSeconds = try map.positiveInt("client_body_timeout_seconds", unit: "seconds") ?? clientBodyTimeoutSeconds
             maxConnectionsPerClient = try map.int("max_connections_per_client", range: 0...Int(Int32.max)) ?? maxConnectionsPerClient
             try map.finish()

@@ -159,6 +159,11 @@ public struct ServerSettings: Sendable {
         get { TimeInterval(configuration.limits.upstreamKeepaliveSeconds) }
         set { configuration.limits.upstreamKeepaliveSeconds = Self.seconds(newValue) }
     }
+    /// Unused keep-alive connections kept per upstream and event loop.
+    public var upstreamIdleConnections: Int {
+        get { configuration.limits.upstreamIdleConnections }
+        set { configuration.limits.upstreamIdleConnections = newValue }
+    }
     /// `logging.access_log`: one line per request.
     public var accessLog: Bool {
         get { configuration.logging.accessLog }

@@ -5,6 +5,7 @@ a relayed request that takes longer is not cut; and a keep-alive connection to t
 from __future__ import annotations
 
 import socket
+from concurrent.futures import ThreadPoolExecutor
 import time
 
 import pytest
@@ -122,3 +123,37 @@ def test_an_unused_backend_connection_is_closed(setup):
         time.sleep(0.1)
     assert len(backend.closed) > before, "the gateway kept its idle connection to the backend open"
     assert backend.closed[-1] - released >= IDLE - 0.5
+
+
+@pytest.mark.parametrize("bound", [None, 1])
+def test_idle_backend_connections_past_the_bound_are_closed_once_answered(serve, tmp_path, bound):
+    """`limits.upstream_idle_connections`: four requests in flight at once need four backend connections; past
+    the bound (per core: two event loops here) they are closed as soon as their answers are in, while the
+    default keeps them all for `upstream_keepalive_seconds` (30 s here)."""
+    def hold(seen: Seen) -> tuple[int, dict]:
+        time.sleep(0.8)
+        return 200, {"ok": True}
+
+    backend = StubBackend(answer=hold, probe={"id": "u-1", "email": "u1@example.test"})
+    limits = "upstream_keepalive_seconds: 30" + (f", upstream_idle_connections: {bound}" if bound is not None else "")
+    config = write_config(tmp_path, "\n".join([
+        'store: {kind: "memory"}', f"backend: {{url: {q(backend.base)}}}", f"limits: {{{limits}}}", ""]))
+    write_capture_provider(tmp_path, backend.base)
+    gw = serve(tmp_path, ["--config", str(config)])
+    try:
+        token = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "t"}, timeout=5).json()["session_token"]
+        before = len(backend.closed)
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(
+                lambda i: requests.get(gw.url + f"/v1/api/hold/{i}", headers={"Authorization": f"Bearer {token}"}, timeout=10),
+                range(4)))
+        assert [a.status_code for a in answers] == [200] * 4
+        time.sleep(1.5)
+        closed = len(backend.closed) - before
+        if bound is None:
+            assert closed == 0, "the gateway closed backend connections it could keep"
+        else:
+            # One kept per event loop that served a request (one or two loops), the others closed.
+            assert 2 <= closed <= 3, closed
+    finally:
+        backend.server.shutdown()

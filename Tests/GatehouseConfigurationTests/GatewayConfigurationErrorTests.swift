@@ -111,6 +111,8 @@ struct GatewayConfigurationErrorTests {
             "2: 'limits.upstream_timeout_seconds' must be a positive number of seconds, not 0"),
         ErrorCase("limits: {max_header_bytes: 0}\n", "1: 'limits.max_header_bytes' must be a positive number of bytes, not 0"),
         ErrorCase(
+            "limits: {upstream_idle_connections: -1}\n", "1: 'limits.upstream_idle_connections' must be between 0 and 65536, not -1"),
+        ErrorCase(
             "logging:\n  level: verbose\n",
             "2: 'logging.level' must be one of trace, debug, info, notice, warning, error, critical, not 'verbose'"),
         ErrorCase("logging:\n  format: xml\n", "2: 'logging.format' must be one of text, json, not 'xml'"),

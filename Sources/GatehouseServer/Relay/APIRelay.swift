@@ -58,7 +58,8 @@ struct APIRelay: Sendable {
         self.metrics = gateway.metrics
         self.accessLog = gateway.accessLog
         self.logger = gateway.logger
-        self.pools = UpstreamPools(idleTimeout: .milliseconds(Int64(settings.upstreamKeepalive * 1000)))
+        self.pools = UpstreamPools(
+            maxIdlePerLoop: settings.upstreamIdleConnections, idleTimeout: .milliseconds(Int64(settings.upstreamKeepalive * 1000)))
         self.policy = gateway.policy
         self.providers = gateway.providers
         self.refresher = gateway.refresher

@@ -37,7 +37,7 @@ final class UpstreamPools: Sendable {
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
 
-    init(maxIdlePerLoop: Int = 64, connectTimeout: TimeAmount = .seconds(5), idleTimeout: TimeAmount = .seconds(60)) {
+    init(maxIdlePerLoop: Int = 256, connectTimeout: TimeAmount = .seconds(5), idleTimeout: TimeAmount = .seconds(60)) {
         self.maxIdlePerLoop = maxIdlePerLoop
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
