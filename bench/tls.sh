@@ -135,7 +135,17 @@ for t in "${targets[@]}"; do
         sanity_check "$t $version" "${url[$t]}" --cacert "$tmp/cert.pem" "$version" -H "Authorization: Bearer $token"
     done
 done
-cpu_watch=()
+# CPU per request of each front (utime+stime over the runs / requests): on a shared machine it varies less than
+# req/s, and it is what the hop costs. nginx: its workers together.
+mapfile -t proxy_workers < <(nginx_workers "$proxy_pid")
+((${#proxy_workers[@]} > 0)) || die "no nginx worker processes found"
+declare -A front_pids=([nginx-tls]="${proxy_workers[*]}" [caddy-tls]=$caddy_pid [gw-tls]=$gw_pid)
+front_ticks() { # target: the CPU ticks of its processes so far
+    local pid sum=0
+    for pid in ${front_pids[$1]}; do sum=$((sum + $(cpu_ticks "$pid"))); done
+    echo "$sum"
+}
+ticks_per_second=$(getconf CLK_TCK)
 
 # Like with like: the version, cipher suite and session resumption each server gives the clients (wrk's
 # OpenSSL resumes a TLS 1.3 session from the server's ticket on every new connection of the handshake runs).
@@ -163,23 +173,27 @@ run_h2load() { # out url
     timeout --kill-after=5 $((DURATION + 30)) h2load -D "$DURATION" -c "$CONNECTIONS" -m "$STREAMS" -t "$THREADS" \
         -H "Authorization: Bearer $token" "$2" >"$1" 2>&1 || die "h2load failed: $(tail -5 "$1")"
     grep -q ' 0 failed, 0 errored' "$1" || die "h2load saw failures: $(grep -E 'requests:|status codes:' "$1")"
-    awk '/^finished in/ { gsub(/,/, ""); rps = $4 } /^time for request:/ { mean = $5 } END { printf "h2load rps=%s mean=%s\n", rps, mean }' "$1" >>"$1"
+    awk '/^finished in/ { gsub(/,/, ""); rps = $4 } /^requests:/ { done = $8 } /^time for request:/ { mean = $5 } END { printf "h2load rps=%s mean=%s requests=%s\n", rps, mean, done }' "$1" >>"$1"
 }
 
 declare -A result
 for t in "${targets[@]}"; do
     ((WARMUP > 0)) && run_wrk "$t warm-up" "$tmp/$t.warmup" "$WARMUP" "${url[$t]}" -H "Authorization: Bearer $token" >/dev/null
     for mode in keepalive h2 handshake; do
-        values=()
+        values=() ticks=0 requests=0
         for run in $(seq "$RUNS"); do
             out=$tmp/$t.$mode.$run
+            before=$(front_ticks "$t")
             case $mode in
             keepalive) run_wrk "$t" "$out" "$DURATION" "${url[$t]}" -H "Authorization: Bearer $token" ;;
             handshake) run_wrk "$t" "$out" "$DURATION" "${url[$t]}" -H "Authorization: Bearer $token" -H "Connection: close" ;;
             h2) run_h2load "$out" "${url[$t]}" ;;
             esac
+            ticks=$((ticks + $(front_ticks "$t") - before))
+            requests=$((requests + $(field requests "$out")))
             values+=("$(field rps "$out") $(field p99_ms "$out")$(field mean "$out")")
         done
+        result[$t.$mode.cpu]=$(awk -v t="$ticks" -v n="$requests" -v hz="$ticks_per_second" 'BEGIN { printf "%.0f", (n > 0 ? t / hz * 1e6 / n : 0) }')
         result[$t.$mode.rps]=$(printf '%s\n' "${values[@]}" | awk '{print $1}' | median)
         result[$t.$mode.lat]=$(printf '%s\n' "${values[@]}" | awk '{print $2}' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
         log "$t $mode: ${result[$t.$mode.rps]} req/s (median of $RUNS)"
@@ -188,15 +202,19 @@ done
 
 printf '\nTLS benchmark: %s s x %s runs, %s threads, %s connections (h2: %s streams each), binary %s\n\n' \
     "$DURATION" "$RUNS" "$THREADS" "$CONNECTIONS" "$STREAMS" "$bin_kind"
-printf '| target | HTTPS/1.1 keep-alive req/s | p99 ms | HTTP/2 req/s | mean ms | handshakes/s (new connection per request) |\n|---|---|---|---|---|---|\n'
+printf '| target | HTTPS/1.1 keep-alive req/s | p99 ms | CPU/request | HTTP/2 req/s | mean ms | CPU/request | handshakes/s (new connection per request) | CPU/handshake |\n|---|---|---|---|---|---|---|---|---|\n'
 for t in "${targets[@]}"; do
-    printf '| %s | %s | %s | %s | %s | %s |\n' "${label[$t]}" "${result[$t.keepalive.rps]}" "${result[$t.keepalive.lat]}" \
-        "${result[$t.h2.rps]}" "${result[$t.h2.lat]}" "${result[$t.handshake.rps]}"
+    printf '| %s | %s | %s | %s us | %s | %s | %s us | %s | %s us |\n' "${label[$t]}" "${result[$t.keepalive.rps]}" "${result[$t.keepalive.lat]}" \
+        "${result[$t.keepalive.cpu]}" "${result[$t.h2.rps]}" "${result[$t.h2.lat]}" "${result[$t.h2.cpu]}" "${result[$t.handshake.rps]}" \
+        "${result[$t.handshake.cpu]}"
 done
 printf '\nTLS as each server gives it to openssl s_client (wrk resumes the same way):\n'
 for t in "${targets[@]}"; do printf -- '- %s: %s\n' "${label[$t]}" "${facts[$t]}"; done
 awk -v g="${result[gw-tls.keepalive.rps]}" -v c="${result[caddy-tls.keepalive.rps]}" -v gh="${result[gw-tls.handshake.rps]}" \
     -v ch="${result[caddy-tls.handshake.rps]}" -v g2="${result[gw-tls.h2.rps]}" -v c2="${result[caddy-tls.h2.rps]}" \
     'BEGIN { printf "\nGatehouse / Caddy: keep-alive %.2fx, HTTP/2 %.2fx, handshakes %.2fx\n", g / c, g2 / c2, gh / ch }'
+awk -v g="${result[gw-tls.keepalive.rps]}" -v g2="${result[gw-tls.h2.rps]}" -v n="${result[nginx-tls.keepalive.rps]}" \
+    -v n2="${result[nginx-tls.h2.rps]}" -v c="${result[caddy-tls.keepalive.rps]}" -v c2="${result[caddy-tls.h2.rps]}" \
+    'BEGIN { printf "HTTP/2 / own HTTPS/1.1: Gatehouse %.2fx, Caddy %.2fx, nginx %.2fx\n", g2 / g, c2 / c, n2 / n }'
 problems=$(log_problem_lines "$tmp/gateway.log")
 [[ -z $problems ]] || { log "gateway log problems:"; echo "$problems" >&2; }
