@@ -12,6 +12,7 @@ Skipped only when PostgreSQL or the gateway binary is missing and neither GATEHO
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -300,6 +301,58 @@ api:
         self.b.stop()
         self.a.start()
         self.b.start()
+
+
+class OIDCPair:
+    """Two instances, A and B, on one configuration and one PostgreSQL, signing in at an OpenID provider run by
+    the test (Tests/Support/oidc_provider.py); `public_url` is A's, as behind a load balancer."""
+
+    def __init__(self, a: Gateway, b: Gateway, provider, pg: Postgres, binary: Path, root: Path):
+        self.a, self.b, self.provider, self.pg, self.binary, self.root = a, b, provider, pg, binary, root
+
+
+@contextlib.contextmanager
+def oidc_pair(prefix: str, store_extra: str = "", config_extra: str = "", backchannel_logout: bool | None = True):
+    """An ``OIDCPair``, started; `store_extra` and `config_extra` are more YAML lines of `store:` and of the file."""
+    from oidc_provider import OpenIDProvider, write_provider_file
+
+    binary = require_gateway_binary()
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    tmp.chmod(0o755)
+    pg = Postgres(tmp / "pg")
+    provider = OpenIDProvider()
+    root = tmp / "gateway"
+    (root / "Providers").mkdir(parents=True)
+    a = b = None
+    try:
+        subprocess.run([str(binary), "keys", "generate", "--id", "k1", "--directory", str(root / "keys")],
+                       check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        a_port = free_port()
+        config = root / "gatehouse.yaml"
+        config.write_text(f"""public_url: {_q(f"http://127.0.0.1:{a_port}")}
+providers_dir: {_q(str(root / "Providers"))}
+store:
+  kind: "postgres"
+  url: {_q(pg.url)}
+  pool_size: 10
+{store_extra}keys:
+  sealing: [{{id: "k1", file: {_q(str(root / "keys" / "sealing-k1.key"))}}}]
+  signing: [{{id: "k1", file: {_q(str(root / "keys" / "signing-k1.pem"))}}}]
+{config_extra}""")
+        write_provider_file(root / "Providers", "idp", provider, backchannel_logout=backchannel_logout)
+        a, b = Gateway("a", binary, config, root), Gateway("b", binary, config, root)
+        a.port, a.url = a_port, f"http://127.0.0.1:{a_port}"
+        a.start()
+        b.start()
+        yield OIDCPair(a, b, provider, pg, binary, root)
+    finally:
+        for gateway in (a, b):
+            if gateway is not None:
+                gateway.stop()
+        provider.close()
+        pg.destroy()
+        if os.environ.get("SCALEOUT_KEEP_TMP") != "1":
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -7,70 +7,24 @@ on one configuration (public_url = A's, as behind a load balancer).
 """
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 import requests
 
-from conftest import Gateway, Postgres, _q
-from gatehouse_testkit import free_port, require_gateway_binary
-from oidc_provider import NATIVE_REDIRECT_URI, OpenIDProvider, sign_in, write_provider_file
+from conftest import Gateway, _q, oidc_pair
+from oidc_provider import NATIVE_REDIRECT_URI, sign_in
 
 # The SPEC: a cached session stops working within 1 s on every instance.
 BOUND = 1.0
 
 
-class Pair:
-    def __init__(self, a: Gateway, b: Gateway, provider: OpenIDProvider, pg: Postgres, binary: Path, root: Path):
-        self.a, self.b, self.provider, self.pg, self.binary, self.root = a, b, provider, pg, binary, root
-
-
 @pytest.fixture(scope="module")
 def pair():
-    binary = require_gateway_binary()
-    tmp = Path(tempfile.mkdtemp(prefix="gatehouse-bcl-"))
-    tmp.chmod(0o755)
-    pg = Postgres(tmp / "pg")
-    provider = OpenIDProvider()
-    root = tmp / "gateway"
-    (root / "Providers").mkdir(parents=True)
-    a = b = None
-    try:
-        subprocess.run([str(binary), "keys", "generate", "--id", "k1", "--directory", str(root / "keys")],
-                       check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        a_port = free_port()
-        config = root / "gatehouse.yaml"
-        config.write_text(f"""public_url: {_q(f"http://127.0.0.1:{a_port}")}
-providers_dir: {_q(str(root / "Providers"))}
-store:
-  kind: "postgres"
-  url: {_q(pg.url)}
-  pool_size: 10
-  session_cache_seconds: 60
-allowed_redirect_uris: [{_q(NATIVE_REDIRECT_URI)}]
-keys:
-  sealing: [{{id: "k1", file: {_q(str(root / "keys" / "sealing-k1.key"))}}}]
-  signing: [{{id: "k1", file: {_q(str(root / "keys" / "signing-k1.pem"))}}}]
-""")
-        write_provider_file(root / "Providers", "idp", provider)
-        a, b = Gateway("a", binary, config, root), Gateway("b", binary, config, root)
-        a.port, a.url = a_port, f"http://127.0.0.1:{a_port}"
-        a.start()
-        b.start()
-        yield Pair(a, b, provider, pg, binary, root)
-    finally:
-        for gateway in (a, b):
-            if gateway is not None:
-                gateway.stop()
-        provider.close()
-        pg.destroy()
-        if os.environ.get("SCALEOUT_KEEP_TMP") != "1":
-            shutil.rmtree(tmp, ignore_errors=True)
+    with oidc_pair("gatehouse-bcl-", store_extra="  session_cache_seconds: 60\n",
+                   config_extra=f"allowed_redirect_uris: [{_q(NATIVE_REDIRECT_URI)}]\n") as both:
+        yield both
 
 
 def works(gateway: Gateway, grant: dict) -> bool:

@@ -7,65 +7,22 @@ on one configuration (public_url = A's, as behind a load balancer).
 """
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import requests
 
-from conftest import Gateway, Postgres, _q
+from conftest import oidc_pair
 from device_signin import Person, authorize, error_of, poll
 from dpop_key import DPoPKey
-from gatehouse_testkit import free_port, require_gateway_binary
-from oidc_provider import OpenIDProvider, write_provider_file
 
 
 @pytest.fixture(scope="module")
 def pair():
-    binary = require_gateway_binary()
-    tmp = Path(tempfile.mkdtemp(prefix="gatehouse-device-"))
-    tmp.chmod(0o755)
-    pg = Postgres(tmp / "pg")
-    provider = OpenIDProvider()
-    root = tmp / "gateway"
-    (root / "Providers").mkdir(parents=True)
-    a = b = None
-    try:
-        subprocess.run([str(binary), "keys", "generate", "--id", "k1", "--directory", str(root / "keys")],
-                       check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        a_port = free_port()
-        config = root / "gatehouse.yaml"
-        config.write_text(f"""public_url: {_q(f"http://127.0.0.1:{a_port}")}
-providers_dir: {_q(str(root / "Providers"))}
-store:
-  kind: "postgres"
-  url: {_q(pg.url)}
-  pool_size: 10
-sessions: {{cookie: {{secure: false, name: "gatehouse_session"}}}}
-device: {{interval_seconds: 1}}
-keys:
-  sealing: [{{id: "k1", file: {_q(str(root / "keys" / "sealing-k1.key"))}}}]
-  signing: [{{id: "k1", file: {_q(str(root / "keys" / "signing-k1.pem"))}}}]
-""")
-        write_provider_file(root / "Providers", "idp", provider, backchannel_logout=None)
-        a, b = Gateway("a", binary, config, root), Gateway("b", binary, config, root)
-        a.port, a.url = a_port, f"http://127.0.0.1:{a_port}"
-        a.start()
-        b.start()
-        yield a, b, provider
-    finally:
-        for gateway in (a, b):
-            if gateway is not None:
-                gateway.stop()
-        provider.close()
-        pg.destroy()
-        if os.environ.get("SCALEOUT_KEEP_TMP") != "1":
-            shutil.rmtree(tmp, ignore_errors=True)
+    with oidc_pair("gatehouse-device-", config_extra='sessions: {cookie: {secure: false, name: "gatehouse_session"}}\n'
+                   "device: {interval_seconds: 1}\n", backchannel_logout=None) as both:
+        yield both.a, both.b, both.provider
 
 
 def test_a_device_asks_a_the_person_signs_in_at_b_and_racing_token_calls_get_one_session(pair):
