@@ -156,7 +156,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             let (relay, remoteAddress) = (relay, remoteAddress)
             context.eventLoop.makeFutureWithTask {
                 await relay.traced(head) {
-                    authz ? await relay.authorizeAsync(head, remoteAddress: remoteAddress) : await relay.decideAsync(head, remoteAddress: remoteAddress)
+                    authz
+                        ? await relay.authorizeAsync(head, remoteAddress: remoteAddress) : await relay.decideAsync(head, remoteAddress: remoteAddress)
                 }
             }
             .assumeIsolated().whenSuccess { decision in self.resolved(decision) }

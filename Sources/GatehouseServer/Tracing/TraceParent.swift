@@ -60,12 +60,11 @@ struct TraceParent: Sendable, Equatable {
         }
     }
 
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
-
     private static func hex(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
         var value = value
         for position in (0..<16).reversed() {
-            buffer[offset + position] = digits[Int(value & 0xf)]
+            let digit = UInt8(truncatingIfNeeded: value & 0xf)
+            buffer[offset + position] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") - 10 + digit
             value >>= 4
         }
     }
