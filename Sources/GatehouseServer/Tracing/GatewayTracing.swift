@@ -52,6 +52,10 @@ struct GatewayTracing: Sendable {
         otel.traces.otlpExporter.endpoint = url
         otel.traces.otlpExporter.timeout = exportTimeout
         otel.traces.batchSpanProcessor.exportTimeout = exportTimeout
+        // swift-otel exports one batch per tick: with its defaults (a batch of 512 every 5 s) a gateway sampling
+        // 1 % of 25,000 requests a second fills the queue (2,048) and drops spans. Every second, all that waits.
+        otel.traces.batchSpanProcessor.scheduleDelay = .seconds(1)
+        otel.traces.batchSpanProcessor.maxExportBatchSize = otel.traces.batchSpanProcessor.maxQueueSize
         // The gateway decides (``begin(headers:operation:)``) and starts spans only for sampled requests.
         otel.traces.sampler = .parentBasedAlwaysOn
         let (tracer, service) = try OTel.makeTracingBackend(configuration: otel)
