@@ -130,9 +130,9 @@ def probe():
     server.shutdown()
 
 
-def config_text(backend: RawBackend, tracing: str | None) -> str:
+def config_text(backend: RawBackend, tracing: str | None, store: str = 'store: {kind: "memory"}') -> str:
     return "\n".join([
-        'store: {kind: "memory"}',
+        store,
         f"public_url: {q(PUBLIC)}",
         f"backend: {{url: {q(f'http://127.0.0.1:{backend.port}/base')}}}",
         f"cors: {{allowed_origins: [{q(ORIGIN)}]}}",
@@ -141,18 +141,25 @@ def config_text(backend: RawBackend, tracing: str | None) -> str:
     ])
 
 
-@pytest.fixture
-def traced(serve, tmp_path, receiver, probe):
-    """A gateway exporting every new trace (`sample_ratio: 1`) to `receiver`, and a session of `legacy`."""
-    backend = RawBackend()
+def start_traced(serve, tmp_path, receiver_url: str, probe, backend: RawBackend, ratio: float = 1,
+                 store: str = 'store: {kind: "memory"}'):
+    """A gateway exporting to `receiver_url` at `ratio`, and a session of `legacy`: (gateway, session token)."""
     site = f"http://127.0.0.1:{probe.server_address[1]}"
     config = write_config(tmp_path, config_text(
-        backend, f"tracing: {{otlp_endpoint: {q(receiver.url)}, sample_ratio: 1, service_name: \"gate-under-test\"}}"))
+        backend, f"tracing: {{otlp_endpoint: {q(receiver_url)}, sample_ratio: {ratio}, service_name: \"gate-under-test\"}}", store))
     write_capture_provider(tmp_path, site)
     gw = serve(tmp_path, ["--config", str(config)], env=FAST_EXPORT)
     login = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": CAPTURED_TOKEN}, timeout=5)
     assert login.status_code == 201, login.text
-    yield gw, login.json()["session_token"], receiver, probe
+    return gw, login.json()["session_token"]
+
+
+@pytest.fixture
+def traced(serve, tmp_path, receiver, probe):
+    """A gateway exporting every new trace (`sample_ratio: 1`) to `receiver`, and a session of `legacy`."""
+    backend = RawBackend()
+    gw, token = start_traced(serve, tmp_path, receiver.url, probe, backend)
+    yield gw, token, receiver, probe
     backend.close()
 
 
@@ -220,9 +227,12 @@ def test_a_sampled_traceparent_is_continued(traced, front):
 def test_an_unsampled_traceparent_exports_nothing_but_is_passed_on(traced, front):
     gw, token, receiver, _ = traced
     trace_id, client_span = secrets.token_hex(16), secrets.token_hex(8)
-    seen = call(gw, token, front, {"traceparent": f"00-{trace_id}-{client_span}-00"})
-    got_trace, _, flags = TRACEPARENT.match(seen["traceparent"][0]).groups()
-    assert (got_trace, flags) == (trace_id, "00")
+    parent = f"00-{trace_id}-{client_span}-00"
+    seen = call(gw, token, front, {"traceparent": parent, "tracestate": "vendor=abc"})
+    # Passed on as it came: the gateway made no span to be its parent.
+    assert seen["traceparent"] == [parent]
+    assert seen.get("tracestate") == ["vendor=abc"]
+    assert wait_until(lambda: trace_id in gw.log(), 5), "the access log still names the client's trace"
     # A sampled request after it: once its spans are in, the earlier one's would have been too.
     later = call(gw, token, front)
     later_trace = TRACEPARENT.match(later["traceparent"][0]).group(1)
@@ -370,3 +380,147 @@ def test_over_http2_the_backends_traceparent_continues_the_clients_trace(gatehou
         assert parent_id in {s["span_id"] for s in spans}
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("front", FRONTS)
+def test_at_ratio_0_a_request_without_traceparent_starts_an_unsampled_trace_and_exports_nothing(serve, tmp_path, receiver, probe, front):
+    backend = RawBackend()
+    try:
+        gw, token = start_traced(serve, tmp_path, receiver.url, probe, backend, ratio=0)
+        started = set()
+        for fields in ({}, {"tracestate": "vendor=abc"}, {"traceparent": "00-not-a-trace-context-01"},
+                       {"traceparent": f"00-{'0' * 32}-{secrets.token_hex(8)}-01"}):
+            seen = call(gw, token, front, fields)
+            # A new trace, flagged unsampled, in place of whatever (malformed) the client sent; no tracestate.
+            assert len(seen["traceparent"]) == 1, seen
+            trace_id, _, flags = TRACEPARENT.match(seen["traceparent"][0]).groups()
+            assert flags == "00"
+            assert "tracestate" not in seen
+            started.add(trace_id)
+            assert wait_until(lambda: trace_id in gw.log(), 5), "the access log names the new trace"
+        assert len(started) == 4, "each request its own trace"
+        # A sampled client trace after them is exported; once its spans are in, theirs would have been too.
+        sampled = secrets.token_hex(16)
+        seen = call(gw, token, front, {"traceparent": f"00-{sampled}-{secrets.token_hex(8)}-01"})
+        assert TRACEPARENT.match(seen["traceparent"][0]).group(1) == sampled
+        assert receiver.wait_for(sampled, lambda s: any(x["kind"] == 2 for x in s))
+        time.sleep(0.5)
+        with receiver.lock:
+            assert {s["trace_id"] for s in receiver.spans} == {sampled}, "nothing but the sampled trace (not even the login)"
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("front", FRONTS)
+def test_at_ratio_1_every_request_is_exported(traced, front):
+    gw, token, receiver, _ = traced
+    traces = []
+    for _ in range(5):
+        seen = call(gw, token, front)
+        trace_id, _, flags = TRACEPARENT.match(seen["traceparent"][0]).groups()
+        assert flags == "01"
+        traces.append(trace_id)
+    assert len(set(traces)) == 5
+    for trace_id in traces:
+        assert receiver.wait_for(trace_id, lambda s: any(x["kind"] == 2 for x in s))
+
+
+def test_the_relays_store_reads_are_children_of_the_request_span(serve, tmp_path, receiver, probe):
+    """No session cache: every relayed request reads the store off the event loop, inside its request span."""
+    backend = RawBackend()
+    try:
+        gw, token = start_traced(serve, tmp_path, receiver.url, probe, backend,
+                                 store='store: {kind: "memory", session_cache_seconds: 0}')
+        seen = call(gw, token, "relay")
+        trace_id, parent_id, _ = TRACEPARENT.match(seen["traceparent"][0]).groups()
+        spans = receiver.wait_for(trace_id, lambda s: any(x["kind"] == 2 for x in s) and any(x["name"].startswith("store ") for x in s))
+        request = server_span(spans)
+        assert request["attributes"]["http.route"] == "/v1/api/**"
+        reads = [s for s in spans if s["name"] == "store session_by_token"]
+        assert reads, [s["name"] for s in spans]
+        assert all(s["parent_span_id"] == request["span_id"] and s["kind"] == 3 for s in reads), spans
+        names = {s["name"] for s in spans}
+        assert "access decision" in names
+        upstream = next(s for s in spans if s["span_id"] == parent_id)
+        assert upstream["parent_span_id"] == request["span_id"]
+        assert counter(gw, "gatehouse_relayed_requests_total") == 1, "the relay forwarded it, not the router"
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("front", FRONTS)
+def test_authz_has_its_decision_span(traced, front):
+    """`/v1/authz`: the relay answers HTTP/1.1 heads; an HTTP/1.0 one is the router's."""
+    gw, token, receiver, _ = traced
+    version = "HTTP/1.1" if front == "relay" else "HTTP/1.0"
+    before = counter(gw, "gatehouse_relayed_authz_total")
+    for bearer, status, verdict in ((token, 200, "allow"), (None, 401, "refuse")):
+        trace_id = secrets.token_hex(16)
+        head = [f"GET /v1/authz {version}", "Host: 127.0.0.1", "Connection: close", "X-Original-URI: /x",
+                f"traceparent: 00-{trace_id}-{secrets.token_hex(8)}-01"]
+        if bearer:
+            head.append(f"Authorization: Bearer {bearer}")
+        answer = raw(gw.port, ("\r\n".join(head) + "\r\n\r\n").encode())
+        assert status_of(answer) == status, answer[:400]
+        spans = receiver.wait_for(trace_id, lambda s: any(x["kind"] == 2 for x in s) and any(x["name"] == "access decision" for x in s))
+        request = server_span(spans)
+        assert request["attributes"]["http.route"] == "/v1/authz"
+        decision = next(s for s in spans if s["name"] == "access decision")
+        assert decision["parent_span_id"] == request["span_id"]
+        assert decision["attributes"]["gatehouse.decision"] == verdict
+    relayed = counter(gw, "gatehouse_relayed_authz_total") - before
+    assert relayed >= 1 if front == "relay" else relayed == 0, relayed
+
+
+def counter(gw, name: str) -> float:
+    """A counter of the gateway's `/metrics` (0 before its first count)."""
+    for line in requests.get(gw.url + "/metrics", timeout=5).text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.split()[-1])
+    return 0
+
+
+class Blackhole:
+    """A port that takes connections (the kernel's backlog) and never reads or answers."""
+
+    def __init__(self):
+        import socket
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def close(self):
+        self.sock.close()
+
+
+@pytest.mark.parametrize("collector", ["refusing", "blackholing"])
+def test_a_collector_that_is_down_slows_no_request_nor_shutdown(serve, tmp_path, probe, collector):
+    backend = RawBackend()
+    hole = Blackhole() if collector == "blackholing" else None
+    try:
+        url = hole.url if hole else f"http://127.0.0.1:{free_port()}"
+        gw, token = start_traced(serve, tmp_path, url, probe, backend)
+        cookie = f"__Host-gatehouse_session={token}"
+        # Every request sampled, each export failing (or hanging) while they go on.
+        started = time.monotonic()
+        for i in range(40):
+            call(gw, token, FRONTS[i % 2], {"Cookie": cookie})
+        elapsed = time.monotonic() - started
+        assert elapsed < 8, f"40 requests took {elapsed:.1f} s"
+        time.sleep(1.5)  # exports under way (or timed out)
+        started = time.monotonic()
+        gw.signal(15)
+        try:
+            gw.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"SIGTERM: still running after 15 s with the collector {collector}")
+        stopped = time.monotonic() - started
+        assert stopped < 10, f"SIGTERM took {stopped:.1f} s with the collector {collector}"
+        log = gw.log()
+        for secret in (token, CAPTURED_TOKEN, "secret-code", "secret-state"):
+            assert secret not in log, secret
+    finally:
+        backend.close()
+        if hole:
+            hole.close()

@@ -71,6 +71,7 @@ struct AuthzController: Sendable {
         let backend: ServerSettings.BackendSettings
         switch plan.verdict {
         case .refuse(let error, let signIn):
+            GatewayTracing.decided("refuse")
             // A 401 names the sign-in page that returns to the original request, for the proxy to send a browser
             // to (nginx: `auth_request_set` + `error_page 401`).
             guard let signIn, let unauthorized = error as? GatehouseError else { throw error }
@@ -78,8 +79,10 @@ struct AuthzController: Sendable {
             response.headers[Self.signIn] = signIn
             return response
         case .allow(let session, let settings):
+            GatewayTracing.decided("allow")
             (answered, backend) = (session, settings)
         case .allowAfterRefresh(var session, let settings):
+            GatewayTracing.decided("allow")
             if session.credential.isRefreshable, let provider = providers.provider(session.provider) as? any RefreshingProvider,
                 refreshPolicy.needsRefresh(session.credential, now: clock.now())
             {

@@ -12,7 +12,7 @@ struct AccessLogMiddleware: RouterMiddleware {
     typealias Context = GatehouseRequestContext
     let log: AccessLog
     let trustedProxies: TrustedProxies
-    /// The request's server span when tracing is on (``GatewayTracing``); its trace id goes into the line.
+    /// The tracer when tracing is on (``GatewayTracing``): the request's sampling decision, its span; the trace id goes into the line.
     var tracing: GatewayTracing? = nil
 
     static let requestIDField = HTTPField.Name("X-Request-Id")!
@@ -27,35 +27,44 @@ struct AccessLogMiddleware: RouterMiddleware {
         context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "request_id"] = .string(id)
         let fields = context.logFields
-        let span = tracing?.startRequest(request.method.rawValue, fields: request.headers)
+        // Sampling is decided here, once: an unsampled request makes no span (``RequestTrace``).
+        let trace = tracing?.begin(fields: request.headers, operation: request.method.rawValue)
         var response: Response
         do {
             response = try await RequestScope.$requestID.withValue(id) {
-                guard let span else { return try await next(request, context) }
-                return try await ServiceContext.withValue(span.context) { try await next(request, context) }
+                switch trace {
+                case nil: return try await next(request, context)
+                case .sampled(let span): return try await ServiceContext.withValue(span.context) { try await next(request, context) }
+                case .unsampled(let unsampled): return try await UnsampledTrace.$current.withValue(unsampled) { try await next(request, context) }
+                }
             }
         } catch {
             // Only an error no inner layer answered (ProblemMiddleware answers everything it sees).
-            record(request, context, status: 500, started: started, fields: fields, span: span)
+            record(request, context, status: 500, started: started, fields: fields, trace: trace)
             throw error
         }
         response.headers[Self.requestIDField] = id
-        record(request, context, status: response.status.code, started: started, fields: fields, span: span)
+        record(request, context, status: response.status.code, started: started, fields: fields, trace: trace)
         return response
     }
 
     private func record(
-        _ request: Request, _ context: Context, status: Int, started: ContinuousClock.Instant, fields: RequestLogFields, span: (any Span)?
+        _ request: Request, _ context: Context, status: Int, started: ContinuousClock.Instant, fields: RequestLogFields, trace: RequestTrace?
     ) {
         let route = context.endpointPath ?? AccessLog.unmatchedRoute
-        if let span {
+        var traceID: String?
+        switch trace {
+        case nil: break
+        case .unsampled(let unsampled): traceID = unsampled.traceID
+        case .sampled(let span):
             RequestSpan.finish(
                 span, method: request.method.rawValue, route: route, status: status, provider: fields.provider, upstream: fields.upstream,
                 requestID: context.requestID)
+            traceID = RequestSpan.traceID(of: span)
         }
         log.record(
             method: request.method.rawValue, route: route, status: status,
             duration: ContinuousClock.now - started, provider: fields.provider, sessionID: fields.sessionID, requestID: context.requestID,
-            upstream: fields.upstream, traceID: span.flatMap(RequestSpan.traceID(of:)))
+            upstream: fields.upstream, traceID: traceID)
     }
 }

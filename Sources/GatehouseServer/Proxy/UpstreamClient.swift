@@ -84,12 +84,15 @@ struct UpstreamClient: Sendable {
             upstream.body = .stream(limited, length: length.map { .known(Int64($0)) } ?? .unknown)
         }
         metrics.proxiedRequests.increment()
-        // A traced request: the call is a span of it, and the upstream's parent (off: the client's fields went on as they came).
+        // A sampled request: the call is a span of it, and the upstream's parent (off: the client's fields went on as they came).
         var span: (any Span)? = nil
         if let current = ServiceContext.current, let tracing = current.gatewayTracing {
             let call = tracing.startChild("upstream " + (hop?.label ?? "provider_api"), of: current, kind: .client)
             tracing.inject(call.context, into: &upstream.headers)
             span = call
+        } else if let unsampled = UnsampledTrace.current {
+            // Unsampled: the client's trace context passes on as it came, or the new trace's replaces it.
+            GatewayTracing.pass(unsampled, into: &upstream.headers)
         }
         defer { span?.end() }
         let started = ContinuousClock.now

@@ -121,6 +121,7 @@ extension APIRelay {
         func early(_ error: any Error) -> Result<AuthzQuestion, EarlyRefusal> {
             var entry = Entry(requestID: requestID, method: head.method.rawValue, provider: nil, sessionID: nil)
             entry.route = Self.authzRoute
+            if let tracing { entry.trace = .answered(tracing, head: head, verdict: "refuse") }
             return .failure(EarlyRefusal(decision: .refuse(ErrorMapping.problem(for: error, logger: logger), entry)))
         }
         if let refusal = RequestHeadLimits.refusal(

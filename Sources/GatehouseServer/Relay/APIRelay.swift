@@ -163,6 +163,13 @@ struct APIRelay: Sendable {
         return plan.proof.map { .spend($0, then: decision) } ?? decision
     }
 
+    /// Runs `body` (the work for `head` off the event loop) in the request's trace, begun now when tracing is on: the
+    /// store reads and provider calls it makes are children of the request's span (``RelayTrace/during(_:_:)``).
+    func traced(_ head: HTTPRequestHead, _ body: () async -> Plan) async -> Plan {
+        guard let tracing else { return await body() }
+        return await RelayTrace.during(tracing.begin(headers: head.headers, operation: head.method.rawValue), body)
+    }
+
     /// The decision after reading the store, checking a DPoP proof or signing an assertion; never `.resolveAsync`.
     func decideAsync(_ head: HTTPRequestHead, remoteAddress: String?) async -> Plan {
         let (upgrade, authorization): (Bool, String?)

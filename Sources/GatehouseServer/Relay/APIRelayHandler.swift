@@ -155,7 +155,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         case .resolveAsync:
             let (relay, remoteAddress) = (relay, remoteAddress)
             context.eventLoop.makeFutureWithTask {
-                authz ? await relay.authorizeAsync(head, remoteAddress: remoteAddress) : await relay.decideAsync(head, remoteAddress: remoteAddress)
+                await relay.traced(head) {
+                    authz
+                        ? await relay.authorizeAsync(head, remoteAddress: remoteAddress) : await relay.decideAsync(head, remoteAddress: remoteAddress)
+                }
             }
             .assumeIsolated().whenSuccess { decision in self.resolved(decision) }
         }

@@ -29,8 +29,12 @@ struct AsyncHTTPTransport: HTTPTransport {
         // Some provider APIs refuse requests without one (GitHub's answers 403).
         if !outgoing.headers.contains(name: "User-Agent") { outgoing.headers.add(name: "User-Agent", value: "Gatehouse") }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        guard let current = ServiceContext.current, let tracing = current.gatewayTracing else { return try await send(outgoing, request) }
-        // A call made for a traced request: its span (never its URL's query or a field's value), and its traceparent.
+        guard let current = ServiceContext.current, let tracing = current.gatewayTracing else {
+            // A call for an unsampled request carries its trace context, and makes no span.
+            if let unsampled = UnsampledTrace.current { outgoing.headers.replaceOrAdd(name: TraceHeaders.traceparent, value: unsampled.traceparent) }
+            return try await send(outgoing, request)
+        }
+        // A call made for a sampled request: its span (never its URL's query or a field's value), and its traceparent.
         let operation = ProviderCallOperation.of(request)
         let span = tracing.startChild("provider " + operation, of: current, kind: .client)
         span.updateAttributes { attributes in

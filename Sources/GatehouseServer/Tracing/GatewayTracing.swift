@@ -15,8 +15,23 @@ import Tracing
 /// client made after such a bootstrap, with the URL's query (a provider's `oauth_token`) as an attribute. The request
 /// span's context carries it instead (``ServiceContext/gatewayTracing``), so that provider and store calls made for
 /// a request find it there.
+///
+/// Sampling is decided once per request, here (``begin(headers:operation:)``): an unsampled request makes no span
+/// object, so that its child calls find no tracer in the context and cost one optional test.
 struct GatewayTracing: Sendable {
     let tracer: any Tracer
+    let sampler: TraceSampler
+    let random: TraceRandom
+
+    init(tracer: any Tracer, sampler: TraceSampler, random: TraceRandom = TraceRandom()) {
+        self.tracer = tracer
+        self.sampler = sampler
+        self.random = random
+    }
+
+    /// How long one export may take, at shutdown too (the rest of the batch is dropped): a collector that is down
+    /// or drops packets delays `SIGTERM` by at most about twice this (the export under way, then the final flush).
+    static let exportTimeout = Duration.seconds(3)
 
     /// The tracer and the exporter's service (it batches spans and sends the rest at shutdown); nil when tracing is off.
     static func make(_ configuration: GatewayConfiguration.Tracing, logger: Logger) throws -> (GatewayTracing, any Service)? {
@@ -35,26 +50,65 @@ struct GatewayTracing: Sendable {
         otel.traces.exporter = .otlp
         otel.traces.otlpExporter.protocol = .httpProtobuf
         otel.traces.otlpExporter.endpoint = url
-        // Parent-based: a client's sampled traceparent is followed, an unsampled one is not; new traces by ratio.
-        otel.traces.sampler = .parentBasedTraceIDRatio(ratio: configuration.sampleRatio) ?? .parentBasedAlwaysOff
+        otel.traces.otlpExporter.timeout = exportTimeout
+        otel.traces.batchSpanProcessor.exportTimeout = exportTimeout
+        // swift-otel exports one batch per tick: with its defaults (a batch of 512 every 5 s) a gateway sampling
+        // 1 % of 25,000 requests a second fills the queue (2,048) and drops spans. Every second, all that waits.
+        otel.traces.batchSpanProcessor.scheduleDelay = .seconds(1)
+        otel.traces.batchSpanProcessor.maxExportBatchSize = otel.traces.batchSpanProcessor.maxQueueSize
+        // The gateway decides (``begin(headers:operation:)``) and starts spans only for sampled requests.
+        otel.traces.sampler = .parentBasedAlwaysOn
         let (tracer, service) = try OTel.makeTracingBackend(configuration: otel)
-        return (GatewayTracing(tracer: tracer), service)
+        return (GatewayTracing(tracer: tracer, sampler: TraceSampler(ratio: configuration.sampleRatio)), service)
     }
 
-    /// The server span of a request: a child of the client's `traceparent` (and `tracestate`), else a new trace.
-    func startRequest(_ operation: String, headers: HTTPHeaders, at instant: some TracerInstant = DefaultTracerClock.now) -> any Span {
-        var context = ServiceContext.topLevel
-        tracer.extract(headers, into: &context, using: TraceHeaders.shared)
-        context.gatewayTracing = self
-        return tracer.startSpan(operation, context: context, ofKind: .server, at: instant)
+    /// The sampling decision of a request with these fields, and its server span when sampled (`operation`, a child
+    /// of the client's trace context when one parses), else the trace context it passes on.
+    func begin(headers: HTTPHeaders, operation: String) -> RequestTrace {
+        var parent: TraceParent?
+        // Only when there is one: a repeated field is not a trace context (W3C Trace Context §3.2).
+        if let value = headers.first(name: TraceHeaders.traceparent), headers[TraceHeaders.traceparent].count == 1 {
+            parent = TraceParent(value)
+        }
+        return begin(parent: parent) { context in
+            if parent != nil { tracer.extract(headers, into: &context, using: TraceHeaders.shared) }
+            return tracer.startSpan(operation, context: context, ofKind: .server)
+        }
     }
 
     /// The same for the router's requests.
-    func startRequest(_ operation: String, fields: HTTPFields) -> any Span {
-        var context = ServiceContext.topLevel
-        tracer.extract(fields, into: &context, using: TraceFields.shared)
-        context.gatewayTracing = self
-        return tracer.startSpan(operation, context: context, ofKind: .server)
+    func begin(fields: HTTPFields, operation: String) -> RequestTrace {
+        var parent: TraceParent?
+        if let value = fields[TraceFields.traceparent], fields[values: TraceFields.traceparent].count == 1 {
+            parent = TraceParent(value)
+        }
+        return begin(parent: parent) { context in
+            if parent != nil { tracer.extract(fields, into: &context, using: TraceFields.shared) }
+            return tracer.startSpan(operation, context: context, ofKind: .server)
+        }
+    }
+
+    private func begin(parent: TraceParent?, start: (inout ServiceContext) -> any Span) -> RequestTrace {
+        let (decision, high, low, id) = random.draw()
+        if sampler.samples(parent: parent, draw: decision) {
+            var context = ServiceContext.topLevel
+            context.gatewayTracing = self
+            return .sampled(start(&context))
+        }
+        if let parent {
+            return .unsampled(UnsampledTrace(traceID: String(parent.traceID), started: nil, traceparent: parent.value))
+        }
+        // A new trace nobody records: its ids only tie the hops' logs together (``TraceRandom``).
+        let started = TraceParent.write(traceID: high, low == 0 && high == 0 ? 1 : low, parentID: id == 0 ? 1 : id, sampled: false)
+        return .unsampled(UnsampledTrace(traceID: String(started.dropFirst(3).prefix(32)), started: started, traceparent: started))
+    }
+
+    /// Puts an unsampled request's new trace context into `headers` in place of the client's; nothing when the
+    /// client's passes on.
+    static func pass(_ trace: UnsampledTrace, into headers: inout HTTPHeaders) {
+        guard let started = trace.started else { return }
+        headers.remove(name: TraceHeaders.tracestate)
+        headers.replaceOrAdd(name: TraceHeaders.traceparent, value: started)
     }
 
     /// A child span of `parent`'s context.
