@@ -5,6 +5,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// Decides, for each request head, whether the event-loop relay serves it, and builds what goes to the
 /// backend. Plain values only: ``APIRelayHandler`` calls it on the event loop, and it never blocks.
@@ -167,7 +168,11 @@ struct APIRelay: Sendable {
     /// store reads and provider calls it makes are children of the request's span (``RelayTrace/during(_:_:)``).
     func traced(_ head: HTTPRequestHead, _ body: () async -> Plan) async -> Plan {
         guard let tracing else { return await body() }
-        return await RelayTrace.during(tracing.begin(headers: head.headers, operation: head.method.rawValue), body)
+        let trace = tracing.begin(headers: head.headers, operation: head.method.rawValue)
+        let plan = await RelayTrace.during(trace, body)
+        // The router traces what it answers: the span begun for the relay's reads ends here rather than never.
+        if case .pass = plan, case .sampled(let span) = trace { span.end() }
+        return plan
     }
 
     /// The decision after reading the store, checking a DPoP proof or signing an assertion; never `.resolveAsync`.
