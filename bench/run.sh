@@ -531,7 +531,7 @@ cpu_watch+=("authz_gw=$sqlite_pid")
 for i in "${!apache_workers[@]}"; do cpu_watch+=("apache_$((i + 1))=${apache_workers[i]}"); done
 
 for t in "${targets[@]}"; do
-    if [[ $t == *-dpop ]]; then
+    if [[ $t == *-dpop* ]]; then
         sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: DPoP ${tok[$t]}" -H "DPoP: $(dpop_proofs GET "${url[$t]}" "${tok[$t]}" 1 "${nonce[$t]}")"
     else
         sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: Bearer ${tok[$t]}"
@@ -559,7 +559,7 @@ require_all_alive() {
     if [[ -n $apache_pid ]]; then require_alive "$apache_pid" "Apache died during the $1 run (log: $tmp/apache/error.log)"; fi
 }
 wrk_target() { # name index seconds
-    if [[ $1 == *-dpop ]]; then
+    if [[ $1 == *-dpop* ]]; then
         # Made just before the run (iat: now; the gateway accepts 60 s), each sent once.
         dpop_proofs GET "${url[$1]}" "${tok[$1]}" $((DPOP_RATE * $3)) "${nonce[$1]}" >"$tmp/proofs.txt" || die "gatehouse-bench dpop-proofs failed"
         WRK_SCRIPT_ARGS=("$tmp/proofs.txt" "${tok[$1]}" "$THREADS")
