@@ -62,6 +62,7 @@ gw_pid=""
 sqlite_pid=""
 sqlite0_pid=""
 memdpop_pid=""
+sqlitedpop_pid=""
 sqlitelog_pid=""
 traced_pid=""
 otlp_pid=""
@@ -69,7 +70,7 @@ storm_pid=""
 authz_pid=""
 apache_pid=""
 issuer_pid=""
-cleanup_pids=(gw_pid sqlite_pid sqlite0_pid memdpop_pid sqlitelog_pid traced_pid otlp_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
+cleanup_pids=(gw_pid sqlite_pid sqlite0_pid memdpop_pid sqlitedpop_pid sqlitelog_pid traced_pid otlp_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
 remove_demo_dir() { # each demo keeps its files under $TMPDIR/gatehouse-demo-<pid>
     local pid
     for pid in "$gw_pid" "$storm_pid"; do
@@ -184,7 +185,7 @@ bearer_tokens:
   audiences: ["$BEARER_AUDIENCE"]
   required_scopes: ["api"]
 EOF
-serve_sqlite() { # name port cache_seconds pid_variable [access_log] [store_kind] [tracing line]: `gatehouse serve` on SQLite (or memory), waits for /readyz
+serve_sqlite() { # name port cache_seconds pid_variable [access_log] [store_kind] [more YAML: tracing, sessions]: `gatehouse serve` on SQLite (or memory), waits for /readyz
     local name=$1 port=$2 cache=$3 access_log=${5:-false} kind=${6:-sqlite} tracing=${7:-} dir=$serve_root/$1 store_path
     mkdir -p "$dir"
     store_path=""
@@ -228,8 +229,13 @@ capture_session() { # gateway_url name: POST /v1/auth/bench/token; prints the se
     python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["session_token"])' "$tmp/session-$2.json" \
         || die "no session_token in $(head -c 1000 "$tmp/session-$2.json")"
 }
+# The DPoP rows' settings: proofs are made before each run, so nonces must outlast it. `instance`: a proof's
+# `jti` is recorded in the process's memory (nonces name the process); `store`: in the session store.
+dpop_settings() { # replay
+    printf 'sessions:\n  dpop:\n    replay: "%s"\n    require_nonce: true\n    nonce_lifetime_seconds: 86400\n' "$1"
+}
 sqlite_port=$(free_port)
-serve_sqlite sqlite "$sqlite_port" "$SESSION_CACHE_SECONDS" sqlite_pid
+serve_sqlite sqlite "$sqlite_port" "$SESSION_CACHE_SECONDS" sqlite_pid false sqlite "$(dpop_settings instance)"
 sqlite0_port=$(free_port)
 serve_sqlite sqlite0 "$sqlite0_port" 0 sqlite0_pid
 # The same gateway with the access log as shipped (on, `info`, text lines on standard error into a file).
@@ -266,29 +272,44 @@ else
 fi
 sqlite_token=$(capture_session "http://127.0.0.1:$sqlite_port" sqlite)
 sqlite0_token=$(capture_session "http://127.0.0.1:$sqlite0_port" sqlite0)
-# A second session on the cached SQLite gateway, bound to an ES256 key (DPoP): its sign-in carries a proof.
+# A second session on the cached SQLite gateway, bound to an ES256 key (DPoP): its sign-in carries a proof,
+# with the nonce the gateway gives (every proof of the row carries it).
 dpop_key=$tmp/dpop.p256
-dpop_proofs() { # method url [token] [count]: proofs from gatehouse-bench, one per line
-    "$BENCH_BIN" dpop-proofs --key "$dpop_key" --method "$1" --url "$2" ${3:+--token "$3"} --count "${4:-1}"
+dpop_proofs() { # method url [token] [count] [nonce]: proofs from gatehouse-bench, one per line
+    "$BENCH_BIN" dpop-proofs --key "$dpop_key" --method "$1" --url "$2" ${3:+--token "$3"} --count "${4:-1}" ${5:+--nonce "$5"}
 }
-dpop_status=$(curl -s -o "$tmp/session-dpop.json" -w '%{http_code}' -H 'Content-Type: application/json' \
-    -H "DPoP: $(dpop_proofs POST "http://127.0.0.1:$sqlite_port/v1/auth/bench/token")" \
-    -d '{"token": "bench-dpop"}' "http://127.0.0.1:$sqlite_port/v1/auth/bench/token") || true
-[[ $dpop_status == 201 ]] || die "the DPoP sign-in answered $dpop_status: $(head -c 1000 "$tmp/session-dpop.json")"
-read -r dpop_token dpop_type < <(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["session_token"], d["token_type"])' "$tmp/session-dpop.json")
-[[ $dpop_type == DPoP ]] || die "the DPoP sign-in gave a $dpop_type session"
-# The same bound call on a gateway whose store is memory (`gw-memory-dpop`): a proof's `jti` record is a
-# map insert under a lock, so that row is what the proof's own check costs, without the record's write.
+dpop_sign_in() { # port name: a DPoP-bound session; prints "token nonce"
+    local signin="http://127.0.0.1:$1/v1/auth/bench/token" status nonce
+    # Without a nonce: 400 use_dpop_nonce and the gateway's DPoP-Nonce.
+    nonce=$(curl -s -o /dev/null -D - -H 'Content-Type: application/json' -H "DPoP: $(dpop_proofs POST "$signin")" \
+        -d "{\"token\": \"bench-$2\"}" "$signin" | tr -d '\r' | awk 'tolower($1) == "dpop-nonce:" { print $2 }') || true
+    [[ -n $nonce ]] || die "the DPoP sign-in ($2) gave no DPoP-Nonce"
+    status=$(curl -s -o "$tmp/session-$2.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+        -H "DPoP: $(dpop_proofs POST "$signin" "" 1 "$nonce")" -d "{\"token\": \"bench-$2\"}" "$signin") || true
+    [[ $status == 201 ]] || die "the DPoP sign-in ($2) answered $status: $(head -c 1000 "$tmp/session-$2.json")"
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["token_type"] == "DPoP", d["token_type"]; print(d["session_token"], sys.argv[2])' \
+        "$tmp/session-$2.json" "$nonce" || die "the DPoP sign-in ($2) gave no DPoP-bound session"
+}
+read -r dpop_token dpop_nonce < <(dpop_sign_in "$sqlite_port" dpop)
+[[ -n ${dpop_nonce:-} ]] || die "the DPoP sign-in failed"
+# The same bound call with `replay: store` (`gw-sqlite-dpop-store`): each proof's `jti` is written to SQLite.
+if wants gw-sqlite-dpop-store; then
+    sqlitedpop_port=$(free_port)
+    serve_sqlite sqlitedpop "$sqlitedpop_port" "$SESSION_CACHE_SECONDS" sqlitedpop_pid false sqlite "$(dpop_settings store)"
+    read -r sqlitedpop_token sqlitedpop_nonce < <(dpop_sign_in "$sqlitedpop_port" sqlitedpop)
+    [[ -n ${sqlitedpop_nonce:-} ]] || die "the DPoP sign-in (replay: store) failed"
+else
+    sqlitedpop_port=0 sqlitedpop_pid=$sqlite_pid sqlitedpop_token=none sqlitedpop_nonce=none
+fi
+# The same bound call on a gateway whose store is memory (`gw-memory-dpop`, `replay: store`): a proof's `jti`
+# record is a map insert under a lock, but still a trip off the event loop.
 if wants gw-memory-dpop; then
     memdpop_port=$(free_port)
-    serve_sqlite memdpop "$memdpop_port" "$SESSION_CACHE_SECONDS" memdpop_pid false memory
-    memdpop_status=$(curl -s -o "$tmp/session-memdpop.json" -w '%{http_code}' -H 'Content-Type: application/json' \
-        -H "DPoP: $(dpop_proofs POST "http://127.0.0.1:$memdpop_port/v1/auth/bench/token")" \
-        -d '{"token": "bench-memdpop"}' "http://127.0.0.1:$memdpop_port/v1/auth/bench/token") || true
-    [[ $memdpop_status == 201 ]] || die "the DPoP sign-in (memory store) answered $memdpop_status: $(head -c 1000 "$tmp/session-memdpop.json")"
-    memdpop_token=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["session_token"])' "$tmp/session-memdpop.json")
+    serve_sqlite memdpop "$memdpop_port" "$SESSION_CACHE_SECONDS" memdpop_pid false memory "$(dpop_settings store)"
+    read -r memdpop_token memdpop_nonce < <(dpop_sign_in "$memdpop_port" memdpop)
+    [[ -n ${memdpop_nonce:-} ]] || die "the DPoP sign-in (memory store) failed"
 else
-    memdpop_port=0 memdpop_pid=$sqlite_pid memdpop_token=none
+    memdpop_port=0 memdpop_pid=$sqlite_pid memdpop_token=none memdpop_nonce=none
 fi
 
 # --- forward authentication: nginx auth_request -> the SQLite gateway's /v1/authz, then the backend ------
@@ -427,7 +448,7 @@ fi
 
 # --- targets ---------------------------------------------------------------------------------------
 # name, label, CPU key (run_wrk's "cpu" line; nginx's workers are <key>_<n>), pids for the RSS, URL, token
-targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-log gw-sqlite-traced gw-sqlite-dpop gw-memory-dpop gw-sqlite-nocache nginx-authz
+targets=(direct nginx-proxy caddy gw-memory gw-sqlite gw-sqlite-log gw-sqlite-traced gw-sqlite-dpop gw-sqlite-dpop-store gw-memory-dpop gw-sqlite-nocache nginx-authz
     gw-bearer-jwt gw-bearer-opaque apache-oidc-jwt apache-oidc-introspect)
 if [[ -n ${TARGETS:-} ]]; then
     chosen=" direct caddy $TARGETS "
@@ -440,7 +461,7 @@ if [[ -n ${TARGETS:-} ]]; then
     done
     targets=("${kept[@]}")
 fi
-declare -A label url tok cpu_key rss_pids
+declare -A label url tok cpu_key rss_pids nonce
 label=(
     [direct]="nginx backend, direct"
     [nginx-proxy]="nginx reverse proxy -> backend"
@@ -449,8 +470,9 @@ label=(
     [gw-sqlite]="Gatehouse, SQLite, session cache ${SESSION_CACHE_SECONDS} s"
     [gw-sqlite-log]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, access log on (as shipped)"
     [gw-sqlite-traced]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, tracing sample_ratio 0.01 (OTLP/HTTP to a local sink)"
-    [gw-sqlite-dpop]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, DPoP-bound (ES256 proof each)"
-    [gw-memory-dpop]="Gatehouse, memory store (serve), DPoP-bound (ES256 proof each)"
+    [gw-sqlite-dpop]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, DPoP-bound (ES256 proof each), replay: instance"
+    [gw-sqlite-dpop-store]="Gatehouse, SQLite, cache ${SESSION_CACHE_SECONDS} s, DPoP-bound (ES256 proof each), replay: store"
+    [gw-memory-dpop]="Gatehouse, memory store (serve), DPoP-bound (ES256 proof each), replay: store"
     [gw-sqlite-nocache]="Gatehouse, SQLite, session cache 0"
     [nginx-authz]="nginx auth_request -> Gatehouse /v1/authz, -> backend"
     [gw-bearer-jwt]="Gatehouse, SQLite, provider JWT (at+jwt ES256, verdict cached)"
@@ -467,6 +489,7 @@ url=(
     [gw-sqlite-log]="http://127.0.0.1:$sqlitelog_port/v1/api/bench"
     [gw-sqlite-traced]="http://127.0.0.1:$traced_port/v1/api/bench"
     [gw-sqlite-dpop]="http://127.0.0.1:$sqlite_port/v1/api/bench"
+    [gw-sqlite-dpop-store]="http://127.0.0.1:$sqlitedpop_port/v1/api/bench"
     [gw-memory-dpop]="http://127.0.0.1:$memdpop_port/v1/api/bench"
     [gw-sqlite-nocache]="http://127.0.0.1:$sqlite0_port/v1/api/bench"
     [nginx-authz]="http://127.0.0.1:$authz_port/bench"
@@ -477,8 +500,11 @@ url=(
 )
 # Every target gets the same request: the proxies and nginx ignore the Authorization header.
 tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-log]=$sqlitelog_token [gw-sqlite-traced]=$traced_token [gw-sqlite-dpop]=$dpop_token [gw-memory-dpop]=$memdpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
+tok+=([gw-sqlite-dpop-store]=$sqlitedpop_token)
+nonce=([gw-sqlite-dpop]=$dpop_nonce [gw-sqlite-dpop-store]=$sqlitedpop_nonce [gw-memory-dpop]=$memdpop_nonce)
 tok+=([gw-bearer-jwt]=$provider_jwt [gw-bearer-opaque]=$provider_opaque [apache-oidc-jwt]=$provider_jwt [apache-oidc-introspect]=$provider_opaque)
 cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-log]=sqlitelog [gw-sqlite-traced]=traced [gw-sqlite-dpop]=sqlite [gw-memory-dpop]=memdpop [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
+cpu_key+=([gw-sqlite-dpop-store]=sqlitedpop)
 cpu_key+=([gw-bearer-jwt]=sqlite [gw-bearer-opaque]=sqlite [apache-oidc-jwt]=apache [apache-oidc-introspect]=apache)
 mapfile -t backend_workers < <(nginx_workers "$nginx_pid")
 mapfile -t proxy_workers < <(nginx_workers "$proxy_pid")
@@ -490,11 +516,12 @@ rss_pids=(
     [direct]="$nginx_pid ${backend_workers[*]}"
     [nginx-proxy]="$proxy_pid ${proxy_workers[*]}"
     [caddy]=$caddy_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-log]=$sqlitelog_pid [gw-sqlite-traced]=$traced_pid [gw-sqlite-dpop]=$sqlite_pid [gw-memory-dpop]=$memdpop_pid [gw-sqlite-nocache]=$sqlite0_pid
+    [gw-sqlite-dpop-store]=$sqlitedpop_pid
     [nginx-authz]="$authz_pid ${authz_workers[*]} $sqlite_pid"
     [gw-bearer-jwt]=$sqlite_pid [gw-bearer-opaque]=$sqlite_pid
     [apache-oidc-jwt]="$apache_pid ${apache_workers[*]}" [apache-oidc-introspect]="$apache_pid ${apache_workers[*]}"
 )
-cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid" "sqlitelog=$sqlitelog_pid" "traced=$traced_pid" "memdpop=$memdpop_pid")
+cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid" "sqlitelog=$sqlitelog_pid" "traced=$traced_pid" "memdpop=$memdpop_pid" "sqlitedpop=$sqlitedpop_pid")
 for i in "${!proxy_workers[@]}"; do cpu_watch+=("proxy_$((i + 1))=${proxy_workers[i]}"); done
 # The forward-auth row's CPU: its nginx workers and the gateway answering /v1/authz (the SQLite row's
 # gateway, idle during the other targets' runs).
@@ -504,8 +531,8 @@ cpu_watch+=("authz_gw=$sqlite_pid")
 for i in "${!apache_workers[@]}"; do cpu_watch+=("apache_$((i + 1))=${apache_workers[i]}"); done
 
 for t in "${targets[@]}"; do
-    if [[ $t == *-dpop ]]; then
-        sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: DPoP ${tok[$t]}" -H "DPoP: $(dpop_proofs GET "${url[$t]}" "${tok[$t]}")"
+    if [[ $t == *-dpop* ]]; then
+        sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: DPoP ${tok[$t]}" -H "DPoP: $(dpop_proofs GET "${url[$t]}" "${tok[$t]}" 1 "${nonce[$t]}")"
     else
         sanity_check "${label[$t]}" "${url[$t]}" -H "Authorization: Bearer ${tok[$t]}"
     fi
@@ -526,14 +553,15 @@ require_all_alive() {
     require_alive "$traced_pid" "the SQLite gateway with tracing died during the $1 run (log: $tmp/gateway-traced.log)"
     require_alive "$sqlite0_pid" "the SQLite gateway without cache died during the $1 run (log: $tmp/gateway-sqlite0.log)"
     require_alive "$memdpop_pid" "the memory-store gateway of the DPoP row died during the $1 run (log: $tmp/gateway-memdpop.log)"
+    require_alive "$sqlitedpop_pid" "the SQLite gateway of the replay: store DPoP row died during the $1 run (log: $tmp/gateway-sqlitedpop.log)"
     require_alive "$authz_pid" "the nginx auth_request proxy died during the $1 run (see $tmp/authz)"
     require_alive "$issuer_pid" "the issuer died during the $1 run (log: $tmp/issuer/issuer.log)"
     if [[ -n $apache_pid ]]; then require_alive "$apache_pid" "Apache died during the $1 run (log: $tmp/apache/error.log)"; fi
 }
 wrk_target() { # name index seconds
-    if [[ $1 == *-dpop ]]; then
+    if [[ $1 == *-dpop* ]]; then
         # Made just before the run (iat: now; the gateway accepts 60 s), each sent once.
-        dpop_proofs GET "${url[$1]}" "${tok[$1]}" $((DPOP_RATE * $3)) >"$tmp/proofs.txt" || die "gatehouse-bench dpop-proofs failed"
+        dpop_proofs GET "${url[$1]}" "${tok[$1]}" $((DPOP_RATE * $3)) "${nonce[$1]}" >"$tmp/proofs.txt" || die "gatehouse-bench dpop-proofs failed"
         WRK_SCRIPT_ARGS=("$tmp/proofs.txt" "${tok[$1]}" "$THREADS")
         run_wrk "$1 run $2" "$tmp/wrk-$1-$2.txt" "$3" "${url[$1]}" -s "$script_dir/dpop.lua"
         WRK_SCRIPT_ARGS=()
@@ -556,6 +584,14 @@ for i in $(seq "$RUNS"); do
         wrk_target "$t" "$i" "$DURATION"
     done
 done
+
+# The cost of one ES256 proof signature check, the call the gateway makes per DPoP-bound request, measured
+# now on the same machine: the DPoP rows are compared with it (median of RUNS).
+if [[ " ${targets[*]} " == *-dpop* ]]; then
+    for i in $(seq "$RUNS"); do
+        "$BENCH_BIN" dpop-verify --iterations 20000 || die "gatehouse-bench dpop-verify failed"
+    done >"$tmp/dpop-verify.txt"
+fi
 
 # RSS after the runs, then the target table the report reads.
 for t in "${targets[@]}"; do

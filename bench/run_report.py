@@ -120,6 +120,15 @@ def main():
         print(f"DPoP-bound / bearer session (SQLite, cache on): {dpop['rps']:,.0f} / {bearer['rps']:,.0f} req/s = "
               f"{dpop['rps'] / bearer['rps']:.2f}x; gateway CPU/request {dpop['cpu_us']:.0f} us vs {bearer['cpu_us']:.0f} us "
               f"(p50 {fmt_ms(dpop['p50_ms'])} vs {fmt_ms(bearer['p50_ms'])}; wrk signs nothing: the proofs are made before each run)")
+    verify_file = os.path.join(tmp, "dpop-verify.txt")
+    if "gw-sqlite" in by_name and os.path.exists(verify_file):
+        verify_us = statistics.median(float(line.split(": ")[1].split(" us")[0]) for line in open(verify_file) if line.strip())
+        print(f"one ES256 proof signature check (gatehouse-bench dpop-verify, median of {runs}): {verify_us:.1f} us")
+        bearer = by_name["gw-sqlite"]
+        for name in ("gw-sqlite-dpop", "gw-sqlite-dpop-store", "gw-memory-dpop"):
+            if name in by_name:
+                extra = by_name[name]["cpu_us"] - bearer["cpu_us"]
+                print(f"  {name}: DPoP CPU - bearer CPU = {extra:.0f} us = {extra / verify_us:.2f} x one verification")
     if "gw-sqlite" in by_name and "gw-memory-dpop" in by_name:
         bearer, dpop = by_name["gw-sqlite"], by_name["gw-memory-dpop"]
         print(f"DPoP-bound on the memory store (no store write) / bearer session (SQLite): {dpop['rps']:,.0f} / {bearer['rps']:,.0f} req/s = "

@@ -9,7 +9,7 @@ import GatehouseCore
 ///
 /// ```sh
 /// gatehouse-bench dpop-proofs --key k.p256 --method POST --url http://127.0.0.1:8080/v1/auth/bench/token
-/// gatehouse-bench dpop-proofs --key k.p256 --url http://127.0.0.1:8080/v1/api/bench --token T --count 100000
+/// gatehouse-bench dpop-proofs --key k.p256 --url http://127.0.0.1:8080/v1/api/bench --token T --nonce N --count 100000
 /// ```
 struct DPoPProofsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,6 +26,9 @@ struct DPoPProofsCommand: ParsableCommand {
 
     @Option(help: "The session token the proofs accompany (sets ath); none for a sign-in.")
     var token: String?
+
+    @Option(help: "The server nonce the proofs carry (the DPoP-Nonce the gateway answered); none when not given.")
+    var nonce: String?
 
     @Option(help: "How many proofs.")
     var count = 1
@@ -44,6 +47,7 @@ struct DPoPProofsCommand: ParsableCommand {
         for _ in 0..<count {
             var claims: [String: Any] = ["jti": RandomToken.make(byteCount: 12), "htm": method, "htu": url, "iat": iat]
             if let ath { claims["ath"] = ath }
+            if let nonce { claims["nonce"] = nonce }
             let input = header + "." + (try Self.base64JSON(claims))
             let signature = try privateKey.signature(for: Data(input.utf8)).rawRepresentation
             out += input + "." + Base64URL.encode(signature) + "\n"

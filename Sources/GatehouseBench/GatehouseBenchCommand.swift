@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// `gatehouse-bench`: measurement helpers for `bench/scale.sh`. Not part of the gateway, not a test.
+/// `gatehouse-bench`: measurement helpers for `bench/scale.sh` and `bench/run.sh`. Not part of the gateway, not a test.
 ///
 /// ```sh
 /// gatehouse-bench store-lookup --store sqlite --path /tmp/s.sqlite3 --sessions 1000000
@@ -11,6 +11,6 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-bench",
         abstract: "Benchmark helpers: session-store lookup latency, and a ready-made session for load tests.",
-        subcommands: [StoreLookupCommand.self, SeedSessionCommand.self, DPoPProofsCommand.self]
+        subcommands: [StoreLookupCommand.self, SeedSessionCommand.self, DPoPProofsCommand.self, DPoPVerifyCommand.self]
     )
 }

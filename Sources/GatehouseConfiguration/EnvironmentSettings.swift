@@ -42,6 +42,7 @@ public enum EnvironmentSettings {
         .init("sessions.dpop.max_age_seconds"),
         .init("sessions.dpop.require_nonce"),
         .init("sessions.dpop.nonce_lifetime_seconds"),
+        .init("sessions.dpop.replay"),
         .init("refresh.skew_seconds"),
         .init("refresh.replay_limit_bytes"),
         .init("device.enabled"),

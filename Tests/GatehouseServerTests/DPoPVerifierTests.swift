@@ -199,6 +199,38 @@ struct DPoPVerifierTests {
         #expect(stale?.dpopNonce != nil && stale?.dpopNonce != nonce)
     }
 
+    @Test("with replay: instance: nonces are required, a proof is spent once in memory, another instance refuses the nonce")
+    func instanceReplay() async throws {
+        let policy = DPoPPolicy(replay: .instance)
+        let (first, second) = (verifier(policy), verifier(policy))
+        let key = P256.Signing.PrivateKey()
+        let missing = await refusal(Self.proof(key: key), policy: policy)
+        #expect(missing?.code == .useDPoPNonce)
+        let nonce = try #require(first.freshNonce())
+        let proof = try await first.verify(
+            [Self.proof(key: key) { _, claims in claims["nonce"] = nonce }], target: Self.target, accessToken: Self.token, status: 401)
+        #expect(first.spendWithoutWaiting(proof, status: 401).map { (try? $0.get()) != nil } == true)
+        await #expect(throws: GatehouseError.invalidDPoPProof("The DPoP proof was already used (jti).")) {
+            try await first.spend(proof, status: 401)
+        }
+        let replayed: Result<Void, any Error> = await withCheckedContinuation { done in first.spend(proof, status: 401) { done.resume(returning: $0) }
+        }
+        #expect((try? replayed.get()) == nil)
+        // Another instance (or this one restarted) did not issue the nonce: use_dpop_nonce, with its own.
+        do {
+            _ = try await second.verify(
+                [Self.proof(key: key) { _, claims in claims["nonce"] = nonce }], target: Self.target, accessToken: Self.token, status: 401)
+            Issue.record("another instance's nonce passed")
+        } catch let error as GatehouseError {
+            #expect(error.code == .useDPoPNonce)
+            #expect(error.dpopNonce != nil && error.dpopNonce != nonce)
+        }
+        // The store holds no record: `store` mode on the same store accepts the same proof once.
+        try await verifier().spend(proof, status: 401)
+        // With replay: store, nothing is spent without the store.
+        #expect(verifier().spendWithoutWaiting(proof, status: 401) == nil)
+    }
+
     @Test("a bound session needs Authorization: DPoP and its own key (never a cookie or Bearer); an unbound one never takes DPoP")
     func presentation() async throws {
         let key = P256.Signing.PrivateKey()

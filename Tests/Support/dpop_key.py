@@ -22,18 +22,20 @@ def b64url(data: bytes) -> str:
 
 
 class DPoPKey:
-    """A fresh P-256 key; `proof` signs a proof for one request (`ath` when a token is given)."""
+    """A fresh P-256 key; `proof` signs a proof for one request (`ath` when a token is given, `nonce` when one is)."""
 
     def __init__(self):
         self.key = ec.generate_private_key(ec.SECP256R1())
         numbers = self.key.public_key().public_numbers()
         self.jwk = {"kty": "EC", "crv": "P-256", "x": b64url(numbers.x.to_bytes(32, "big")), "y": b64url(numbers.y.to_bytes(32, "big"))}
 
-    def proof(self, method: str, url: str, token: str | None = None) -> str:
+    def proof(self, method: str, url: str, token: str | None = None, nonce: str | None = None) -> str:
         header = {"typ": "dpop+jwt", "alg": "ES256", "jwk": self.jwk}
         claims = {"htm": method, "htu": url, "iat": int(time.time()), "jti": str(uuid.uuid4())}
         if token is not None:
             claims["ath"] = b64url(hashlib.sha256(token.encode()).digest())
+        if nonce is not None:
+            claims["nonce"] = nonce
         signing_input = b64url(json.dumps(header).encode()) + "." + b64url(json.dumps(claims).encode())
         r, s = decode_dss_signature(self.key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
         return signing_input + "." + b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))

@@ -12,7 +12,7 @@ import Synchronization
 /// directly (P-256 ECDSA over SHA-256, the JOSE `R || S` signature); the other algorithms by jwt-kit.
 final class DPoPKeyCache: Sendable {
     enum Verifier: Sendable {
-        case p256(P256.Signing.PublicKey)
+        case p256(DPoPES256Key)
         case jwtKit(JWTKeyCollection)
     }
 
@@ -31,10 +31,7 @@ final class DPoPKeyCache: Sendable {
     ) async throws -> Bool {
         switch try await verifier(thumbprint: thumbprint, alg: alg, jwk: jwk) {
         case .p256(let key):
-            guard let raw = Base64URL.decode(signature), raw.count == 64,
-                let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: raw)
-            else { return false }
-            return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
+            return key.isValidSignature(signature, for: signingInput)
         case .jwtKit(let collection):
             _ = try await collection.verify(proof, as: SignatureOnly.self)
             return true
@@ -45,10 +42,7 @@ final class DPoPKeyCache: Sendable {
     /// `nil` otherwise.
     func verifyWithoutWaiting(signingInput: Data, signature: some Collection<UInt8>, alg: String, thumbprint: String) -> Bool? {
         guard case .p256(let key) = verifiers.withLock({ $0[alg + " " + thumbprint] }) else { return nil }
-        guard let raw = Base64URL.decode(signature), raw.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: raw) else {
-            return false
-        }
-        return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
+        return key.isValidSignature(signature, for: signingInput)
     }
 
     private func verifier(thumbprint: String, alg: String, jwk: [String: String]) async throws -> Verifier {
@@ -56,7 +50,7 @@ final class DPoPKeyCache: Sendable {
         if let cached = verifiers.withLock({ $0[key] }) { return cached }
         let verifier: Verifier
         if alg == "ES256", let x = jwk["x"].flatMap(Base64URL.decode), let y = jwk["y"].flatMap(Base64URL.decode), x.count == 32, y.count == 32 {
-            verifier = .p256(try P256.Signing.PublicKey(rawRepresentation: x + y))
+            verifier = .p256(try DPoPES256Key(rawRepresentation: x + y))
         } else {
             var members = jwk
             members["alg"] = alg

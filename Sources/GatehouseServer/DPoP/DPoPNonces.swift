@@ -2,35 +2,56 @@ import Crypto
 import Foundation
 import GatehouseCore
 
-/// Server nonces for DPoP proofs (RFC 9449 §8), stateless so that every instance sharing the sealing keys
-/// accepts every other's: the issue time and a MAC of it under a key derived from each sealing key.
-/// A nonce is accepted from its issue until ``DPoPPolicy/nonceLifetimeSeconds`` later.
+/// Server nonces for DPoP proofs (RFC 9449 §8), stateless: the issue time and a MAC of it under a key derived
+/// from each sealing key. A nonce is accepted from its issue until ``DPoPPolicy/nonceLifetimeSeconds`` later.
+///
+/// Shared (`replay: store`, no ``instance``): every instance sharing the sealing keys accepts every other's.
+/// Per instance (`replay: instance`): the nonce also carries the random id the process drew at start-up, under
+/// the same MAC, and is accepted only by that process — so a proof, whose `jti` only that process recorded,
+/// is refused by every other instance and by the same one after a restart.
 struct DPoPNonces: Sendable {
     /// One MAC key per sealing key; the first issues, all verify (rotation keeps nonces valid).
     private let keys: [SymmetricKey]
     let lifetime: TimeInterval
+    /// The id of this process (``instanceIDBytes`` random bytes), when nonces are per instance.
+    let instance: Data?
 
-    init(sealingKeys: [CredentialSealer.Key], lifetime: TimeInterval) {
+    static let instanceIDBytes = 16
+    private static let stampBytes = 8
+    private static let tagBytes = 16
+
+    init(sealingKeys: [CredentialSealer.Key], lifetime: TimeInterval, instance: Data? = nil) {
         keys = sealingKeys.map { key in
             HKDF<SHA256>.deriveKey(
                 inputKeyMaterial: SymmetricKey(data: key.bytes), info: Data("gatehouse dpop nonce".utf8), outputByteCount: 32)
         }
         self.lifetime = lifetime
+        self.instance = instance
+    }
+
+    /// A random instance id, drawn once per process.
+    static func newInstanceID() -> Data {
+        Data(SymmetricKey(size: .init(bitCount: instanceIDBytes * 8)).withUnsafeBytes { Array($0) })
     }
 
     /// A nonce issued now.
     func issue(now: Date) -> String {
-        let stamp = Self.stamp(now)
-        return Base64URL.encode(stamp + Self.mac(stamp, keys[0]))
+        let body = (instance ?? Data()) + Self.stamp(now)
+        return Base64URL.encode(body + Self.mac(body, keys[0]))
     }
 
-    /// Whether `nonce` was issued by a gateway with these keys, no earlier than the lifetime ago.
+    /// Whether `nonce` was issued by a gateway with these keys (and, per instance, by this process), no earlier
+    /// than the lifetime ago.
     func accepts(_ nonce: String, now: Date) -> Bool {
-        guard let bytes = Base64URL.decode(nonce), bytes.count == 8 + 16 else { return false }
-        let stamp = bytes.prefix(8)
-        let tag = bytes.suffix(16)
-        guard keys.contains(where: { ConstantTime.equal(Self.mac(Data(stamp), $0), Data(tag)) }) else { return false }
-        let issued = Double(stamp.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        let prefix = instance?.count ?? 0
+        guard nonce.utf8.count <= 128, let bytes = Base64URL.decode(nonce), bytes.count == prefix + Self.stampBytes + Self.tagBytes else {
+            return false
+        }
+        let body = Data(bytes.prefix(prefix + Self.stampBytes))
+        let tag = Data(bytes.suffix(Self.tagBytes))
+        guard keys.contains(where: { ConstantTime.equal(Self.mac(body, $0), tag) }) else { return false }
+        if let instance, !ConstantTime.equal(Data(body.prefix(prefix)), instance) { return false }
+        let issued = Double(body.suffix(Self.stampBytes).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
         let age = now.timeIntervalSince1970 - issued
         return age >= -Double(DPoPPolicy.clockSkewSeconds) && age <= lifetime
     }
@@ -40,7 +61,7 @@ struct DPoPNonces: Sendable {
         return Data((0..<8).reversed().map { UInt8(truncatingIfNeeded: seconds >> (UInt64($0) * 8)) })
     }
 
-    private static func mac(_ stamp: Data, _ key: SymmetricKey) -> Data {
-        Data(HMAC<SHA256>.authenticationCode(for: stamp, using: key)).prefix(16)
+    private static func mac(_ body: Data, _ key: SymmetricKey) -> Data {
+        Data(HMAC<SHA256>.authenticationCode(for: body, using: key)).prefix(tagBytes)
     }
 }

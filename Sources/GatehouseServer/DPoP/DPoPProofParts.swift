@@ -1,6 +1,6 @@
-/// The JOSE header and claims of a DPoP proof, decoded into exactly the members the checks read (a typed
-/// decode: a proof is parsed on every request of a bound session). A member of another JSON type than the
-/// one expected makes the whole proof malformed.
+/// The JOSE header and claims of a DPoP proof, decoded into exactly the members the checks read: the header
+/// by a typed decode (once per key: ``DPoPHeaderCache``), the claims by ``DPoPClaimsParser`` (on every request
+/// of a bound session). A member of another JSON type than the one expected makes the whole proof malformed.
 struct DPoPProofParts: Sendable {
     struct Header: Decodable, Sendable {
         let typ: String?
@@ -10,7 +10,7 @@ struct DPoPProofParts: Sendable {
         let crit: [String]?
     }
 
-    struct Claims: Decodable, Sendable {
+    struct Claims: Sendable, Equatable {
         let jti: String?
         let htm: String?
         let htu: String?

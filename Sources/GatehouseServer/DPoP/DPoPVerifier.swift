@@ -7,9 +7,13 @@ import HTTPTypes
 ///
 /// A proof is a JWS in the `DPoP` header: `typ` `dpop+jwt`, an asymmetric `alg` of
 /// ``DPoPPolicy/algorithms``, the public `jwk` it verifies with; claims `htm` and `htu` naming this request,
-/// `iat` within `max_age_seconds`, `jti` never seen before (the replay cache is the session store, so it
-/// holds across instances), `ath` = the hash of the session token it accompanies, and the gateway's
-/// `nonce` when `require_nonce` is on. The signature is jwt-kit's to verify.
+/// `iat` within `max_age_seconds`, `jti` never seen before, `ath` = the hash of the session token it
+/// accompanies, and the gateway's `nonce` when nonces are required. The signature is swift-crypto's to verify
+/// (ES256) or jwt-kit's.
+///
+/// Replay (`replay`): with `store` a proof's `jti` is recorded in the session store, which every instance
+/// shares; with `instance` it is recorded in this process's memory (``DPoPInstanceReplay``), and nonces name the
+/// process (``DPoPNonces``), so no other instance — nor this one after a restart — accepts the proof.
 struct DPoPVerifier: Sendable {
     static let proofField = HTTPField.Name("DPoP")!
     static let nonceField = HTTPField.Name("DPoP-Nonce")!
@@ -26,6 +30,8 @@ struct DPoPVerifier: Sendable {
     let store: any SessionStore
     let clock: TimeSource
     let nonces: DPoPNonces
+    /// This process's record of accepted proofs, with `replay: instance`.
+    private let instanceReplay: DPoPInstanceReplay?
     private let keys = DPoPKeyCache()
     private let headers = DPoPHeaderCache()
 
@@ -34,7 +40,10 @@ struct DPoPVerifier: Sendable {
         self.publicURL = publicURL
         self.store = store
         self.clock = clock
-        nonces = DPoPNonces(sealingKeys: sealingKeys, lifetime: TimeInterval(policy.nonceLifetimeSeconds))
+        let perInstance = policy.replay == .instance
+        nonces = DPoPNonces(
+            sealingKeys: sealingKeys, lifetime: TimeInterval(policy.nonceLifetimeSeconds), instance: perInstance ? DPoPNonces.newInstanceID() : nil)
+        instanceReplay = perInstance ? DPoPInstanceReplay(window: Self.recordWindow(policy), now: clock.now()) : nil
     }
 
     /// The target of a request to one of the gateway's routes: `public_url` and the path as received.
@@ -147,7 +156,7 @@ struct DPoPVerifier: Sendable {
         }
         let parts = proof.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard proof.utf8.count <= 8192, parts.count == 3, let claimsData = Base64URL.decode(parts[1]),
-            let claims = try? JSONDecoder().decode(DPoPProofParts.Claims.self, from: claimsData)
+            let claims = DPoPClaimsParser.parse(Array(claimsData))
         else { throw refuse("The DPoP proof is not a JWS with a JSON header and claims.") }
         let headerText = String(Substring(parts[0]))
         let header: DPoPHeaderCache.Checked
@@ -202,7 +211,7 @@ struct DPoPVerifier: Sendable {
                 throw refuse("The DPoP proof's ath is not the hash of this session token.")
             }
         }
-        if policy.requireNonce {
+        if policy.requiresNonce {
             guard let nonce = claims.nonce, nonces.accepts(nonce, now: now) else {
                 throw GatehouseError.useDPoPNonce(nonces.issue(now: now), status: status)
             }
@@ -212,6 +221,7 @@ struct DPoPVerifier: Sendable {
 
     /// Records the proof's `jti` for its key; a second use, here or on another instance, is refused.
     func spend(_ proof: DPoPProof, status: Int) async throws {
+        if let spent = spendWithoutWaiting(proof, status: status) { return try spent.get() }
         guard try await store.recordOnce(Self.onceKey(proof), until: spentUntil(proof), now: clock.now()) else {
             throw Self.replayed(status: status)
         }
@@ -220,9 +230,17 @@ struct DPoPVerifier: Sendable {
     /// The same, answered through `completion` (on the thread that finished the store's write): for the
     /// event loop, which hands the record over without a task of its own.
     func spend(_ proof: DPoPProof, status: Int, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        if let spent = spendWithoutWaiting(proof, status: status) { return completion(spent) }
         store.recordOnce(Self.onceKey(proof), until: spentUntil(proof), now: clock.now()) { recorded in
             completion(recorded.flatMap { new in new ? .success(()) : .failure(Self.replayed(status: status)) })
         }
+    }
+
+    /// The same on the caller's thread when the record is in memory (`replay: instance`); `nil` when the store
+    /// must record it.
+    func spendWithoutWaiting(_ proof: DPoPProof, status: Int) -> Result<Void, any Error>? {
+        guard let instanceReplay else { return nil }
+        return instanceReplay.record(Self.onceKey(proof), now: clock.now()) ? .success(()) : .failure(Self.replayed(status: status))
     }
 
     /// What the store records of a proof: its key's thumbprint and its `jti`.
@@ -232,7 +250,13 @@ struct DPoPVerifier: Sendable {
 
     /// Kept until the proof's iat can no longer pass the age check.
     private func spentUntil(_ proof: DPoPProof) -> Date {
-        proof.issuedAt.addingTimeInterval(TimeInterval(policy.maxAgeSeconds + 2 * DPoPPolicy.clockSkewSeconds))
+        proof.issuedAt.addingTimeInterval(Self.recordWindow(policy))
+    }
+
+    /// How long after its `iat` a proof can still pass the age check (an `iat` up to the skew in the future,
+    /// accepted up to `max_age_seconds` plus the skew after it): how long a record must last.
+    private static func recordWindow(_ policy: DPoPPolicy) -> TimeInterval {
+        TimeInterval(policy.maxAgeSeconds + 2 * DPoPPolicy.clockSkewSeconds)
     }
 
     private static func replayed(status: Int) -> GatehouseError {
@@ -241,7 +265,7 @@ struct DPoPVerifier: Sendable {
 
     /// A fresh nonce for a client, when nonces are required.
     func freshNonce() -> String? {
-        policy.requireNonce ? nonces.issue(now: clock.now()) : nil
+        policy.requiresNonce ? nonces.issue(now: clock.now()) : nil
     }
 
     // MARK: Keys

@@ -160,8 +160,14 @@ struct APIRelay: Sendable {
         case .forward, .upgrade: if let kept { memo = kept }
         case .pass, .resolveAsync, .refuse, .answer, .spend: break
         }
-        // Only the proof's record leaves the loop; the decision stands unless the proof turns out to be a replay.
-        return plan.proof.map { .spend($0, then: decision) } ?? decision
+        // Only the proof's record in the store leaves the loop (one in memory is made here); the decision stands
+        // unless the proof turns out to be a replay.
+        guard let proof = plan.proof else { return decision }
+        switch resolver.spendWithoutWaiting(proof) {
+        case .success?: return decision
+        case .failure(let error)?: return replayed(error, head, remoteAddress: remoteAddress)
+        case nil: return .spend(proof, then: decision)
+        }
     }
 
     /// Runs `body` (the work for `head` off the event loop) in the request's trace, begun now when tracing is on: the

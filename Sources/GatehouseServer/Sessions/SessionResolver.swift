@@ -191,6 +191,12 @@ struct SessionResolver: Sendable {
         dpop.spend(proof, status: 401, completion: completion)
     }
 
+    /// The same on the caller's thread when proofs are recorded in memory (`replay: instance`); `nil` when the
+    /// store must record it.
+    func spendWithoutWaiting(_ proof: DPoPProof) -> Result<Void, any Error>? {
+        dpop.spendWithoutWaiting(proof, status: 401)
+    }
+
     /// The session of a request to a route that needs one, its proof spent: ``presented(_:method:target:)``,
     /// ``credential(_:providerTokens:)`` and ``spend(_:)`` in one; throws `invalid_session` (none presented),
     /// `csrf_required`, `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`. The proof names

@@ -1,0 +1,231 @@
+/// Reads a DPoP proof's claims (one JSON object) straight from its bytes into ``DPoPProofParts/Claims``: a proof
+/// is parsed on every request of a bound session, and a general JSON decoder costs more than the rest of the
+/// claim checks together.
+///
+/// Strict JSON (RFC 8259): one object, nothing but white space around it, no trailing commas, strings valid
+/// UTF-8 without control characters, escapes checked. The members the checks read must have their type (`iat`
+/// a number, the others strings; `null` counts as absent, as with a typed decode); a member named twice makes
+/// the proof malformed, so no two readers can disagree about which one counts. Other members may hold any JSON
+/// value, nested at most ``maximumDepth`` deep.
+enum DPoPClaimsParser {
+    static let maximumDepth = 16
+
+    /// The claims, or `nil` when `bytes` is not such an object.
+    static func parse(_ bytes: [UInt8]) -> DPoPProofParts.Claims? {
+        var reader = Reader(bytes: bytes)
+        return reader.claims()
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+
+        init(bytes: [UInt8]) {
+            self.bytes = bytes
+        }
+
+        mutating func claims() -> DPoPProofParts.Claims? {
+            var jti: String?
+            var htm: String?
+            var htu: String?
+            var iat: Double?
+            var ath: String?
+            var nonce: String?
+            var seen: Set<String> = []
+            skipSpace()
+            guard take(UInt8(ascii: "{")) else { return nil }
+            skipSpace()
+            if !take(UInt8(ascii: "}")) {
+                repeat {
+                    skipSpace()
+                    guard let name = string(), seen.insert(name).inserted else { return nil }
+                    skipSpace()
+                    guard take(UInt8(ascii: ":")) else { return nil }
+                    skipSpace()
+                    switch name {
+                    case "jti", "htm", "htu", "ath", "nonce":
+                        var value: String?
+                        if !takeNull() {
+                            guard let text = string() else { return nil }
+                            value = text
+                        }
+                        switch name {
+                        case "jti": jti = value
+                        case "htm": htm = value
+                        case "htu": htu = value
+                        case "ath": ath = value
+                        default: nonce = value
+                        }
+                    case "iat":
+                        if !takeNull() {
+                            guard let value = number() else { return nil }
+                            iat = value
+                        }
+                    default:
+                        guard skipValue(depth: 1) else { return nil }
+                    }
+                    skipSpace()
+                } while take(UInt8(ascii: ","))
+                guard take(UInt8(ascii: "}")) else { return nil }
+            }
+            skipSpace()
+            guard index == bytes.count else { return nil }
+            return DPoPProofParts.Claims(jti: jti, htm: htm, htu: htu, iat: iat, ath: ath, nonce: nonce)
+        }
+
+        // MARK: Tokens
+
+        private var next: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        private mutating func take(_ byte: UInt8) -> Bool {
+            guard next == byte else { return false }
+            index += 1
+            return true
+        }
+
+        private mutating func take(literal: StaticString) -> Bool {
+            let count = literal.utf8CodeUnitCount
+            guard bytes.count - index >= count else { return false }
+            for offset in 0..<count where bytes[index + offset] != literal.utf8Start[offset] { return false }
+            index += count
+            return true
+        }
+
+        private mutating func takeNull() -> Bool { take(literal: "null") }
+
+        private mutating func skipSpace() {
+            while let byte = next, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
+        }
+
+        /// A string at the cursor, unescaped; `nil` when malformed.
+        private mutating func string() -> String? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            let start = index
+            // The common case: no escape, the bytes are the value.
+            while let byte = next, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+                guard byte >= 0x20 else { return nil }
+                index += 1
+            }
+            guard let stop = next else { return nil }
+            if stop == UInt8(ascii: "\"") {
+                index += 1
+                return String(validating: bytes[start..<index - 1], as: UTF8.self)
+            }
+            var decoded = Array(bytes[start..<index])
+            while let byte = next {
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""): return String(validating: decoded, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    guard let escaped = next else { return nil }
+                    index += 1
+                    switch escaped {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escaped)
+                    case UInt8(ascii: "b"): decoded.append(0x08)
+                    case UInt8(ascii: "f"): decoded.append(0x0C)
+                    case UInt8(ascii: "n"): decoded.append(0x0A)
+                    case UInt8(ascii: "r"): decoded.append(0x0D)
+                    case UInt8(ascii: "t"): decoded.append(0x09)
+                    case UInt8(ascii: "u"):
+                        guard let scalar = unicodeEscape() else { return nil }
+                        decoded.append(contentsOf: String(Character(scalar)).utf8)
+                    default: return nil
+                    }
+                case 0..<0x20: return nil
+                default: decoded.append(byte)
+                }
+            }
+            return nil
+        }
+
+        /// The scalar of a `\u` escape (the `\u` read), a surrogate pair joined; `nil` for a lone surrogate.
+        private mutating func unicodeEscape() -> Unicode.Scalar? {
+            guard let high = hex4() else { return nil }
+            if (0xD800..<0xDC00).contains(high) {
+                guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")), let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }
+                return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+            }
+            return Unicode.Scalar(high)
+        }
+
+        private mutating func hex4() -> UInt32? {
+            guard bytes.count - index >= 4 else { return nil }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[index]
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: return nil
+                }
+                value = value << 4 | UInt32(digit)
+                index += 1
+            }
+            return value
+        }
+
+        /// A number at the cursor; `nil` when malformed or not finite.
+        private mutating func number() -> Double? {
+            let start = index
+            guard skipNumber(), let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)), value.isFinite else { return nil }
+            return value
+        }
+
+        /// Past a number (RFC 8259 §6 grammar); `false` when malformed.
+        private mutating func skipNumber() -> Bool {
+            _ = take(UInt8(ascii: "-"))
+            if !take(UInt8(ascii: "0")) {
+                guard let first = next, (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(first) else { return false }
+                skipDigits()
+            }
+            if take(UInt8(ascii: ".")) {
+                guard digitsFollow() else { return false }
+                skipDigits()
+            }
+            if take(UInt8(ascii: "e")) || take(UInt8(ascii: "E")) {
+                if !take(UInt8(ascii: "+")) { _ = take(UInt8(ascii: "-")) }
+                guard digitsFollow() else { return false }
+                skipDigits()
+            }
+            return true
+        }
+
+        private func digitsFollow() -> Bool { next.map { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ?? false }
+
+        private mutating func skipDigits() {
+            while digitsFollow() { index += 1 }
+        }
+
+        /// Past any JSON value; `false` when malformed or nested deeper than ``DPoPClaimsParser/maximumDepth``.
+        private mutating func skipValue(depth: Int) -> Bool {
+            guard depth <= DPoPClaimsParser.maximumDepth, let byte = next else { return false }
+            switch byte {
+            case UInt8(ascii: "\""): return string() != nil
+            case UInt8(ascii: "t"): return take(literal: "true")
+            case UInt8(ascii: "f"): return take(literal: "false")
+            case UInt8(ascii: "n"): return takeNull()
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                let object = byte == UInt8(ascii: "{")
+                let close = object ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                index += 1
+                skipSpace()
+                if take(close) { return true }
+                repeat {
+                    skipSpace()
+                    if object {
+                        guard string() != nil else { return false }
+                        skipSpace()
+                        guard take(UInt8(ascii: ":")) else { return false }
+                        skipSpace()
+                    }
+                    guard skipValue(depth: depth + 1) else { return false }
+                    skipSpace()
+                } while take(UInt8(ascii: ","))
+                return take(close)
+            default: return skipNumber()
+            }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import Crypto
+public import Foundation
+import GatehouseCore
+
+/// The public key of an ES256 proof (P-256 ECDSA over SHA-256) and the gateway's check of a proof's signature
+/// with it: the JOSE `R || S` signature, base64url, over the proof's signing input. Public so that
+/// `gatehouse-bench dpop-verify` times this very call.
+public struct DPoPES256Key: Sendable {
+    private let key: P256.Signing.PublicKey
+
+    /// The key of a JWK's `x` and `y` (32 bytes each), concatenated.
+    public init(rawRepresentation: Data) throws {
+        key = try P256.Signing.PublicKey(rawRepresentation: rawRepresentation)
+    }
+
+    /// Whether `signature` (the JWS's third part, base64url) signs `signingInput` (its first two parts and the dot).
+    public func isValidSignature(_ signature: some Collection<UInt8>, for signingInput: Data) -> Bool {
+        guard let raw = Base64URL.decode(signature), raw.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: raw) else {
+            return false
+        }
+        return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
+    }
+}
