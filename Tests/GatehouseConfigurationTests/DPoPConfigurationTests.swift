@@ -8,17 +8,6 @@ struct DPoPConfigurationTests {
         try GatewayConfiguration.parse(yaml, file: "/tmp/gatehouse.yaml", environment: environment).sessions.dpop
     }
 
-    static func errors(_ yaml: String, environment: [String: String] = [:]) -> [String] {
-        do {
-            _ = try GatewayConfiguration.parse(yaml, file: "/tmp/gatehouse.yaml", environment: environment)
-            return []
-        } catch let errors as ConfigurationErrors {
-            return errors.errors.map { "\($0.file):\($0.line): \($0.message)" }
-        } catch {
-            return ["\(error)"]
-        }
-    }
-
     @Test func storeByDefaultWithoutNonces() throws {
         let policy = try Self.parse("store: {kind: \"memory\"}\n")
         #expect(policy.replay == .store)
@@ -41,11 +30,11 @@ struct DPoPConfigurationTests {
 
     @Test func refusesAnUnknownModeAndNoncesTurnedOffBesideInstance() {
         #expect(
-            Self.errors("sessions:\n  dpop:\n    replay: memory\n") == [
+            Fixtures.parseErrors("sessions:\n  dpop:\n    replay: memory\n") == [
                 "/tmp/gatehouse.yaml:3: 'sessions.dpop.replay' must be one of store, instance, not 'memory'"
             ])
         #expect(
-            Self.errors("sessions:\n  dpop:\n    replay: instance\n    require_nonce: false\n") == [
+            Fixtures.parseErrors("sessions:\n  dpop:\n    replay: instance\n    require_nonce: false\n") == [
                 "/tmp/gatehouse.yaml:4: 'sessions.dpop.require_nonce' must not be false with 'replay: instance': a proof is accepted only "
                     + "with a nonce of the instance that records its jti (leave require_nonce out, or set it to true)"
             ])

@@ -9,17 +9,6 @@ struct TracingConfigurationTests {
         try GatewayConfiguration.parse(yaml, file: "/tmp/gatehouse.yaml", environment: environment).tracing
     }
 
-    static func errors(_ yaml: String, environment: [String: String] = [:]) -> [String] {
-        do {
-            _ = try GatewayConfiguration.parse(yaml, file: "/tmp/gatehouse.yaml", environment: environment)
-            return []
-        } catch let errors as ConfigurationErrors {
-            return errors.errors.map { "\($0.file):\($0.line): \($0.message)" }
-        } catch {
-            return ["\(error)"]
-        }
-    }
-
     @Test func offByDefaultAndWhileTheEndpointIsEmpty() throws {
         let tracing = try Self.parse("store: {kind: \"memory\"}\n")
         #expect(tracing == .init())
@@ -67,7 +56,7 @@ struct TracingConfigurationTests {
     }
 
     @Test func everyBadValueIsReportedAtItsLine() {
-        let errors = Self.errors(
+        let errors = Fixtures.parseErrors(
             """
             tracing:
               otlp_endpoint: "collector:4318"
@@ -80,9 +69,9 @@ struct TracingConfigurationTests {
         #expect(errors.contains { $0.hasPrefix("/tmp/gatehouse.yaml:3: 'tracing.sample_ratio' must be between 0") })
         #expect(errors.contains { $0.hasPrefix("/tmp/gatehouse.yaml:4: 'tracing.service_name' must not be empty") })
         #expect(errors.contains { $0.hasPrefix("/tmp/gatehouse.yaml:5:") && $0.contains("sampler") })
-        #expect(Self.errors("tracing: {sample_ratio: \"often\"}\n").contains { $0.contains("'tracing.sample_ratio' must be a number") })
+        #expect(Fixtures.parseErrors("tracing: {sample_ratio: \"often\"}\n").contains { $0.contains("'tracing.sample_ratio' must be a number") })
         #expect(
-            Self.errors("{}\n", environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "collector"]) == [
+            Fixtures.parseErrors("{}\n", environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "collector"]) == [
                 "OTEL_EXPORTER_OTLP_ENDPOINT:0: OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL, not 'collector'"
             ])
     }

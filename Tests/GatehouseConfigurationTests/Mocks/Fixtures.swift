@@ -16,6 +16,19 @@ enum Fixtures {
         return url.path
     }()
 
+    /// Parses `gatehouse.yaml` text as the file `/tmp/gatehouse.yaml` and returns its problems as `file:line: message`
+    /// (an environment variable's problem at line 0); empty when it parses.
+    static func parseErrors(_ yaml: String, environment: [String: String] = [:]) -> [String] {
+        do {
+            _ = try GatewayConfiguration.parse(yaml, file: "/tmp/gatehouse.yaml", environment: environment)
+            return []
+        } catch let errors as ConfigurationErrors {
+            return errors.errors.map { "\($0.file):\($0.line): \($0.message)" }
+        } catch {
+            return ["\(error)"]
+        }
+    }
+
     /// Loads `gatehouse.yaml` text from a fresh directory and returns the problems as printed.
     static func gatewayErrors(
         _ yaml: String, environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
