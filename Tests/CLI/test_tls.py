@@ -467,6 +467,102 @@ def test_one_http2_connection_carries_relayed_and_routed_streams_at_once(app):
     assert (gateway.metric("gatehouse_relayed_requests_total") or 0) - relayed_before >= 12
 
 
+def test_the_streams_of_one_http2_connection_share_a_memo_that_sign_out_still_voids(app):
+    """The relay handlers of one HTTP/2 connection's streams share the connection's credential memo, as one
+    HTTP/1.1 connection's requests do. It holds no more than that: a second token on the same connection is its
+    own, a forged one is refused, and once the session is signed out (on another connection) the next stream on
+    this one is refused, not served from the memo."""
+    gateway, _ = app
+    token, other = sign_in(gateway), sign_in(gateway)
+    raw = RawH2(gateway)
+    for i in range(3):
+        kind, status, body = raw.get(f"/v1/api/echo/memo-{i}", [("authorization", f"Bearer {token}")])
+        assert (kind, status) == ("answer", 200) and json.loads(body)["target"] == f"/base/echo/memo-{i}", (kind, status, body)
+    assert raw.get("/v1/api/echo/other", [("authorization", f"Bearer {other}")])[:2] == ("answer", 200)
+    forged = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
+    kind, status, body = raw.get("/v1/api/echo/forged", [("authorization", f"Bearer {forged}")])
+    assert (kind, status) == ("answer", 401) and json.loads(body)["code"] == "invalid_session", (kind, status, body)
+    assert raw.get("/v1/api/echo/again", [("authorization", f"Bearer {token}")])[:2] == ("answer", 200)
+    with gateway.client(http2=False) as client:
+        assert client.delete(gateway.url + "/v1/session", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    kind, status, body = raw.get("/v1/api/echo/after", [("authorization", f"Bearer {token}")])
+    assert (kind, status) == ("answer", 401) and json.loads(body)["code"] == "invalid_session", (kind, status, body)
+    assert raw.get("/v1/api/echo/still", [("authorization", f"Bearer {other}")])[:2] == ("answer", 200)
+    raw.close()
+
+
+def read_http11_answers(sock: ssl.SSLSocket, count: int) -> list[tuple[int, bytes]]:
+    """`count` HTTP/1.1 answers framed by Content-Length, in the order they come."""
+    buffer, answers = b"", []
+    while len(answers) < count:
+        while b"\r\n\r\n" not in buffer:
+            chunk = sock.recv(65536)
+            assert chunk, f"the connection ended after {len(answers)} answers: {buffer[:300]!r}"
+            buffer += chunk
+        head, buffer = buffer.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        fields = {name.strip().lower(): value.strip() for name, value in (line.split(":", 1) for line in lines[1:])}
+        length = int(fields.get("content-length", "0"))
+        while len(buffer) < length:
+            chunk = sock.recv(65536)
+            assert chunk, "the connection ended inside an answer"
+            buffer += chunk
+        answers.append((int(lines[0].split(" ")[1]), buffer[:length]))
+        buffer = buffer[length:]
+    return answers
+
+
+def test_an_https11_connection_the_relay_served_reaches_the_router_when_it_must(app):
+    """An HTTPS/1.1 connection gets the router's handlers only when a request (or a parse error) goes past the
+    relay. On one connection: relayed calls, then the router, then both pipelined in one write, every answer in
+    order; on another, a malformed request after a relayed one still gets its problem document. Then SIGTERM
+    closes a connection the relay alone served, while it is idle, and the gateway exits."""
+    gateway, _ = app
+    token = sign_in(gateway)
+    context = gateway.context()
+    context.set_alpn_protocols(["http/1.1"])
+
+    def request(path: str, bearer: bool = True) -> bytes:
+        auth = f"Authorization: Bearer {token}\r\n" if bearer else ""
+        return f"GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}\r\n".encode()
+
+    def echoed(answer: tuple[int, bytes], target: str) -> bool:
+        return answer[0] == 200 and json.loads(answer[1])["target"] == target
+
+    with context.wrap_socket(socket.create_connection(("127.0.0.1", gateway.port), timeout=10), server_hostname="localhost") as sock:
+        assert sock.selected_alpn_protocol() == "http/1.1"
+        for path in ("one", "two"):
+            sock.sendall(request(f"/v1/api/echo/{path}"))
+            assert echoed(read_http11_answers(sock, 1)[0], f"/base/echo/{path}")
+        sock.sendall(request("/healthz", bearer=False))
+        assert read_http11_answers(sock, 1)[0][0] == 200
+        sock.sendall(request("/v1/api/echo/three"))
+        assert echoed(read_http11_answers(sock, 1)[0], "/base/echo/three")
+        sock.sendall(request("/v1/api/echo/four") + request("/healthz", bearer=False) + request("/v1/api/echo/five"))
+        four, health, five = read_http11_answers(sock, 3)
+        assert echoed(four, "/base/echo/four") and health[0] == 200 and echoed(five, "/base/echo/five")
+
+    with context.wrap_socket(socket.create_connection(("127.0.0.1", gateway.port), timeout=10), server_hostname="localhost") as sock:
+        sock.sendall(request("/v1/api/echo/six"))
+        assert echoed(read_http11_answers(sock, 1)[0], "/base/echo/six")
+        sock.sendall(b"GET /v1/api/echo/seven HTTP/1.1\r\nHost: localhost\r\nBad Header\r\n\r\n")
+        status, body = read_http11_answers(sock, 1)[0]
+        assert status == 400 and json.loads(body)["code"] == "invalid_request", (status, body)
+
+    idle = context.wrap_socket(socket.create_connection(("127.0.0.1", gateway.port), timeout=10), server_hostname="localhost")
+    idle.sendall(request("/v1/api/echo/eight"))
+    assert echoed(read_http11_answers(idle, 1)[0], "/base/echo/eight")
+    gateway.proc.send_signal(signal.SIGTERM)
+    started = time.monotonic()
+    try:
+        assert idle.recv(1024) == b""
+    except (ssl.SSLError, ConnectionError):
+        pass
+    assert gateway.proc.wait(timeout=10) == 0
+    assert time.monotonic() - started < 8
+    idle.close()
+
+
 def test_dpop_with_an_https_target(app):
     gateway, _ = app
     key = DPoPKey()

@@ -10,7 +10,7 @@ import NIOHTTP2
 /// everything else to the router.
 ///
 /// Pipeline: ``HTTP2RequestTargetCheck`` → `HTTP2FramePayloadToHTTP1ServerCodec` → ``ClientBodyTimeoutHandler`` →
-/// ``HTTP2StreamHeadAdapter`` → HSTS → ``APIRelayHandler`` → ``HTTP2RouterHandoff``. A stream the relay answers
+/// ``HTTP2StreamHeadAdapter`` → HSTS → ``APIRelayHandler`` → ``RouterHandoff``. A stream the relay answers
 /// ends there, on its event loop, without a task: the router's handlers (HTTP types codec, Hummingbird's
 /// connection state, the async channel) and the task that runs Hummingbird's loop are made only for a stream
 /// whose request reaches the hand-off, when it does.
@@ -18,9 +18,11 @@ struct GatewayHTTP2StreamChannel: Sendable {
     /// The HTTP/1.1 channel whose request handlers each stream gets.
     let http1: GatewayHTTPChannel
 
-    /// Sets up a stream channel; a stream for the router is yielded to `routed` when its request arrives.
+    /// Sets up a stream channel; a stream for the router is yielded to `routed` when its request arrives. `memo`
+    /// is the connection's, which its streams' relay handlers share.
     func initialize(
-        channel: any Channel, routed: AsyncStream<GatewayHTTPChannel.Value>.Continuation, logger: Logger
+        channel: any Channel, routed: AsyncStream<GatewayHTTPChannel.RouterChannel>.Continuation,
+        memo: NIOLoopBound<StreamsCredentialMemo>, logger: Logger
     ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
@@ -30,10 +32,17 @@ struct GatewayHTTP2StreamChannel: Sendable {
             try pipeline.addHandler(ClientBodyTimeoutHandler(timeout: http1.client.bodyTimeout))
             try pipeline.addHandler(HTTP2StreamHeadAdapter())
             // A stream's own address is its connection's.
-            try http1.addRelayHandlers(to: pipeline, remoteAddress: channel.parent?.remoteAddress ?? channel.remoteAddress)
+            try http1.addRelayHandlers(to: pipeline, remoteAddress: channel.parent?.remoteAddress ?? channel.remoteAddress, streamsMemo: memo)
             let http1 = http1
             try pipeline.addHandler(
-                HTTP2RouterHandoff(routed: routed) { pipeline in
+                RouterHandoff(
+                    triggers: .requests,
+                    deliver: { stream in
+                        guard let stream else { return true }
+                        if case .enqueued = routed.yield(stream) { return true }
+                        return false
+                    }
+                ) { pipeline in
                     try http1.addRouterHandlers(to: pipeline, malformed: nil, logger: logger)
                     // No half-closure: a stream's output ends with its answer's END_STREAM.
                     return try NIOAsyncChannel(wrappingChannelSynchronously: channel)
@@ -42,7 +51,7 @@ struct GatewayHTTP2StreamChannel: Sendable {
     }
 
     /// Answers the streams the router serves, each in a child task, until the connection ends.
-    func handle(routed: AsyncStream<GatewayHTTPChannel.Value>, logger: Logger) async {
+    func handle(routed: AsyncStream<GatewayHTTPChannel.RouterChannel>, logger: Logger) async {
         await withDiscardingTaskGroup { group in
             for await stream in routed {
                 // Hummingbird's loop ends when the stream's input does: one request per stream.

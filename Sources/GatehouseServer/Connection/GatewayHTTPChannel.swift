@@ -15,9 +15,19 @@ import NIOHTTPTypesHTTP1
 /// ``ReadInterestKeeper`` → `HTTPServerPipelineHandler` (one request at a time, so the relay's answers and the
 /// router's keep the order of the requests) → ``HTTP1ConnectionGuard`` (idle, header and body timeouts; the
 /// target's authority is the host) → ``APIRelayHandler`` (NIOHTTP1 parts)
-/// → HTTP types codec → ``MalformedRequestHandler`` → Hummingbird's connection state → the router.
+/// → ``RouterHandoff``, which adds the HTTP types codec → ``MalformedRequestHandler`` → Hummingbird's connection
+/// state → the router's async channel only when a request (or a parse error, or the client's half-closure) reaches
+/// it: a connection whose requests the relay answers alone costs no router handlers, no async channel, and a task
+/// that only waits for the connection to end.
 struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
-    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+    /// The channel Hummingbird's loop serves: the connection (or HTTP/2 stream) once the router is needed.
+    typealias RouterChannel = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    /// A connection: its router channel when the router is needed, `nil` when it ends without.
+    struct Value: ServerChildChannelValue {
+        let channel: any Channel
+        let router: EventLoopFuture<RouterChannel?>
+    }
 
     let responder: HTTPChannelHandler.Responder
     /// `nil`: every request goes to the router.
@@ -56,27 +66,30 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.addHandler(ReadInterestKeeper(), position: .before(try pipeline.handler(type: HTTPServerPipelineHandler.self)))
         // One handler for the connection's own guards: each request crosses one handler, not one per guard.
         try pipeline.addHandler(HTTP1ConnectionGuard(idleTimeout: client.idleTimeout, bodyTimeout: client.bodyTimeout))
-        try addRequestHandlers(
-            to: pipeline, channel: channel, remoteAddress: channel.remoteAddress, malformed: MalformedRequestHandler(requestLine: watcher),
-            logger: logger)
-        return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+        try addRelayHandlers(to: pipeline, remoteAddress: channel.remoteAddress)
+        let router = channel.eventLoop.makePromise(of: RouterChannel?.self)
+        try pipeline.addHandler(
+            RouterHandoff(
+                triggers: .requestsErrorsAndHalfClosure,
+                deliver: { routerChannel in
+                    router.succeed(routerChannel)
+                    return true
+                }
+            ) { pipeline in
+                try addRouterHandlers(to: pipeline, malformed: MalformedRequestHandler(requestLine: watcher), logger: logger)
+                return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            })
+        return Value(channel: channel, router: router.futureResult)
     }
 
-    /// The handlers that see requests as NIOHTTP1 parts, on an HTTP/1.1 connection and on each HTTP/2 stream
-    /// alike (``GatewayHTTP2StreamChannel``): HSTS, the relay, then the router's (``addRouterHandlers(to:malformed:logger:)``).
-    func addRequestHandlers(
-        to pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel, remoteAddress: SocketAddress?,
-        malformed: MalformedRequestHandler?, logger: Logger
+    /// HSTS and the relay: what every request crosses first, on an HTTP/1.1 connection and on each HTTP/2 stream
+    /// alike (``GatewayHTTP2StreamChannel``, whose streams share their connection's `streamsMemo`).
+    func addRelayHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations, remoteAddress: SocketAddress?, streamsMemo: NIOLoopBound<StreamsCredentialMemo>? = nil
     ) throws {
-        try addRelayHandlers(to: pipeline, remoteAddress: remoteAddress)
-        try addRouterHandlers(to: pipeline, malformed: malformed, logger: logger)
-    }
-
-    /// HSTS and the relay: what every request crosses first.
-    func addRelayHandlers(to pipeline: ChannelPipeline.SynchronousOperations, remoteAddress: SocketAddress?) throws {
         if hstsSeconds > 0 { try pipeline.addHandler(StrictTransportSecurityHandler(maxAge: hstsSeconds)) }
         if let relay {
-            try pipeline.addHandler(APIRelayHandler(relay: relay, remoteAddress: remoteAddress?.ipAddress))
+            try pipeline.addHandler(APIRelayHandler(relay: relay, remoteAddress: remoteAddress?.ipAddress, streamsMemo: streamsMemo))
         }
     }
 
@@ -87,8 +100,10 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
     }
 
-    func handle(value asyncChannel: Value, logger: Logger) async {
-        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    func handle(value: Value, logger: Logger) async {
+        // The relay answered every request of a connection that ends without a router channel.
+        guard let router = try? await value.router.get() else { return }
+        await handleHTTP(asyncChannel: router, logger: logger)
     }
 }
 

@@ -13,6 +13,9 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
     private var openStreams = 0
     private var lastStreamID = HTTP2StreamID.rootStream
     private var quiescing = false
+    /// When the last open stream closed. Kept per stream instead of re-arming a timer each time the connection
+    /// goes idle between streams: the one timer, when it fires, decides from it (as ``HTTP1ConnectionGuard`` does).
+    private var idleSince = NIODeadline.now()
     private var timer: Scheduled<Void>?
 
     init(idleTimeout: TimeAmount) {
@@ -26,7 +29,7 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        scheduleIdleClose()
+        scheduleIdleClose(at: .now() + idleTimeout)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -55,8 +58,6 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
     private func streamCreated(_ id: HTTP2StreamID) {
         openStreams += 1
         lastStreamID = max(lastStreamID, id)
-        timer?.cancel()
-        timer = nil
     }
 
     private func streamClosed() {
@@ -65,15 +66,24 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
         if quiescing {
             context?.close(promise: nil)
         } else {
-            scheduleIdleClose()
+            idleSince = .now()
         }
     }
 
-    private func scheduleIdleClose() {
+    /// The one timer: at `deadline` it closes the connection if it has been idle for the whole timeout, and
+    /// otherwise looks again when it could be.
+    private func scheduleIdleClose(at deadline: NIODeadline) {
         guard let context, timer == nil else { return }
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) { [weak self] in
-            guard let self, self.openStreams == 0 else { return }
-            self.context?.close(promise: nil)
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            guard let self else { return }
+            self.timer = nil
+            if self.openStreams > 0 {
+                self.scheduleIdleClose(at: .now() + self.idleTimeout)  // a stream in flight is never cut
+            } else if self.idleSince + self.idleTimeout <= .now() {
+                self.context?.close(promise: nil)
+            } else {
+                self.scheduleIdleClose(at: self.idleSince + self.idleTimeout)
+            }
         }
     }
 

@@ -19,7 +19,7 @@ import Tracing
 /// relay's alone: it forwards them with the upgrade fields and, after the backend's `101`, tunnels the bytes.
 /// A browser's upgrade carried by the session cookie must come from the gateway's own origin or a CORS-allowed
 /// one (cross-site WebSocket hijacking); a bearer token is never sent by a browser on its own.
-struct APIRelay: Sendable {
+final class APIRelay: Sendable {
     let resolver: SessionResolver
     let signer: AssertionSigner
     let clock: TimeSource
@@ -236,7 +236,7 @@ struct APIRelay: Sendable {
         resolver.spend(proof) { recorded in
             switch recorded {
             case .success: promise.succeed(decision)
-            case .failure(let error): promise.succeed(replayed(error, head, remoteAddress: remoteAddress))
+            case .failure(let error): promise.succeed(self.replayed(error, head, remoteAddress: remoteAddress))
             }
         }
         return promise.futureResult

@@ -33,6 +33,7 @@ extension APIRelayHandler {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             return
         }
+        closingClient = true
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 

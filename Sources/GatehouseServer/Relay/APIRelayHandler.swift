@@ -46,10 +46,15 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     /// source, so that its identity cannot be reused by another route while it is here.
     private var sources: [ObjectIdentifier: (route: UpstreamRoute, source: any UpstreamConnectionSource)] = [:]
     var timer: Scheduled<Void>?
+    /// The relay wrote an answer that ends the connection (``writeEnd(_:close:)``).
+    var closingClient = false
+    /// An HTTP/2 stream's: the memo of its connection, in place of the handler's own.
+    private let streamsMemo: NIOLoopBound<StreamsCredentialMemo>?
 
-    init(relay: APIRelay, remoteAddress: String?) {
+    init(relay: APIRelay, remoteAddress: String?, streamsMemo: NIOLoopBound<StreamsCredentialMemo>? = nil) {
         self.relay = relay
         self.remoteAddress = remoteAddress
+        self.streamsMemo = streamsMemo
         machine = Machine(limits: .init(maxBodyBytes: relay.settings.maxBodyBytes, replayLimitBytes: relay.settings.replayLimitBytes))
     }
 
@@ -59,6 +64,7 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         self.relay = relay
         self.primary = connections
         self.remoteAddress = remoteAddress
+        self.streamsMemo = nil
         machine = Machine(limits: .init(maxBodyBytes: relay.settings.maxBodyBytes, replayLimitBytes: relay.settings.replayLimitBytes))
     }
 
@@ -116,6 +122,14 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         context.fireChannelWritabilityChanged()
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The client's end of input once the relay closes the connection (a TLS client's `close_notify` answering
+        // the gateway's after `Connection: close`): nothing is left to serve, and the router's handlers, which a
+        // half-closure would otherwise bring (``RouterHandoff``), are not made for it.
+        if closingClient, case ChannelEvent.inputClosed = event { return }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         clientClosed()
         context.fireChannelInactive()
@@ -133,7 +147,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     private func decide(_ head: HTTPRequestHead, memo: CredentialMemo?, data: NIOAny, context: ChannelHandlerContext) {
         // `/v1/authz` (when the relay takes it) or `/v1/api`: each with its one decision, carried out alike.
-        var memo = memo
+        var memo = streamsMemo?.value.memo ?? memo
+        defer { streamsMemo?.value.memo = memo }
         let decision: APIRelay.Plan
         let authz: Bool
         if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &memo) {

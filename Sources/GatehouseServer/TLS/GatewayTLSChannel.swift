@@ -15,11 +15,19 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
     enum Negotiated: Sendable {
         case http1(GatewayHTTPChannel.Value)
         /// The streams whose requests the router serves (the relay answers the others on the event loop).
-        case http2(AsyncStream<GatewayHTTPChannel.Value>)
+        case http2(AsyncStream<GatewayHTTPChannel.RouterChannel>)
+    }
+
+    /// What the connection's task serves, once known: on HTTP/1.1 the router channel (`nil`: the relay answered
+    /// every request), on HTTP/2 the streams for the router.
+    enum Served: Sendable {
+        case http1(GatewayHTTPChannel.RouterChannel?)
+        case http2(AsyncStream<GatewayHTTPChannel.RouterChannel>)
     }
 
     struct Value: ServerChildChannelValue {
-        let negotiated: EventLoopFuture<Negotiated>
+        /// One future for the task to wait on: the protocol's choice and, on HTTP/1.1, the router's need.
+        let served: EventLoopFuture<Served>
         let channel: any Channel
     }
 
@@ -58,14 +66,15 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
                         HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
                     ]
                     let streams = GatewayHTTP2StreamChannel(http1: http1)
-                    let (routed, continuation) = AsyncStream<GatewayHTTPChannel.Value>.makeStream()
+                    let memo = NIOLoopBound(StreamsCredentialMemo(), eventLoop: channel.eventLoop)
+                    let (routed, continuation) = AsyncStream<GatewayHTTPChannel.RouterChannel>.makeStream()
                     channel.closeFuture.whenComplete { _ in continuation.finish() }
                     try channel.pipeline.syncOperations.addHandler(HTTP2FlushCoalescer())
                     _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
                         mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream,
                         streamDelegate: keeper.streamDelegate(on: channel.eventLoop)
                     ) { stream in
-                        streams.initialize(channel: stream, routed: continuation, logger: logger)
+                        streams.initialize(channel: stream, routed: continuation, memo: memo, logger: logger)
                     }
                     try channel.pipeline.syncOperations.addHandler(keeper)
                     return .http2(routed)
@@ -77,15 +86,23 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
                 }
             }
             try pipeline.addHandler(protocolSwitch)
-            return Value(negotiated: protocolSwitch.negotiated, channel: channel)
+            let served = protocolSwitch.negotiated.flatMap { negotiated -> EventLoopFuture<Served> in
+                switch negotiated {
+                case .http1(let connection): connection.router.map(Served.http1)
+                case .http2(let routed): channel.eventLoop.makeSucceededFuture(.http2(routed))
+                }
+            }
+            return Value(served: served, channel: channel)
         }
     }
 
     func handle(value: Value, logger: Logger) async {
         do {
-            switch try await value.negotiated.get() {
-            case .http1(let connection):
-                await http1.handle(value: connection, logger: logger)
+            switch try await value.served.get() {
+            case .http1(let router?):
+                await http1.handleHTTP(asyncChannel: router, logger: logger)
+            case .http1(nil):
+                break
             case .http2(let routed):
                 await GatewayHTTP2StreamChannel(http1: http1).handle(routed: routed, logger: logger)
             }

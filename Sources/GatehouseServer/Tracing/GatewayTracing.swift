@@ -89,18 +89,22 @@ struct GatewayTracing: Sendable {
     }
 
     private func begin(parent: TraceParent?, start: (inout ServiceContext) -> any Span) -> RequestTrace {
-        let (decision, high, low, id) = random.draw()
-        if sampler.samples(parent: parent, draw: decision) {
-            var context = ServiceContext.topLevel
-            context.gatewayTracing = self
-            return .sampled(start(&context))
-        }
         if let parent {
+            // The client's flag decides: nothing to draw.
+            if sampler.samples(parent: parent, draw: 0) { return sampled(start) }
             return .unsampled(UnsampledTrace(traceID: String(parent.traceID), started: nil, traceparent: parent.value))
         }
+        let (decision, high, low, id) = random.draw()
+        if sampler.samples(parent: nil, draw: decision) { return sampled(start) }
         // A new trace nobody records: its ids only tie the hops' logs together (``TraceRandom``).
         let started = TraceParent.write(traceID: high, low == 0 && high == 0 ? 1 : low, parentID: id == 0 ? 1 : id, sampled: false)
         return .unsampled(UnsampledTrace(traceID: String(started.dropFirst(3).prefix(32)), started: started, traceparent: started))
+    }
+
+    private func sampled(_ start: (inout ServiceContext) -> any Span) -> RequestTrace {
+        var context = ServiceContext.topLevel
+        context.gatewayTracing = self
+        return .sampled(start(&context))
     }
 
     /// Puts an unsampled request's new trace context into `headers` in place of the client's; nothing when the
