@@ -31,6 +31,7 @@ import pytest
 import requests
 
 from conftest import STARTUP_TIMEOUT, Gateway, clean_env, free_port, q, write_capture_provider, write_config
+from dpop_key import DPoPKey
 from gatehouse_testkit import loopback_server, wait_until
 from private_ca import PrivateCA
 from oidc_provider import CLIENT_SECRET, NATIVE_REDIRECT_URI, OpenIDProvider, sign_in, write_provider_file
@@ -470,6 +471,40 @@ def test_authz_has_its_decision_span(traced, front):
         assert decision["attributes"]["gatehouse.decision"] == verdict
     relayed = counter(gw, "gatehouse_relayed_authz_total") - before
     assert relayed >= 1 if front == "relay" else relayed == 0, relayed
+
+
+def test_a_replayed_dpop_proof_is_refused_in_one_span_tree(traced):
+    """A DPoP proof the relay decides on the event loop is spent in the store afterwards; when it turns out to be
+    a replay, the refusal is decided again. Its spans stay one tree: one server span, ended with the 401, and
+    every other span of the trace under it (no decision span left under a request span never ended)."""
+    gw, _, receiver, _ = traced
+    key = DPoPKey()
+    login = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": CAPTURED_TOKEN},
+                          headers={"DPoP": key.proof("POST", PUBLIC + "/v1/auth/legacy/token")}, timeout=5)
+    assert login.status_code == 201 and login.json()["token_type"] == "DPoP", login.text
+    token = login.json()["session_token"]
+    proof = key.proof("GET", PUBLIC + "/v1/api/app/x", token)
+    before = counter(gw, "gatehouse_relayed_requests_total")
+    traces = []
+    for expected in (200, 401):
+        trace_id, parent_id = secrets.token_hex(16), secrets.token_hex(8)
+        head = ["GET /v1/api/app/x HTTP/1.1", "Host: 127.0.0.1", "Connection: close", f"Authorization: DPoP {token}",
+                f"DPoP: {proof}", f"traceparent: 00-{trace_id}-{parent_id}-01"]
+        answer = raw(gw.port, ("\r\n".join(head) + "\r\n\r\n").encode())
+        assert status_of(answer) == expected, answer[:400]
+        traces.append((trace_id, parent_id))
+    assert counter(gw, "gatehouse_relayed_requests_total") - before == 1, "the relay forwarded the first (and refused the second)"
+    trace_id, parent_id = traces[1]
+    spans = receiver.wait_for(trace_id, lambda s: any(x["kind"] == 2 for x in s))
+    time.sleep(0.5)  # anything else of the trace is exported with it or just after
+    spans = receiver.of_trace(trace_id)
+    request = server_span(spans)
+    assert request["attributes"]["http.response.status_code"] == 401, request
+    assert request["parent_span_id"] == parent_id
+    ids = {s["span_id"] for s in spans}
+    orphans = [s for s in spans if s is not request and s["parent_span_id"] not in ids]
+    assert not orphans, orphans
+    assert any(s["name"] == "access decision" and s["attributes"]["gatehouse.decision"] == "refuse" for s in spans), spans
 
 
 def counter(gw, name: str) -> float:

@@ -122,6 +122,15 @@ final class APIRelay: Sendable {
         /// The request was decided on the event loop with a DPoP proof; record the proof's `jti` in the store
         /// (``spend(_:then:_:remoteAddress:on:)``, the one step that leaves the loop), then carry out `then`.
         indirect case spend(DPoPProof, then: Plan)
+
+        /// The request's spans, when tracing is on and the plan has them.
+        var trace: RelayTrace? {
+            switch self {
+            case .forward(_, let entry), .upgrade(_, let entry), .refuse(_, let entry), .answer(_, let entry): entry.trace
+            case .spend(_, let then): then.trace
+            case .pass, .resolveAsync: nil
+            }
+        }
     }
 
     /// The decision from memory alone (``SessionResolver/credentialFromMemory(_:memo:now:)``, the connection's
@@ -236,7 +245,9 @@ final class APIRelay: Sendable {
         resolver.spend(proof) { recorded in
             switch recorded {
             case .success: promise.succeed(decision)
-            case .failure(let error): promise.succeed(self.replayed(error, head, remoteAddress: remoteAddress))
+            case .failure(let error):
+                // The refusal goes on in the request's span begun for the decision, which it then ends.
+                promise.succeed(RelayTrace.continuing(decision.trace) { self.replayed(error, head, remoteAddress: remoteAddress) })
             }
         }
         return promise.futureResult

@@ -35,7 +35,15 @@ final class RelayTrace: Sendable {
         }
     }
 
-    /// The request's trace: the one begun (``during(_:_:)``), else decided now.
+    /// Runs `body`, a new decision for a request already decided once (a DPoP proof found spent after the
+    /// decision), in the request span `earlier` began: the new decision's spans are its, and its answer ends it
+    /// (the upstream call `earlier` began is never made, so never ended nor exported).
+    static func continuing<T>(_ earlier: RelayTrace?, _ body: () -> T) -> T {
+        guard let request = earlier?.request else { return body() }
+        return $begun.withValue(.sampled(request)) { body() }
+    }
+
+    /// The request's trace: the one begun (``during(_:_:)``, ``continuing(_:_:)``), else decided now.
     private static func begin(_ tracing: GatewayTracing, head: HTTPRequestHead) -> RequestTrace {
         begun ?? tracing.begin(headers: head.headers, operation: head.method.rawValue)
     }
