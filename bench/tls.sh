@@ -165,6 +165,14 @@ declare -A facts=(
 )
 for t in "${targets[@]}"; do log "$t: ${facts[$t]}"; done
 
+# The CPU of the clients the script has run and waited for so far (wrk, h2load), in microseconds: the handshake
+# rows' client does a TLS handshake per request on the same two cores, which bounds every server's rate.
+# Sets client_cpu (`times` must run in this shell, not in a command substitution's).
+read_client_cpu() {
+    times >"$tmp/times.txt"
+    client_cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); sum += t[1] * 60 + t[2] } } END { printf "%.0f", sum * 1e6 }' "$tmp/times.txt")
+}
+
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" "$2"; }
 
@@ -181,6 +189,8 @@ for t in "${targets[@]}"; do
     ((WARMUP > 0)) && run_wrk "$t warm-up" "$tmp/$t.warmup" "$WARMUP" "${url[$t]}" -H "Authorization: Bearer $token" >/dev/null
     for mode in keepalive h2 handshake; do
         values=() ticks=0 requests=0
+        read_client_cpu
+        client_before=$client_cpu
         for run in $(seq "$RUNS"); do
             out=$tmp/$t.$mode.$run
             before=$(front_ticks "$t")
@@ -194,6 +204,8 @@ for t in "${targets[@]}"; do
             values+=("$(field rps "$out") $(field p99_ms "$out")$(field mean "$out")")
         done
         result[$t.$mode.cpu]=$(awk -v t="$ticks" -v n="$requests" -v hz="$ticks_per_second" 'BEGIN { printf "%.0f", (n > 0 ? t / hz * 1e6 / n : 0) }')
+        read_client_cpu
+        result[$t.$mode.client]=$(awk -v c="$((client_cpu - client_before))" -v n="$requests" 'BEGIN { printf "%.0f", (n > 0 ? c / n : 0) }')
         result[$t.$mode.rps]=$(printf '%s\n' "${values[@]}" | awk '{print $1}' | median)
         result[$t.$mode.lat]=$(printf '%s\n' "${values[@]}" | awk '{print $2}' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
         log "$t $mode: ${result[$t.$mode.rps]} req/s (median of $RUNS)"
@@ -202,11 +214,11 @@ done
 
 printf '\nTLS benchmark: %s s x %s runs, %s threads, %s connections (h2: %s streams each), binary %s\n\n' \
     "$DURATION" "$RUNS" "$THREADS" "$CONNECTIONS" "$STREAMS" "$bin_kind"
-printf '| target | HTTPS/1.1 keep-alive req/s | p99 ms | CPU/request | HTTP/2 req/s | mean ms | CPU/request | handshakes/s (new connection per request) | CPU/handshake |\n|---|---|---|---|---|---|---|---|---|\n'
+printf '| target | HTTPS/1.1 keep-alive req/s | p99 ms | CPU/request | HTTP/2 req/s | mean ms | CPU/request | handshakes/s (new connection per request) | CPU/handshake | client CPU/handshake |\n|---|---|---|---|---|---|---|---|---|---|\n'
 for t in "${targets[@]}"; do
-    printf '| %s | %s | %s | %s us | %s | %s | %s us | %s | %s us |\n' "${label[$t]}" "${result[$t.keepalive.rps]}" "${result[$t.keepalive.lat]}" \
+    printf '| %s | %s | %s | %s us | %s | %s | %s us | %s | %s us | %s us |\n' "${label[$t]}" "${result[$t.keepalive.rps]}" "${result[$t.keepalive.lat]}" \
         "${result[$t.keepalive.cpu]}" "${result[$t.h2.rps]}" "${result[$t.h2.lat]}" "${result[$t.h2.cpu]}" "${result[$t.handshake.rps]}" \
-        "${result[$t.handshake.cpu]}"
+        "${result[$t.handshake.cpu]}" "${result[$t.handshake.client]}"
 done
 printf '\nTLS as each server gives it to openssl s_client (wrk resumes the same way):\n'
 for t in "${targets[@]}"; do printf -- '- %s: %s\n' "${label[$t]}" "${facts[$t]}"; done
@@ -216,5 +228,8 @@ awk -v g="${result[gw-tls.keepalive.rps]}" -v c="${result[caddy-tls.keepalive.rp
 awk -v g="${result[gw-tls.keepalive.rps]}" -v g2="${result[gw-tls.h2.rps]}" -v n="${result[nginx-tls.keepalive.rps]}" \
     -v n2="${result[nginx-tls.h2.rps]}" -v c="${result[caddy-tls.keepalive.rps]}" -v c2="${result[caddy-tls.h2.rps]}" \
     'BEGIN { printf "HTTP/2 / own HTTPS/1.1: Gatehouse %.2fx, Caddy %.2fx, nginx %.2fx\n", g2 / g, c2 / c, n2 / n }'
+awk -v g="${result[gw-tls.handshake.cpu]}" -v c="${result[caddy-tls.handshake.cpu]}" -v n="${result[nginx-tls.handshake.cpu]}" \
+    -v w="${result[gw-tls.handshake.client]}" \
+    'BEGIN { printf "CPU per handshake: Gatehouse %s us, Caddy %s us (%.2fx), nginx %s us; the client, on the same cores: %s us\n", g, c, g / c, n, w }'
 problems=$(log_problem_lines "$tmp/gateway.log")
 [[ -z $problems ]] || { log "gateway log problems:"; echo "$problems" >&2; }
