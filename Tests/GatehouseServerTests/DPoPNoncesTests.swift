@@ -22,6 +22,21 @@ struct DPoPNoncesTests {
         #expect(!nonces.accepts(nonce, now: Self.now.addingTimeInterval(-6)), "issued in the future")
     }
 
+    @Test func aRememberedNonceIsStillJudgedByItsAgeAndOnlyItsExactTextIsRemembered() throws {
+        let nonces = Self.instance()
+        let nonce = nonces.issue(now: Self.now)
+        for _ in 0..<3 { #expect(nonces.accepts(nonce, now: Self.now)) }
+        // Remembered as accepted, yet past its lifetime (or before its issue): refused.
+        #expect(!nonces.accepts(nonce, now: Self.now.addingTimeInterval(301)))
+        #expect(!nonces.accepts(nonce, now: Self.now.addingTimeInterval(-6)))
+        #expect(nonces.accepts(nonce, now: Self.now.addingTimeInterval(1)))
+        // A refused text is never remembered as accepted, and a one-byte change of the accepted one is refused.
+        var forged = try #require(Base64URL.decode(nonce))
+        forged[forged.count - 1] ^= 1
+        for _ in 0..<2 { #expect(!nonces.accepts(Base64URL.encode(forged), now: Self.now)) }
+        #expect(!Self.instance(2).accepts(nonce, now: Self.now), "another instance's memory is its own")
+    }
+
     @Test func anotherInstanceOrARestartedOneRefusesIt() {
         let nonce = Self.instance(1).issue(now: Self.now)
         #expect(!Self.instance(2).accepts(nonce, now: Self.now))

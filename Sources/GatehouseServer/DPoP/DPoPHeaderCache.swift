@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The checked JOSE headers of recent proofs, by their base64url text: a client signs every proof with the
 /// same key, so every proof of a bound session carries the same header bytes, and decoding them, checking
 /// the key and hashing its thumbprint would give the same answer each time. Only a header that passed
@@ -13,24 +11,19 @@ final class DPoPHeaderCache: Sendable {
         let thumbprint: String
     }
 
-    private let headers = Mutex<[String: Checked]>([:])
-    /// Bounded: a client can mint keys at will. Dropping everything when full keeps the cost per entry flat.
-    private let capacity: Int
+    private let headers: DPoPTextMemo<Checked>
 
     init(capacity: Int = 4096) {
-        self.capacity = capacity
+        headers = DPoPTextMemo(capacity: capacity)
     }
 
     /// The header's checked contents, when these exact bytes passed the checks before.
     func checked(_ header: String) -> Checked? {
-        headers.withLock { $0[header] }
+        headers.value(for: header)
     }
 
     /// Keeps a header that passed the checks.
     func keep(_ header: String, _ checked: Checked) {
-        headers.withLock { cache in
-            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-            cache[header] = checked
-        }
+        headers.keep(header, checked)
     }
 }

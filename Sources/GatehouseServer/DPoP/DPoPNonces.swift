@@ -15,6 +15,10 @@ struct DPoPNonces: Sendable {
     let lifetime: TimeInterval
     /// The id of this process (``instanceIDBytes`` random bytes), when nonces are per instance.
     let instance: Data?
+    /// The issue time of nonces whose MAC (and instance) passed, by their text: every proof a client sends
+    /// carries the nonce it was given, and a nonce is the same text for every client given one in that second.
+    /// Only the age is checked again.
+    private let verified = DPoPTextMemo<Double>(capacity: 256)
 
     static let instanceIDBytes = 16
     private static let stampBytes = 8
@@ -43,17 +47,28 @@ struct DPoPNonces: Sendable {
     /// Whether `nonce` was issued by a gateway with these keys (and, per instance, by this process), no earlier
     /// than the lifetime ago.
     func accepts(_ nonce: String, now: Date) -> Bool {
-        let prefix = instance?.count ?? 0
-        guard nonce.utf8.count <= 128, let bytes = Base64URL.decode(nonce), bytes.count == prefix + Self.stampBytes + Self.tagBytes else {
-            return false
+        guard nonce.utf8.count <= 128 else { return false }
+        let issued: Double
+        if let known = verified.value(for: nonce) {
+            issued = known
+        } else {
+            guard let authentic = issueTime(nonce) else { return false }
+            issued = authentic
+            verified.keep(nonce, issued)
         }
-        let body = Data(bytes.prefix(prefix + Self.stampBytes))
-        let tag = Data(bytes.suffix(Self.tagBytes))
-        guard keys.contains(where: { ConstantTime.equal(Self.mac(body, $0), tag) }) else { return false }
-        if let instance, !ConstantTime.equal(Data(body.prefix(prefix)), instance) { return false }
-        let issued = Double(body.suffix(Self.stampBytes).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
         let age = now.timeIntervalSince1970 - issued
         return age >= -Double(DPoPPolicy.clockSkewSeconds) && age <= lifetime
+    }
+
+    /// When `nonce` was issued, if a gateway with these keys (and, per instance, this process) issued it.
+    private func issueTime(_ nonce: String) -> Double? {
+        let prefix = instance?.count ?? 0
+        guard let bytes = Base64URL.decode(nonce), bytes.count == prefix + Self.stampBytes + Self.tagBytes else { return nil }
+        let body = Data(bytes.prefix(prefix + Self.stampBytes))
+        let tag = Data(bytes.suffix(Self.tagBytes))
+        guard keys.contains(where: { ConstantTime.equal(Self.mac(body, $0), tag) }) else { return nil }
+        if let instance, !ConstantTime.equal(Data(body.prefix(prefix)), instance) { return nil }
+        return Double(body.suffix(Self.stampBytes).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
     }
 
     private static func stamp(_ now: Date) -> Data {

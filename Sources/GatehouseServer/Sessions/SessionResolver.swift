@@ -88,17 +88,27 @@ struct SessionResolver: Sendable {
     /// What a request's credential gives from memory alone — the connection's `memo` while it holds (compared with
     /// the `Authorization` value as sent, before anything is parsed or hashed), the store's cache, a provider
     /// token's cached verdict, a proof whose key's verifier is kept — and the memo to keep for the connection (a
-    /// bearer token, which a keep-alive client sends again byte for byte); `nil` when the store must be read, a
+    /// `Bearer` or `DPoP` token, which a keep-alive client sends again byte for byte; with `DPoP` the memo stands
+    /// for the token's look-up only, and every request's proof is checked); `nil` when the store must be read, a
     /// provider token verified or a proof's signature awaited: ask ``credential(_:providerTokens:)``. `presented`
     /// reads the credential (``presented(authorization:cookies:csrf:method:proofs:target:)``) when the memo does
-    /// not answer; what it throws is a refused credential. `providerGeneration` is the request's
+    /// not answer or a proof is to be checked; what it throws is a refused credential. `providerGeneration` is the request's
     /// (``PolicySnapshot/providerGeneration``): a verdict or a memo made under other providers is not used. On the
     /// routes that take provider-issued tokens (`/v1/api/**`, `/v1/authz`).
     func credentialFromMemory(
         authorization: String?, memo: CredentialMemo?, now: Date, providerGeneration: UInt64, presented: () throws -> PresentedCredential?
     ) -> (credential: CredentialOutcome, memo: CredentialMemo?)? {
         if let memo, let authorization, memo.authorization == authorization, now < memo.until, holds(memo.source, providerGeneration) {
-            return (.session(memo.session, proof: nil), memo)
+            // A bound session's memo stands for the token's look-up alone: this request's proof is checked all
+            // the same (signature, htm/htu, iat, nonce, ath, the session's key), and spent by the caller.
+            guard memo.session.record.dpopThumbprint != nil else { return (.session(memo.session, proof: nil), memo) }
+            do {
+                guard let presented = try presented() else { return (.none, nil) }
+                guard case .some(let proof) = try dpop.checkWithoutWaiting(memo.session, presented) else { return nil }
+                return (.session(memo.session, proof: proof), memo)
+            } catch {
+                return (.refused(error), nil)
+            }
         }
         let read: PresentedCredential?
         do {
@@ -109,7 +119,8 @@ struct SessionResolver: Sendable {
         guard let presented = read else { return (.none, nil) }
         // Hashed once: the session cache and the provider tokens' verdicts are both by the token's hash.
         let tokenHash = RandomToken.hash(presented.token)
-        let keeps = presented.presentation == .bearer ? presented.authorization : nil
+        // `Authorization: Bearer` and `DPoP` (whose proof is still checked each time) are kept; a cookie is not.
+        let keeps = presented.presentation != .cookie ? presented.authorization : nil
         // A JWT is never a session token (those have no dots): no session look-up for a provider's JWT.
         if presented.presentation != .bearer || !ProviderTokenAuthenticator.isJWT(presented.token) {
             // Read before the look-up: an eviction after it makes the memo stale at once.
