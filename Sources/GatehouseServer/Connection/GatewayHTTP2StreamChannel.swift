@@ -32,7 +32,7 @@ struct GatewayHTTP2StreamChannel: Sendable {
             try pipeline.addHandler(ClientBodyTimeoutHandler(timeout: http1.client.bodyTimeout))
             try pipeline.addHandler(HTTP2StreamHeadAdapter())
             // A stream's own address is its connection's.
-            try http1.addRelayHandlers(to: pipeline, remoteAddress: channel.parent?.remoteAddress ?? channel.remoteAddress, streamsMemo: memo)
+            try http1.addRelayHandlers(to: pipeline, remoteAddress: channel.parent?.remoteAddress ?? channel.remoteAddress, streamsMemo: memo.value)
             let http1 = http1
             try pipeline.addHandler(
                 RouterHandoff(

@@ -85,7 +85,7 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     /// HSTS and the relay: what every request crosses first, on an HTTP/1.1 connection and on each HTTP/2 stream
     /// alike (``GatewayHTTP2StreamChannel``, whose streams share their connection's `streamsMemo`).
     func addRelayHandlers(
-        to pipeline: ChannelPipeline.SynchronousOperations, remoteAddress: SocketAddress?, streamsMemo: NIOLoopBound<StreamsCredentialMemo>? = nil
+        to pipeline: ChannelPipeline.SynchronousOperations, remoteAddress: SocketAddress?, streamsMemo: StreamsCredentialMemo? = nil
     ) throws {
         if hstsSeconds > 0 { try pipeline.addHandler(StrictTransportSecurityHandler(maxAge: hstsSeconds)) }
         if let relay {

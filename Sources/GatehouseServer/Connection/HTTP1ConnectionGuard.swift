@@ -28,12 +28,10 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     // Idle and header timeout.
-    private let idleTimeout: TimeAmount
     private var inFlight = 0
     private var upgraded = false
-    /// When the connection last became idle (no request in flight). Kept per request instead of re-arming a
-    /// timer per request: the one timer, when it fires, decides from it (this sits on the relay's path).
-    private var idleSince = NIODeadline.now()
+    /// Idle means no request in flight.
+    private var idle: IdleClock
     private var idleTimer: Scheduled<Void>?
 
     // Body timeout.
@@ -49,7 +47,7 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
     private var refused = false
 
     init(idleTimeout: TimeAmount, bodyTimeout: TimeAmount) {
-        self.idleTimeout = idleTimeout
+        idle = IdleClock(timeout: idleTimeout)
         body = ClientBodyClock(timeout: bodyTimeout)
     }
 
@@ -113,7 +111,7 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
         case .end:
             responseStarted = false
             inFlight = max(0, inFlight - 1)
-            if inFlight == 0 { idleSince = .now() }
+            if inFlight == 0 { idle.idle() }
         default:
             break
         }
@@ -133,8 +131,8 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
     // MARK: Idle and header timeout
 
     private func startIdle(_ context: ChannelHandlerContext) {
-        idleSince = .now()
-        scheduleIdle(context, at: idleSince + idleTimeout)
+        idle.idle()
+        scheduleIdle(context, at: idle.deadline)
     }
 
     private func scheduleIdle(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
@@ -142,12 +140,9 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             idleTimer = nil
             guard !upgraded else { return }
-            if inFlight > 0 {
-                scheduleIdle(context, at: .now() + idleTimeout)  // a request in flight is never cut; look again later
-            } else if idleSince + idleTimeout <= .now() {
-                context.close(promise: nil)
-            } else {
-                scheduleIdle(context, at: idleSince + idleTimeout)
+            switch idle.verdict(busy: inFlight > 0, at: .now()) {
+            case .close: context.close(promise: nil)
+            case .later(let deadline): scheduleIdle(context, at: deadline)
             }
         }
     }
@@ -232,6 +227,6 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
         Problem.answerAndClose(error, context: context)
         responseStarted = false
         inFlight = max(0, inFlight - 1)
-        if inFlight == 0 { idleSince = .now() }
+        if inFlight == 0 { idle.idle() }
     }
 }

@@ -8,18 +8,16 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
 
-    private let idleTimeout: TimeAmount
     private var context: ChannelHandlerContext?
     private var openStreams = 0
     private var lastStreamID = HTTP2StreamID.rootStream
     private var quiescing = false
-    /// When the last open stream closed. Kept per stream instead of re-arming a timer each time the connection
-    /// goes idle between streams: the one timer, when it fires, decides from it (as ``HTTP1ConnectionGuard`` does).
-    private var idleSince = NIODeadline.now()
+    /// Idle means no open stream.
+    private var idle: IdleClock
     private var timer: Scheduled<Void>?
 
     init(idleTimeout: TimeAmount) {
-        self.idleTimeout = idleTimeout
+        idle = IdleClock(timeout: idleTimeout)
     }
 
     /// The stream events of the connection's `NIOHTTP2Handler`, delivered to this handler on its loop.
@@ -29,7 +27,8 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        scheduleIdleClose(at: .now() + idleTimeout)
+        idle.idle()
+        scheduleIdleClose(at: idle.deadline)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -66,23 +65,19 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
         if quiescing {
             context?.close(promise: nil)
         } else {
-            idleSince = .now()
+            idle.idle()
         }
     }
 
-    /// The one timer: at `deadline` it closes the connection if it has been idle for the whole timeout, and
-    /// otherwise looks again when it could be.
+    /// The one timer (``IdleClock``).
     private func scheduleIdleClose(at deadline: NIODeadline) {
         guard let context, timer == nil else { return }
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
             guard let self else { return }
             self.timer = nil
-            if self.openStreams > 0 {
-                self.scheduleIdleClose(at: .now() + self.idleTimeout)  // a stream in flight is never cut
-            } else if self.idleSince + self.idleTimeout <= .now() {
-                self.context?.close(promise: nil)
-            } else {
-                self.scheduleIdleClose(at: self.idleSince + self.idleTimeout)
+            switch self.idle.verdict(busy: self.openStreams > 0, at: .now()) {
+            case .close: self.context?.close(promise: nil)
+            case .later(let deadline): self.scheduleIdleClose(at: deadline)
             }
         }
     }

@@ -48,10 +48,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     var timer: Scheduled<Void>?
     /// The relay wrote an answer that ends the connection (``writeEnd(_:close:)``).
     var closingClient = false
-    /// An HTTP/2 stream's: the memo of its connection, in place of the handler's own.
-    private let streamsMemo: NIOLoopBound<StreamsCredentialMemo>?
+    /// An HTTP/2 stream's: the memo of its connection (on the same loop), in place of the machine's.
+    private let streamsMemo: StreamsCredentialMemo?
 
-    init(relay: APIRelay, remoteAddress: String?, streamsMemo: NIOLoopBound<StreamsCredentialMemo>? = nil) {
+    init(relay: APIRelay, remoteAddress: String?, streamsMemo: StreamsCredentialMemo? = nil) {
         self.relay = relay
         self.remoteAddress = remoteAddress
         self.streamsMemo = streamsMemo
@@ -147,8 +147,8 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
 
     private func decide(_ head: HTTPRequestHead, memo: CredentialMemo?, data: NIOAny, context: ChannelHandlerContext) {
         // `/v1/authz` (when the relay takes it) or `/v1/api`: each with its one decision, carried out alike.
-        var memo = streamsMemo?.value.memo ?? memo
-        defer { streamsMemo?.value.memo = memo }
+        var memo = streamsMemo.map(\.memo) ?? memo
+        defer { streamsMemo?.memo = memo }
         let decision: APIRelay.Plan
         let authz: Bool
         if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &memo) {

@@ -98,17 +98,12 @@ struct SessionResolver: Sendable {
     func credentialFromMemory(
         authorization: String?, memo: CredentialMemo?, now: Date, providerGeneration: UInt64, presented: () throws -> PresentedCredential?
     ) -> (credential: CredentialOutcome, memo: CredentialMemo?)? {
+        var held: CredentialMemo?
         if let memo, let authorization, memo.authorization == authorization, now < memo.until, holds(memo.source, providerGeneration) {
-            // A bound session's memo stands for the token's look-up alone: this request's proof is checked all
-            // the same (signature, htm/htu, iat, nonce, ath, the session's key), and spent by the caller.
+            // A bearer session's memo answers before anything is parsed; a bound one's stands for the token's
+            // look-up alone: this request's proof is checked all the same, below, and spent by the caller.
             guard memo.session.record.dpopThumbprint != nil else { return (.session(memo.session, proof: nil), memo) }
-            do {
-                guard let presented = try presented() else { return (.none, nil) }
-                guard case .some(let proof) = try dpop.checkWithoutWaiting(memo.session, presented) else { return nil }
-                return (.session(memo.session, proof: proof), memo)
-            } catch {
-                return (.refused(error), nil)
-            }
+            held = memo
         }
         let read: PresentedCredential?
         do {
@@ -117,6 +112,7 @@ struct SessionResolver: Sendable {
             return (.refused(error), nil)
         }
         guard let presented = read else { return (.none, nil) }
+        if let held { return checkedNow(held.session, presented, memo: held) }
         // Hashed once: the session cache and the provider tokens' verdicts are both by the token's hash.
         let tokenHash = RandomToken.hash(presented.token)
         // `Authorization: Bearer` and `DPoP` (whose proof is still checked each time) are kept; a cookie is not.
@@ -125,17 +121,10 @@ struct SessionResolver: Sendable {
         if presented.presentation != .bearer || !ProviderTokenAuthenticator.isJWT(presented.token) {
             // Read before the look-up: an eviction after it makes the memo stale at once.
             if let epoch = sessions.cacheEpoch, let (session, until) = sessions.cachedSession(tokenHash: tokenHash, now: now) {
-                let checked: DPoPProof??
-                do {
-                    checked = try dpop.checkWithoutWaiting(session, presented)
-                } catch {
-                    return (.refused(error), nil)
-                }
-                guard case .some(let proof) = checked else { return nil }
                 let memo = keeps.map {
                     CredentialMemo(authorization: $0, source: .session(epoch: epoch), until: min(until, now.addingTimeInterval(1)), session: session)
                 }
-                return (.session(session, proof: proof), memo)
+                return checkedNow(session, presented, memo: memo)
             }
         }
         guard presented.presentation == .bearer,
@@ -151,6 +140,20 @@ struct SessionResolver: Sendable {
             return (.session(session, proof: nil), memo)
         case .failure(let refusal):
             return (.refused(refusal), nil)
+        }
+    }
+
+    /// `session` with `presented`'s DPoP proof checked on the caller's thread (signature, htm/htu, iat, nonce, ath,
+    /// the session's key; none is needed for a bearer session), and `memo` to keep; `nil` when the proof's signature
+    /// must be awaited. A refused proof keeps no memo.
+    private func checkedNow(
+        _ session: ActiveSession, _ presented: PresentedCredential, memo: CredentialMemo?
+    ) -> (credential: CredentialOutcome, memo: CredentialMemo?)? {
+        do {
+            guard case .some(let proof) = try dpop.checkWithoutWaiting(session, presented) else { return nil }
+            return (.session(session, proof: proof), memo)
+        } catch {
+            return (.refused(error), nil)
         }
     }
 
