@@ -9,6 +9,32 @@ import Testing
         #expect(Base64URL.encode(Data([0x61])) == "YQ")
     }
 
+    @Test("encoding answers as Foundation's base64 encoder does, for every length, with the url alphabet and no padding")
+    func encodeAgreesWithFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        for count in 0..<70 {
+            for _ in 0..<20 {
+                let data = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+                let reference = data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                    .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                #expect(Base64URL.encode(data) == reference)
+                #expect(Base64URL.encode(Array(data)) == reference)
+            }
+        }
+    }
+
+    @Test("decoding into bytes answers as decoding into Data does, for text in a string or not")
+    func decodedBytesAgree() {
+        for text in ["", "YQ", "YWI", "YWJj", "-_-_", "QR", "Y", "a+bc", "YQ==", "not*base64", "8J-YgA"] {
+            #expect(Base64URL.decodedBytes(text.utf8) == Base64URL.decode(text).map(Array.init), "\(text)")
+            #expect(Base64URL.decodedBytes(Array(text.utf8)) == Base64URL.decode(text).map(Array.init), "\(text)")
+            // A slice of a string's bytes, as a proof's parts are read.
+            let framed = "." + text + "."
+            let inner = framed.utf8.dropFirst().dropLast()
+            #expect(Base64URL.decodedBytes(inner) == Base64URL.decode(text).map(Array.init), "\(text)")
+        }
+    }
+
     @Test("decoding accepts unpadded input and round-trips")
     func decodeRoundTrip() {
         for count in 0..<40 {

@@ -50,6 +50,15 @@ struct DPoPClaimsParserTests {
         #expect(Self.parse(#"{"jti":"a","jti":"b"}"#) == nil)
         #expect(Self.parse(#"{"jti":"a","j\u0074i":"b"}"#) == nil)
         #expect(Self.parse(#"{"x":1,"x":2}"#) == nil)
+        // Every claim the checks read, named twice among others, with either value type or null.
+        for name in ["jti", "htm", "htu", "ath", "nonce", "iat"] {
+            let value = name == "iat" ? "1" : "\"v\""
+            #expect(Self.parse("{\"\(name)\":\(value),\"x\":1,\"\(name)\":null}") == nil, "\(name)")
+            #expect(Self.parse("{\"\(name)\":null,\"\(name)\":\(value)}") == nil, "\(name)")
+        }
+        #expect(Self.parse(#"{"x":1,"jti":"a","y":2,"x":3}"#) == nil)
+        // Names that only look alike are different members.
+        #expect(Self.parse(#"{"jti":"a","JTI":"b","jti ":"c"}"#)?.jti == "a")
     }
 
     @Test func badSyntaxIsMalformed() {

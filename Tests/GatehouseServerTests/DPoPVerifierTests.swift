@@ -131,6 +131,12 @@ struct DPoPVerifierTests {
             ("iat as a string", Self.proof(key: key) { _, claims in claims["iat"] = String(Int(now.timeIntervalSince1970)) }),
             ("iat as \"inf\"", Self.proof(key: key) { _, claims in claims["iat"] = "inf" }),
             ("not a JWS", "abc.def"),
+            // A valid proof with a part more, a part less, or its signature moved: exactly two dots, in place.
+            ("a fourth part", Self.proof(key: key) + ".AAAA"),
+            ("a fourth, empty part", Self.proof(key: key) + "."),
+            ("no signature part", String(Self.proof(key: key).split(separator: ".").prefix(2).joined(separator: "."))),
+            ("an empty header part", "." + Self.proof(key: key).split(separator: ".").dropFirst().joined(separator: ".")),
+            ("no dot", Self.proof(key: key).replacingOccurrences(of: ".", with: "")),
         ]
         for (name, proof) in cases {
             let error = await refusal(proof)

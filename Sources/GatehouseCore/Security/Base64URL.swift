@@ -3,18 +3,41 @@ public import Foundation
 /// Base64url without padding (RFC 4648 §5), as JOSE and PKCE use it. Byte-level: it runs for every DPoP proof
 /// and token hash, where Foundation's string replacing costs more than the decoding itself.
 public enum Base64URL {
-    public static func encode(_ data: Data) -> String {
-        var bytes = Array(data.base64EncodedData())
-        var length = bytes.count
-        while length > 0, bytes[length - 1] == UInt8(ascii: "=") { length -= 1 }
-        for index in 0..<length {
-            switch bytes[index] {
-            case UInt8(ascii: "+"): bytes[index] = UInt8(ascii: "-")
-            case UInt8(ascii: "/"): bytes[index] = UInt8(ascii: "_")
-            default: break
+    /// Encodes `bytes` (a `Data`, a digest) as unpadded base64url, straight into the string's storage.
+    @inlinable
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        let length = (bytes.count * 8 + 5) / 6
+        return String(unsafeUninitializedCapacity: length) { output in
+            var accumulator: UInt32 = 0
+            var bits = 0
+            var written = 0
+            for byte in bytes {
+                accumulator = (accumulator << 8 | UInt32(byte)) & 0xFFFF
+                bits += 8
+                while bits >= 6 {
+                    bits -= 6
+                    output[written] = character(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)) & 0x3F)
+                    written += 1
+                }
             }
+            if bits > 0 {
+                output[written] = character(UInt8(truncatingIfNeeded: accumulator << UInt32(6 - bits)) & 0x3F)
+                written += 1
+            }
+            return written
         }
-        return String(decoding: bytes[..<length], as: UTF8.self)
+    }
+
+    /// The base64url character of a six-bit value.
+    @inlinable @inline(__always)
+    static func character(_ sextet: UInt8) -> UInt8 {
+        switch sextet {
+        case 0..<26: sextet + UInt8(ascii: "A")
+        case 26..<52: sextet - 26 + UInt8(ascii: "a")
+        case 52..<62: sextet - 52 + UInt8(ascii: "0")
+        case 62: UInt8(ascii: "-")
+        default: UInt8(ascii: "_")
+        }
     }
 
     /// Decodes unpadded base64url; nil for anything else (`+`, `/`, `=` or other characters).
@@ -32,23 +55,47 @@ public enum Base64URL {
         // A length of 1 mod 4 is never valid base64.
         guard count % 4 != 1 else { return nil }
         var data = Data(count: count * 6 / 8)
-        let complete = data.withUnsafeMutableBytes { (output: UnsafeMutableRawBufferPointer) -> Bool in
-            var accumulator: UInt32 = 0
-            var bits = 0
-            var written = 0
-            for byte in text {
-                guard let value = sextet(byte) else { return false }
-                accumulator = (accumulator << 6 | UInt32(value)) & 0xFFFF
-                bits += 6
-                if bits >= 8 {
-                    bits -= 8
-                    output[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
-                    written += 1
-                }
-            }
-            return true
-        }
+        let complete = data.withUnsafeMutableBytes { decode(text, into: $0) }
         return complete ? data : nil
+    }
+
+    /// The same as bytes: what a parser reads next (a DPoP proof's claims), without a copy out of `Data`.
+    @inlinable
+    public static func decodedBytes(_ text: some Collection<UInt8>) -> [UInt8]? {
+        let count = text.count
+        guard count % 4 != 1 else { return nil }
+        var complete = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: count * 6 / 8) { buffer, initialized in
+            complete = decode(text, into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = complete ? buffer.count : 0
+        }
+        return complete ? bytes : nil
+    }
+
+    /// Decodes `text` into `output` (exactly `text.count * 6 / 8` bytes); `false` on a character that is not
+    /// base64url. Contiguous text (a native string's bytes) is read through a buffer pointer.
+    @inlinable
+    static func decode(_ text: some Collection<UInt8>, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        if let complete = text.withContiguousStorageIfAvailable({ decodeSextets($0, into: output) }) { return complete }
+        return decodeSextets(text, into: output)
+    }
+
+    @inlinable
+    static func decodeSextets(_ text: some Sequence<UInt8>, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        var accumulator: UInt32 = 0
+        var bits = 0
+        var written = 0
+        for byte in text {
+            guard let value = sextet(byte) else { return false }
+            accumulator = (accumulator << 6 | UInt32(value)) & 0xFFFF
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                written += 1
+            }
+        }
+        return true
     }
 
     /// The value of one base64url character; `nil` for `+`, `/`, `=` and anything else.

@@ -31,14 +31,22 @@ enum DPoPClaimsParser {
             var iat: Double?
             var ath: String?
             var nonce: String?
-            var seen: Set<String> = []
+            // Members seen: the claims read by bit (a proof usually has no other, and then no set is made).
+            var seenClaims: UInt8 = 0
+            var seenOthers: Set<String> = []
             skipSpace()
             guard take(UInt8(ascii: "{")) else { return nil }
             skipSpace()
             if !take(UInt8(ascii: "}")) {
                 repeat {
                     skipSpace()
-                    guard let name = string(), seen.insert(name).inserted else { return nil }
+                    guard let name = string() else { return nil }
+                    if let bit = Self.claimBits[name] {
+                        guard seenClaims & bit == 0 else { return nil }
+                        seenClaims |= bit
+                    } else {
+                        guard seenOthers.insert(name).inserted else { return nil }
+                    }
                     skipSpace()
                     guard take(UInt8(ascii: ":")) else { return nil }
                     skipSpace()
@@ -72,6 +80,8 @@ enum DPoPClaimsParser {
             guard index == bytes.count else { return nil }
             return DPoPProofParts.Claims(jti: jti, htm: htm, htu: htu, iat: iat, ath: ath, nonce: nonce)
         }
+
+        private static let claimBits: [String: UInt8] = ["jti": 1, "htm": 2, "htu": 4, "iat": 8, "ath": 16, "nonce": 32]
 
         // MARK: Tokens
 

@@ -13,6 +13,14 @@ public struct DPoPES256Key: Sendable {
         key = try P256.Signing.PublicKey(rawRepresentation: rawRepresentation)
     }
 
+    /// The key of a JWK's members, `nil` unless `x` and `y` are 32 bytes each of a point on the curve.
+    init?(jwk: [String: String]) {
+        guard let x = jwk["x"].flatMap(Base64URL.decode), let y = jwk["y"].flatMap(Base64URL.decode), x.count == 32, y.count == 32,
+            let key = try? DPoPES256Key(rawRepresentation: x + y)
+        else { return nil }
+        self = key
+    }
+
     /// Whether `signature` (the JWS's third part, base64url) signs `signingInput` (its first two parts and the dot).
     public func isValidSignature(_ signature: some Collection<UInt8>, for signingInput: Data) -> Bool {
         guard let raw = Base64URL.decode(signature), raw.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: raw) else {

@@ -9,6 +9,8 @@ final class DPoPHeaderCache: Sendable {
         let alg: String
         let jwk: [String: String]
         let thumbprint: String
+        /// An ES256 header's key, parsed once: verifying a proof is then one signature check on the caller's thread.
+        let es256: DPoPES256Key?
     }
 
     private let headers: DPoPTextMemo<Checked>

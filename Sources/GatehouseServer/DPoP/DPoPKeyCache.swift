@@ -38,19 +38,12 @@ final class DPoPKeyCache: Sendable {
         }
     }
 
-    /// The same check on the caller's thread when the key's verifier is kept and needs no awaiting (ES256);
-    /// `nil` otherwise.
-    func verifyWithoutWaiting(signingInput: Data, signature: some Collection<UInt8>, alg: String, thumbprint: String) -> Bool? {
-        guard case .p256(let key) = verifiers.withLock({ $0[alg + " " + thumbprint] }) else { return nil }
-        return key.isValidSignature(signature, for: signingInput)
-    }
-
     private func verifier(thumbprint: String, alg: String, jwk: [String: String]) async throws -> Verifier {
         let key = alg + " " + thumbprint
         if let cached = verifiers.withLock({ $0[key] }) { return cached }
         let verifier: Verifier
-        if alg == "ES256", let x = jwk["x"].flatMap(Base64URL.decode), let y = jwk["y"].flatMap(Base64URL.decode), x.count == 32, y.count == 32 {
-            verifier = .p256(try DPoPES256Key(rawRepresentation: x + y))
+        if alg == "ES256", let key = DPoPES256Key(jwk: jwk) {
+            verifier = .p256(key)
         } else {
             var members = jwk
             members["alg"] = alg

@@ -89,7 +89,7 @@ struct DPoPVerifier: Sendable {
     }
 
     private func matching(_ proof: DPoPProof, bound: String) throws -> DPoPProof {
-        guard ConstantTime.equal(Data(proof.thumbprint.utf8), Data(bound.utf8)) else {
+        guard ConstantTime.equal(proof.thumbprint.utf8, bound.utf8) else {
             throw GatehouseError.invalidDPoPProof("The DPoP proof is signed by another key than the one the session is bound to.")
         }
         return proof
@@ -119,8 +119,8 @@ struct DPoPVerifier: Sendable {
         let parsed = try parse(proofs, status: status)
         let valid =
             (try? await keys.verify(
-                signingInput: parsed.signingInput, signature: parsed.signature, alg: parsed.alg, thumbprint: parsed.thumbprint, jwk: parsed.jwk,
-                proof: parsed.proof)) == true
+                signingInput: parsed.signingInput, signature: parsed.signature, alg: parsed.header.alg, thumbprint: parsed.header.thumbprint,
+                jwk: parsed.header.jwk, proof: parsed.proof)) == true
         guard valid else { throw GatehouseError.invalidDPoPProof("The DPoP proof's signature does not verify with its jwk.", status: status) }
         return try checkClaims(parsed, target: target, accessToken: accessToken, status: status)
     }
@@ -130,10 +130,9 @@ struct DPoPVerifier: Sendable {
     /// must be awaited instead.
     func verifyWithoutWaiting(_ proofs: [String], target: Target, accessToken: String?, status: Int) throws -> DPoPProof? {
         let parsed = try parse(proofs, status: status)
-        guard
-            let valid = keys.verifyWithoutWaiting(
-                signingInput: parsed.signingInput, signature: parsed.signature, alg: parsed.alg, thumbprint: parsed.thumbprint)
-        else { return nil }
+        // An ES256 key is parsed once with its header (``DPoPHeaderCache``); other algorithms are jwt-kit's to await.
+        guard let key = parsed.header.es256 else { return nil }
+        let valid = key.isValidSignature(parsed.signature, for: parsed.signingInput)
         guard valid else { throw GatehouseError.invalidDPoPProof("The DPoP proof's signature does not verify with its jwk.", status: status) }
         return try checkClaims(parsed, target: target, accessToken: accessToken, status: status)
     }
@@ -142,9 +141,7 @@ struct DPoPVerifier: Sendable {
     private struct Parsed {
         let proof: String
         let claims: DPoPProofParts.Claims
-        let alg: String
-        let jwk: [String: String]
-        let thumbprint: String
+        let header: DPoPHeaderCache.Checked
         let signingInput: Data
         let signature: Substring.UTF8View.SubSequence
     }
@@ -154,21 +151,42 @@ struct DPoPVerifier: Sendable {
         guard proofs.count == 1, let proof = proofs.first else {
             throw refuse(proofs.isEmpty ? "A DPoP proof is required (the DPoP header)." : "Exactly one DPoP header is allowed.")
         }
-        let parts = proof.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard proof.utf8.count <= 8192, parts.count == 3, let claimsData = Base64URL.decode(parts[1]),
-            let claims = DPoPClaimsParser.parse(Array(claimsData))
+        let utf8 = proof.utf8
+        guard utf8.count <= 8192, let (headerPart, claimsPart, signature) = Self.compactParts(utf8),
+            let claimsBytes = Base64URL.decodedBytes(claimsPart), let claims = DPoPClaimsParser.parse(claimsBytes)
         else { throw refuse("The DPoP proof is not a JWS with a JSON header and claims.") }
-        let headerText = String(Substring(parts[0]))
+        let headerText = String(Substring(headerPart))
         let header: DPoPHeaderCache.Checked
         if let known = headers.checked(headerText) {
             header = known
         } else {
-            header = try checkedHeader(parts[0], status: status)
+            header = try checkedHeader(headerPart, status: status)
             headers.keep(headerText, header)
         }
         return Parsed(
-            proof: proof, claims: claims, alg: header.alg, jwk: header.jwk, thumbprint: header.thumbprint,
-            signingInput: Data(proof.utf8[..<parts[1].endIndex]), signature: parts[2])
+            proof: proof, claims: claims, header: header, signingInput: Data(utf8[..<claimsPart.endIndex]), signature: signature)
+    }
+
+    /// The three parts of a compact JWS (`header.claims.signature`), `nil` unless there are exactly two dots.
+    /// One pass over the bytes, without the array a `split` makes: it runs on every proof.
+    private static func compactParts(
+        _ utf8: String.UTF8View
+    ) -> (Substring.UTF8View, Substring.UTF8View, Substring.UTF8View)? {
+        func dotOffsets(_ bytes: some Collection<UInt8>) -> (Int, Int)? {
+            var dots: (Int, Int)?
+            var first: Int?
+            for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: ".") {
+                if dots != nil { return nil }
+                if let first { dots = (first, offset) } else { first = offset }
+            }
+            return dots
+        }
+        guard let (first, second) = utf8.withContiguousStorageIfAvailable(dotOffsets) ?? dotOffsets(utf8) else { return nil }
+        let firstDot = utf8.index(utf8.startIndex, offsetBy: first)
+        let secondDot = utf8.index(firstDot, offsetBy: second - first)
+        return (
+            utf8[utf8.startIndex..<firstDot], utf8[utf8.index(after: firstDot)..<secondDot], utf8[utf8.index(after: secondDot)...]
+        )
     }
 
     /// A proof's JOSE header decoded and checked: `typ`, no `crit`, an accepted `alg`, a public key of its family.
@@ -184,7 +202,7 @@ struct DPoPVerifier: Sendable {
         guard let key = header.jwk, !key.hasPrivateMembers, case let jwk = key.members, let thumbprint = JWKThumbprint.of(jwk),
             Self.keyFits(jwk, alg: alg)
         else { throw refuse("The DPoP proof's jwk must be a public \(alg) key.") }
-        return DPoPHeaderCache.Checked(alg: alg, jwk: jwk, thumbprint: thumbprint)
+        return DPoPHeaderCache.Checked(alg: alg, jwk: jwk, thumbprint: thumbprint, es256: alg == "ES256" ? DPoPES256Key(jwk: jwk) : nil)
     }
 
     /// The claims of a proof whose signature verified.
@@ -206,8 +224,7 @@ struct DPoPVerifier: Sendable {
         guard age <= Double(policy.maxAgeSeconds + DPoPPolicy.clockSkewSeconds) else { throw refuse("The DPoP proof is too old (iat).") }
         guard age >= -Double(DPoPPolicy.clockSkewSeconds) else { throw refuse("The DPoP proof is issued in the future (iat).") }
         if let accessToken {
-            let expected = Base64URL.encode(Data(SHA256.hash(data: Data(accessToken.utf8))))
-            guard let ath = claims.ath, ConstantTime.equal(Data(ath.utf8), Data(expected.utf8)) else {
+            guard let ath = claims.ath, ConstantTime.equal(ath.utf8, Self.accessTokenHash(accessToken).utf8) else {
                 throw refuse("The DPoP proof's ath is not the hash of this session token.")
             }
         }
@@ -216,7 +233,15 @@ struct DPoPVerifier: Sendable {
                 throw GatehouseError.useDPoPNonce(nonces.issue(now: now), status: status)
             }
         }
-        return DPoPProof(thumbprint: parsed.thumbprint, jti: jti, issuedAt: Date(timeIntervalSince1970: iat))
+        return DPoPProof(thumbprint: parsed.header.thumbprint, jti: jti, issuedAt: Date(timeIntervalSince1970: iat))
+    }
+
+    /// `ath` (RFC 9449 §4.2): the base64url SHA-256 of the access token, hashed from the token's own bytes.
+    static func accessTokenHash(_ token: String) -> String {
+        var hasher = SHA256()
+        var token = token
+        token.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        return hasher.finalize().withUnsafeBytes { Base64URL.encode($0) }
     }
 
     /// Records the proof's `jti` for its key; a second use, here or on another instance, is refused.

@@ -63,6 +63,6 @@ extension APIRelay {
 
     /// The path of an origin-form target, without its query.
     static func path(of uri: String) -> Substring {
-        uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        uri[..<(uri.utf8.firstIndex(of: UInt8(ascii: "?")) ?? uri.endIndex)]
     }
 }

@@ -4,13 +4,30 @@ enum ASCII {
     /// `text` equals `lowercase` (which must be lowercase ASCII) ignoring ASCII case.
     static func equalsIgnoringCase(_ text: some StringProtocol, _ lowercase: String) -> Bool {
         guard text.utf8.count == lowercase.utf8.count else { return false }
-        for (a, b) in zip(text.utf8, lowercase.utf8) where a != b && (a | 0x20) != b { return false }
-        return true
+        return startsIgnoringCase(text, lowercase)
     }
 
     /// `text` starts with `lowercase` (lowercase ASCII) ignoring ASCII case.
     static func hasPrefixIgnoringCase(_ text: some StringProtocol, _ lowercase: String) -> Bool {
         guard text.utf8.count >= lowercase.utf8.count else { return false }
+        return startsIgnoringCase(text, lowercase)
+    }
+
+    /// The first `lowercase.utf8.count` bytes of `text` (at least as long) are `lowercase` ignoring ASCII case.
+    /// Native strings and their substrings are contiguous UTF-8: compared through buffer pointers, as a
+    /// `zip` of two UTF-8 views costs an index check per byte on both sides.
+    private static func startsIgnoringCase(_ text: some StringProtocol, _ lowercase: String) -> Bool {
+        let fast = text.utf8.withContiguousStorageIfAvailable { text in
+            lowercase.utf8.withContiguousStorageIfAvailable { lowercase in
+                for index in lowercase.indices {
+                    let a = text[index]
+                    let b = lowercase[index]
+                    if a != b && (a | 0x20) != b { return false }
+                }
+                return true
+            }
+        }
+        if let fast, let result = fast { return result }
         for (a, b) in zip(text.utf8, lowercase.utf8) where a != b && (a | 0x20) != b { return false }
         return true
     }
