@@ -11,7 +11,7 @@ final class DPoPInstanceReplay: Sendable {
     }
 
     /// Records `key`; `false` when this process recorded it before.
-    func record(_ key: String, now: Date) -> Bool {
+    func record(_ key: DPoPReplayKey, now: Date) -> Bool {
         records.withLock { $0.record(key, now: now) }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The proofs one process has accepted (`replay: instance`), by key thumbprint and `jti`, each kept at least
+/// The proofs one process has accepted (`replay: instance`), by ``DPoPReplayKey`` (key thumbprint and `jti`), each kept at least
 /// ``window`` after it was recorded — as long as its `iat` can pass the age check — and then dropped.
 ///
 /// Two generations: records go into the current one; once more than a window has passed since the last turn,
@@ -9,8 +9,8 @@ import Foundation
 struct DPoPReplaySet: Sendable {
     /// How long a record must be kept: ``DPoPPolicy/maxAgeSeconds`` plus twice the clock skew.
     let window: TimeInterval
-    private var current: Set<String> = []
-    private var previous: Set<String> = []
+    private var current: Set<DPoPReplayKey> = []
+    private var previous: Set<DPoPReplayKey> = []
     private var turned: Date
 
     init(window: TimeInterval, now: Date) {
@@ -19,7 +19,7 @@ struct DPoPReplaySet: Sendable {
     }
 
     /// Records `key`; `false` when it was recorded before (a replay).
-    mutating func record(_ key: String, now: Date) -> Bool {
+    mutating func record(_ key: DPoPReplayKey, now: Date) -> Bool {
         // Turned only once more than a window has passed (a record made at the last instant of a window is kept
         // until more than a window after it); a clock that went back turns nothing, so records only last longer.
         let since = now.timeIntervalSince(turned)

@@ -265,7 +265,8 @@ struct DPoPVerifier: Sendable {
     /// must record it.
     func spendWithoutWaiting(_ proof: DPoPProof, status: Int) -> Result<Void, any Error>? {
         guard let instanceReplay else { return nil }
-        return instanceReplay.record(Self.onceKey(proof), now: clock.now()) ? .success(()) : .failure(Self.replayed(status: status))
+        let key = DPoPReplayKey(thumbprint: proof.thumbprint, jti: proof.jti)
+        return instanceReplay.record(key, now: clock.now()) ? .success(()) : .failure(Self.replayed(status: status))
     }
 
     /// What the store records of a proof: its key's thumbprint and its `jti`.
