@@ -57,6 +57,9 @@ struct DPoPClaimsParserTests {
             #expect(Self.parse("{\"\(name)\":null,\"\(name)\":\(value)}") == nil, "\(name)")
         }
         #expect(Self.parse(#"{"x":1,"jti":"a","y":2,"x":3}"#) == nil)
+        // An escaped spelling of a claim's name is that claim, read and counted as such.
+        let escaped = Self.parse(#"{"j\u0074i":"a","\u0068tm":"GET","ht\u0075":"u","\u0069at":2,"at\u0068":"h","n\u006fnce":"n"}"#)
+        #expect(escaped == DPoPProofParts.Claims(jti: "a", htm: "GET", htu: "u", iat: 2, ath: "h", nonce: "n"))
         // Names that only look alike are different members.
         #expect(Self.parse(#"{"jti":"a","JTI":"b","jti ":"c"}"#)?.jti == "a")
     }

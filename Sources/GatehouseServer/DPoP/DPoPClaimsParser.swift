@@ -40,36 +40,37 @@ enum DPoPClaimsParser {
             if !take(UInt8(ascii: "}")) {
                 repeat {
                     skipSpace()
-                    guard let name = string() else { return nil }
-                    if let bit = Self.claimBits[name] {
-                        guard seenClaims & bit == 0 else { return nil }
-                        seenClaims |= bit
-                    } else {
-                        guard seenOthers.insert(name).inserted else { return nil }
+                    guard let name = memberName() else { return nil }
+                    switch name {
+                    case .claim(let claim):
+                        guard seenClaims & claim.rawValue == 0 else { return nil }
+                        seenClaims |= claim.rawValue
+                    case .other(let text):
+                        guard seenOthers.insert(text).inserted else { return nil }
                     }
                     skipSpace()
                     guard take(UInt8(ascii: ":")) else { return nil }
                     skipSpace()
                     switch name {
-                    case "jti", "htm", "htu", "ath", "nonce":
+                    case .claim(.iat):
+                        if !takeNull() {
+                            guard let value = number() else { return nil }
+                            iat = value
+                        }
+                    case .claim(let claim):
                         var value: String?
                         if !takeNull() {
                             guard let text = string() else { return nil }
                             value = text
                         }
-                        switch name {
-                        case "jti": jti = value
-                        case "htm": htm = value
-                        case "htu": htu = value
-                        case "ath": ath = value
-                        default: nonce = value
+                        switch claim {
+                        case .jti: jti = value
+                        case .htm: htm = value
+                        case .htu: htu = value
+                        case .ath: ath = value
+                        case .nonce, .iat: nonce = value
                         }
-                    case "iat":
-                        if !takeNull() {
-                            guard let value = number() else { return nil }
-                            iat = value
-                        }
-                    default:
+                    case .other:
                         guard skipValue(depth: 1) else { return nil }
                     }
                     skipSpace()
@@ -81,7 +82,46 @@ enum DPoPClaimsParser {
             return DPoPProofParts.Claims(jti: jti, htm: htm, htu: htu, iat: iat, ath: ath, nonce: nonce)
         }
 
-        private static let claimBits: [String: UInt8] = ["jti": 1, "htm": 2, "htu": 4, "iat": 8, "ath": 16, "nonce": 32]
+        /// A claim the checks read, by its bit among the members seen.
+        private enum Claim: UInt8 {
+            case jti = 1
+            case htm = 2
+            case htu = 4
+            case iat = 8
+            case ath = 16
+            case nonce = 32
+
+            private static let names: [(Claim, [UInt8])] = [
+                (.jti, Array("jti".utf8)), (.htm, Array("htm".utf8)), (.htu, Array("htu".utf8)), (.iat, Array("iat".utf8)),
+                (.ath, Array("ath".utf8)), (.nonce, Array("nonce".utf8)),
+            ]
+
+            /// The claim named by these bytes (a name's unescaped text), if any.
+            init?(named name: some Collection<UInt8>) {
+                guard let (claim, _) = Self.names.first(where: { $0.1.elementsEqual(name) }) else { return nil }
+                self = claim
+            }
+        }
+
+        /// A member's name: a claim the checks read, or any other by its text.
+        private enum Name {
+            case claim(Claim)
+            case other(String)
+        }
+
+        /// The member name at the cursor; `nil` when malformed. A name without escapes is matched as bytes, so
+        /// the usual members make no string; an escaped spelling of a claim's name is still that claim.
+        private mutating func memberName() -> Name? {
+            if next == UInt8(ascii: "\""),
+                let end = bytes[(index + 1)...].firstIndex(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }),
+                bytes[end] == UInt8(ascii: "\""), let claim = Claim(named: bytes[(index + 1)..<end])
+            {
+                index = end + 1
+                return .claim(claim)
+            }
+            guard let text = string() else { return nil }
+            return Claim(named: text.utf8).map(Name.claim) ?? .other(text)
+        }
 
         // MARK: Tokens
 
