@@ -60,6 +60,8 @@ struct DPoPClaimsParserTests {
         // An escaped spelling of a claim's name is that claim, read and counted as such.
         let escaped = Self.parse(#"{"j\u0074i":"a","\u0068tm":"GET","ht\u0075":"u","\u0069at":2,"at\u0068":"h","n\u006fnce":"n"}"#)
         #expect(escaped == DPoPProofParts.Claims(jti: "a", htm: "GET", htu: "u", iat: 2, ath: "h", nonce: "n"))
+        // Names that only look alike are different members (the same letters after NULs, a prefix, a longer name).
+        #expect(Self.parse(#"{"jti":"a","\u0000\u0000jti":"b","jt":"c","jtii":"d","nonc":"e","nonces":"f"}"#)?.jti == "a")
         // Names that only look alike are different members.
         #expect(Self.parse(#"{"jti":"a","JTI":"b","jti ":"c"}"#)?.jti == "a")
     }

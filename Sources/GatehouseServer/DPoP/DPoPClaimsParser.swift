@@ -91,15 +91,22 @@ enum DPoPClaimsParser {
             case ath = 16
             case nonce = 32
 
-            private static let names: [(Claim, [UInt8])] = [
-                (.jti, Array("jti".utf8)), (.htm, Array("htm".utf8)), (.htu, Array("htu".utf8)), (.iat, Array("iat".utf8)),
-                (.ath, Array("ath".utf8)), (.nonce, Array("nonce".utf8)),
-            ]
-
-            /// The claim named by these bytes (a name's unescaped text), if any.
+            /// The claim named by these bytes (a name's unescaped text), if any: its length and its bytes packed
+            /// into an integer, compared with the claims' own.
             init?(named name: some Collection<UInt8>) {
-                guard let (claim, _) = Self.names.first(where: { $0.1.elementsEqual(name) }) else { return nil }
-                self = claim
+                let count = name.count
+                guard count == 3 || count == 5 else { return nil }
+                var packed: UInt64 = 0
+                for byte in name { packed = packed << 8 | UInt64(byte) }
+                switch (count, packed) {
+                case (3, 0x6A_74_69): self = .jti  // "jti"
+                case (3, 0x68_74_6D): self = .htm  // "htm"
+                case (3, 0x68_74_75): self = .htu  // "htu"
+                case (3, 0x69_61_74): self = .iat  // "iat"
+                case (3, 0x61_74_68): self = .ath  // "ath"
+                case (5, 0x6E_6F_6E_63_65): self = .nonce  // "nonce"
+                default: return nil
+                }
             }
         }
 
