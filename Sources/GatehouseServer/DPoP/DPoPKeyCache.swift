@@ -8,8 +8,9 @@ import Synchronization
 /// proof with the same key, and parsing the key is a good part of the cost. Only keys are kept, never a
 /// verdict: each proof's signature, claims and `jti` are still checked.
 ///
-/// ES256 — what clients use, and the one on every request of a bound session — is verified with swift-crypto
-/// directly (P-256 ECDSA over SHA-256, the JOSE `R || S` signature); the other algorithms by jwt-kit.
+/// The awaited path (``DPoPVerifier/verify(_:target:accessToken:status:)``): ES256 with swift-crypto directly (P-256
+/// ECDSA over SHA-256, the JOSE `R || S` signature), the other algorithms by jwt-kit. On the event loop, an ES256
+/// proof's key comes with its checked header instead (``DPoPHeaderCache``).
 final class DPoPKeyCache: Sendable {
     enum Verifier: Sendable {
         case p256(DPoPES256Key)

@@ -125,9 +125,9 @@ struct DPoPVerifier: Sendable {
         return try checkClaims(parsed, target: target, accessToken: accessToken, status: status)
     }
 
-    /// The same checks without leaving the caller's thread (the event loop), when the proof's key is one whose
-    /// verifier is kept (ES256, after its first proof); `nil` when ``verify(_:target:accessToken:status:)``
-    /// must be awaited instead.
+    /// The same checks without leaving the caller's thread (the event loop), for an ES256 proof (its key parsed
+    /// with its header); `nil` when ``verify(_:target:accessToken:status:)`` must be awaited instead (the other
+    /// algorithms, verified by jwt-kit).
     func verifyWithoutWaiting(_ proofs: [String], target: Target, accessToken: String?, status: Int) throws -> DPoPProof? {
         let parsed = try parse(proofs, status: status)
         // An ES256 key is parsed once with its header (``DPoPHeaderCache``); other algorithms are jwt-kit's to await.
