@@ -40,7 +40,7 @@ struct DPoPProofsCommand: ParsableCommand {
             "typ": "dpop+jwt", "alg": "ES256",
             "jwk": ["kty": "EC", "crv": "P-256", "x": Base64URL.encode(raw.prefix(32)), "y": Base64URL.encode(raw.suffix(32))],
         ])
-        let ath = token.map { Base64URL.encode(Data(SHA256.hash(data: Data($0.utf8)))) }
+        let ath = token.map(Base64URL.sha256)
         let iat = Int(Date().timeIntervalSince1970)
         var out = ""
         out.reserveCapacity(count * 400)

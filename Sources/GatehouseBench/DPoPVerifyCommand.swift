@@ -30,7 +30,7 @@ struct DPoPVerifyCommand: ParsableCommand {
         let header =
             #"{"alg":"ES256","jwk":{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(raw.prefix(32)))","y":"\#(Base64URL.encode(raw.suffix(32)))"},"typ":"dpop+jwt"}"#
         let claims =
-            #"{"ath":"\#(Base64URL.encode(Data(SHA256.hash(data: Data("token".utf8)))))","htm":"GET","htu":"http://127.0.0.1:8080/v1/api/bench","iat":\#(Int(Date().timeIntervalSince1970)),"jti":"\#(RandomToken.make(byteCount: 12))"}"#
+            #"{"ath":"\#(Base64URL.sha256("token"))","htm":"GET","htu":"http://127.0.0.1:8080/v1/api/bench","iat":\#(Int(Date().timeIntervalSince1970)),"jti":"\#(RandomToken.make(byteCount: 12))"}"#
         let input = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(claims.utf8))
         let signingInput = Data(input.utf8)
         let signature = Base64URL.encode(try privateKey.signature(for: signingInput).rawRepresentation)

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// Proof Key for Code Exchange (RFC 7636), S256 only.
@@ -8,7 +7,7 @@ public enum PKCE {
 
     /// `BASE64URL(SHA256(ASCII(verifier)))`.
     public static func challenge(for verifier: String) -> String {
-        Base64URL.encode(Data(SHA256.hash(data: Data(verifier.utf8))))
+        Base64URL.sha256(verifier)
     }
 
     /// Whether a verifier is well formed: 43–128 characters of `[A-Za-z0-9-._~]`.

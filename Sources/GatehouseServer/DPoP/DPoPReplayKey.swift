@@ -1,4 +1,5 @@
 import Crypto
+import GatehouseCore
 
 /// What `replay: instance` keeps of an accepted proof: 128 bits of the SHA-256 of its key's thumbprint and its
 /// `jti`. A fixed 16 bytes in place of a string as long as the `jti` (up to 256 bytes, one allocation each):
@@ -17,10 +18,8 @@ struct DPoPReplayKey: Hashable, Sendable {
         var hasher = SHA256()
         var length = UInt64(thumbprint.utf8.count).bigEndian
         withUnsafeBytes(of: &length) { hasher.update(bufferPointer: $0) }
-        var thumbprint = thumbprint
-        thumbprint.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-        var jti = jti
-        jti.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        hasher.update(utf8: thumbprint)
+        hasher.update(utf8: jti)
         (high, low) = hasher.finalize().withUnsafeBytes {
             ($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         }

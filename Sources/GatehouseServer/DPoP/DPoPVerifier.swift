@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GatehouseCore
 import HTTPTypes
@@ -118,11 +117,12 @@ struct DPoPVerifier: Sendable {
     func verify(_ proofs: [String], target: Target, accessToken: String?, status: Int) async throws -> DPoPProof {
         let parsed = try parse(proofs, status: status)
         let valid =
-            (try? await keys.verify(
-                signingInput: parsed.signingInput, signature: parsed.signature, alg: parsed.header.alg, thumbprint: parsed.header.thumbprint,
-                jwk: parsed.header.jwk, proof: parsed.proof)) == true
-        guard valid else { throw GatehouseError.invalidDPoPProof("The DPoP proof's signature does not verify with its jwk.", status: status) }
-        return try checkClaims(parsed, target: target, accessToken: accessToken, status: status)
+            if let key = parsed.header.es256 {
+                key.isValidSignature(parsed.signature, for: parsed.signingInput)
+            } else {
+                (try? await keys.verify(parsed.proof, alg: parsed.header.alg, thumbprint: parsed.header.thumbprint, jwk: parsed.header.jwk)) == true
+            }
+        return try checkClaims(parsed, signatureValid: valid, target: target, accessToken: accessToken, status: status)
     }
 
     /// The same checks without leaving the caller's thread (the event loop), for an ES256 proof (its key parsed
@@ -133,8 +133,7 @@ struct DPoPVerifier: Sendable {
         // An ES256 key is parsed once with its header (``DPoPHeaderCache``); other algorithms are jwt-kit's to await.
         guard let key = parsed.header.es256 else { return nil }
         let valid = key.isValidSignature(parsed.signature, for: parsed.signingInput)
-        guard valid else { throw GatehouseError.invalidDPoPProof("The DPoP proof's signature does not verify with its jwk.", status: status) }
-        return try checkClaims(parsed, target: target, accessToken: accessToken, status: status)
+        return try checkClaims(parsed, signatureValid: valid, target: target, accessToken: accessToken, status: status)
     }
 
     /// A proof taken apart, its header checked: what the signature and claim checks read.
@@ -205,9 +204,10 @@ struct DPoPVerifier: Sendable {
         return DPoPHeaderCache.Checked(alg: alg, jwk: jwk, thumbprint: thumbprint, es256: alg == "ES256" ? DPoPES256Key(jwk: jwk) : nil)
     }
 
-    /// The claims of a proof whose signature verified.
-    private func checkClaims(_ parsed: Parsed, target: Target, accessToken: String?, status: Int) throws -> DPoPProof {
+    /// The proof, once its signature verified and its claims name this request.
+    private func checkClaims(_ parsed: Parsed, signatureValid: Bool, target: Target, accessToken: String?, status: Int) throws -> DPoPProof {
         func refuse(_ detail: String) -> GatehouseError { .invalidDPoPProof(detail, status: status) }
+        guard signatureValid else { throw refuse("The DPoP proof's signature does not verify with its jwk.") }
         let claims = parsed.claims
         guard let jti = claims.jti, !jti.isEmpty, jti.utf8.count <= 256 else {
             throw refuse("The DPoP proof needs a jti (at most 256 bytes).")
@@ -224,7 +224,7 @@ struct DPoPVerifier: Sendable {
         guard age <= Double(policy.maxAgeSeconds + DPoPPolicy.clockSkewSeconds) else { throw refuse("The DPoP proof is too old (iat).") }
         guard age >= -Double(DPoPPolicy.clockSkewSeconds) else { throw refuse("The DPoP proof is issued in the future (iat).") }
         if let accessToken {
-            guard let ath = claims.ath, ConstantTime.equal(ath.utf8, Self.accessTokenHash(accessToken).utf8) else {
+            guard let ath = claims.ath, ConstantTime.equal(ath.utf8, Base64URL.sha256(accessToken).utf8) else {
                 throw refuse("The DPoP proof's ath is not the hash of this session token.")
             }
         }
@@ -234,14 +234,6 @@ struct DPoPVerifier: Sendable {
             }
         }
         return DPoPProof(thumbprint: parsed.header.thumbprint, jti: jti, issuedAt: Date(timeIntervalSince1970: iat))
-    }
-
-    /// `ath` (RFC 9449 §4.2): the base64url SHA-256 of the access token, hashed from the token's own bytes.
-    static func accessTokenHash(_ token: String) -> String {
-        var hasher = SHA256()
-        var token = token
-        token.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-        return hasher.finalize().withUnsafeBytes { Base64URL.encode($0) }
     }
 
     /// Records the proof's `jti` for its key; a second use, here or on another instance, is refused.

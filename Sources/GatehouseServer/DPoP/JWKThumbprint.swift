@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GatehouseCore
 
@@ -25,6 +24,6 @@ enum JWKThumbprint {
             json += (index == 0 ? "" : ",") + "\"\(name)\":\"\(value)\""
         }
         json += "}"
-        return Base64URL.encode(Data(SHA256.hash(data: Data(json.utf8))))
+        return Base64URL.sha256(json)
     }
 }

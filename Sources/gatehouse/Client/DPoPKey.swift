@@ -43,7 +43,7 @@ struct DPoPKey: Sendable {
             htm: method,
             htu: Self.targetURI(url),
             iat: Int(Date().timeIntervalSince1970),
-            ath: accessToken.map { Base64URL.encode(Data(SHA256.hash(data: Data($0.utf8)))) },
+            ath: accessToken.map(Base64URL.sha256),
             nonce: nonce)
         var header = JWTHeader()
         header.typ = "dpop+jwt"
