@@ -9,7 +9,7 @@ extension APIRelayHandler.StateMachine {
     mutating func connectionReady(
         _ connection: Connection, for id: Int, reused: Bool, upstreamWritable: Bool, clientWritable: Bool, timeout: TimeAmount, now: NIODeadline
     ) -> ConnectedAction {
-        guard case .relaying(var exchange, .connecting(let unsent)) = state, exchange.id == id else {
+        guard case .relaying(let exchange, .connecting(let unsent)) = state, exchange.id == id else {
             // The exchange ended (the client left) while connecting.
             return .close(connection)
         }
@@ -31,7 +31,7 @@ extension APIRelayHandler.StateMachine {
 
     /// The backend's answer head.
     mutating func upstreamHead(_ head: HTTPResponseHead) -> UpstreamHeadAction {
-        guard case .relaying(var exchange, let phase) = state, let link = phase.link else { return .nothing }
+        guard case .relaying(let exchange, let phase) = state, let link = phase.link else { return .nothing }
         state = .modifying
         if head.status == .switchingProtocols {
             // A switch nobody asked for, or one that is not this WebSocket handshake's, would leave the

@@ -4,7 +4,11 @@ import NIOHTTP1
 extension APIRelayHandler.StateMachine {
     /// One relayed request: what the relay knows of it from its decision to its end, whatever its ``Phase``. It
     /// lives inside ``State/relaying(_:_:)`` and nowhere else, so it cannot outlive its state.
-    struct Exchange {
+    ///
+    /// A class: every event of the machine reads the state, and a reference is one retain where a copy of the
+    /// exchange was one per field (the heads' fields, the entry's strings). Only the machine changes it, in the
+    /// state it lives in, so no one sees it change under them.
+    final class Exchange {
         /// Tells the answer of a connection attempt for this exchange from one for an exchange that ended.
         let id: Int
         /// The head the backend gets.

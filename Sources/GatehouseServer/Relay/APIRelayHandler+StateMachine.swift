@@ -87,7 +87,7 @@ extension APIRelayHandler {
 
         /// A part of a request the relay owns (read now, or kept while the decision was made).
         mutating func relayed(_ part: HTTPServerRequestPart) -> ReadAction {
-            guard case .relaying(var exchange, var phase) = state else { return .nothing }
+            guard case .relaying(let exchange, var phase) = state else { return .nothing }
             // Out of the state while it changes, so its buffers are not copied.
             state = .modifying
             switch part {

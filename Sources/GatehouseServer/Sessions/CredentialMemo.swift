@@ -6,7 +6,10 @@ import GatehouseCore
 /// passed, the session (and the assertion signed for it) found then are still the ones the look-ups would
 /// find — without hashing the token or taking a lock again. Made and judged by
 /// ``SessionResolver/credentialFromMemory(_:memo:now:)``; the assertion is attached by whoever signs.
-struct CredentialMemo: Sendable {
+///
+/// A class of constants: it goes from the connection to the decision and the state machine and back with every
+/// request, and a reference is one retain where a copy of the session's fields was one per field.
+final class CredentialMemo: Sendable {
     /// What the session came from, and what must not have changed since for it to hold.
     enum Source: Equatable, Sendable {
         /// A Gatehouse session from the store's cache, which has evicted nothing since
@@ -23,16 +26,17 @@ struct CredentialMemo: Sendable {
     /// The first of: the session's end, idle limit and next recorded activity (a provider token: its verdict's
     /// end), the assertion's reuse limit, and one second after it was made (a bound of its own on anything else
     /// unforeseen).
-    private(set) var until: Date
+    let until: Date
     let session: ActiveSession
-    /// The assertion signed for `session`, and the audience it is for.
-    private(set) var assertion: (audience: String, token: String)?
+    /// The assertion signed for `session`: its audience and the token.
+    private let assertion: (audience: String, token: String)?
 
-    init(authorization: String, source: Source, until: Date, session: ActiveSession) {
+    init(authorization: String, source: Source, until: Date, session: ActiveSession, assertion: (audience: String, token: String)? = nil) {
         self.authorization = authorization
         self.source = source
         self.until = until
         self.session = session
+        self.assertion = assertion
     }
 
     /// The assertion kept for `audience`, if any.
@@ -43,9 +47,7 @@ struct CredentialMemo: Sendable {
 
     /// The same memo with `token`, the assertion for `audience` reused until `reusedUntil`.
     func with(assertion token: String, audience: String, reusedUntil: Date) -> CredentialMemo {
-        var memo = self
-        memo.assertion = (audience, token)
-        memo.until = min(until, reusedUntil)
-        return memo
+        CredentialMemo(
+            authorization: authorization, source: source, until: min(until, reusedUntil), session: session, assertion: (audience, token))
     }
 }

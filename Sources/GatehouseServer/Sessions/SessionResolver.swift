@@ -14,7 +14,10 @@ import Hummingbird
 /// On the routes that take them (`/v1/api/**`, `/v1/authz`: `providerTokens: true`), a `Bearer` value that is
 /// not a Gatehouse session token is tried as a provider-issued access token (``ProviderTokenAuthenticator``);
 /// a verified one is a session for that request alone (``ActiveSession/Via/bearer``).
-struct SessionResolver: Sendable {
+///
+/// A class of constants: the relay hands it to every decision made off the event loop, and a copy of its
+/// members (the verifier, the session manager, their stores) was a retain each.
+final class SessionResolver: Sendable {
     static let csrfHeader = HTTPField.Name("X-CSRF")!
     let cookieName: String
     let sessions: SessionManager
