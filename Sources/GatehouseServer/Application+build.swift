@@ -88,14 +88,19 @@ func buildApplication(
         idleTimeout: .milliseconds(Int64(settings.clientIdleTimeout * 1000)), bodyTimeout: .milliseconds(Int64(settings.clientBodyTimeout * 1000)),
         maxURLBytes: settings.maxURLBytes,
         connections: settings.maxConnectionsPerClient > 0 ? ClientConnectionLimiter(maxPerClient: settings.maxConnectionsPerClient) : nil)
+    let connections = OpenConnections()
     return Application(
         router: buildRouter(gateway: gateway),
-        server: tls.map { HTTPServerBuilder.gatewayTLS(relay: relay, client: client, maxHeaderBytes: settings.maxHeaderBytes, contexts: $0) }
-            ?? .gateway(relay: relay, client: client),
+        server: tls.map {
+            HTTPServerBuilder.gatewayTLS(
+                relay: relay, client: client, connections: connections, maxHeaderBytes: settings.maxHeaderBytes, contexts: $0)
+        } ?? .gateway(relay: relay, client: client, connections: connections),
         // A burst of new connections (a thousand clients at once) waits in the kernel's queue rather than being
         // refused or left to retransmit their SYN; the kernel caps it at net.core.somaxconn (as for nginx and Go).
         configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse", backlog: 4096),
-        services: services + (relay.map { [RelayPoolService(pools: $0.pools)] } ?? []),
+        // Services stop in the reverse order: the open connections are waited for right after the server stops,
+        // while everything they may still need (the pools, the store, the HTTP client) runs.
+        services: services + (relay.map { [RelayPoolService(pools: $0.pools)] } ?? []) + [connections],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
         logger: gateway.logger
     )

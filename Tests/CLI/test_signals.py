@@ -4,10 +4,12 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from conftest import provider_yaml, wait_until, write_config, write_provider
+from conftest import provider_yaml, q, wait_until, write_capture_provider, write_config, write_provider
+from stub_backend import Seen, StubBackend
 
 
 def test_sighup_reloads_provider_files_and_keeps_the_previous_set_when_invalid(serve, tmp_path):
@@ -56,6 +58,42 @@ def test_sigterm_stops_the_gateway_within_10_seconds_with_status_0(serve, tmp_pa
     assert status == 0, f"exit status {status}:\n{gw.log()}"
     assert time.monotonic() - started < 10
     assert "shutting down" in gw.log(), gw.log()[-2000:]
+
+
+def test_sigterm_lets_the_relayed_requests_in_flight_finish(serve, tmp_path):
+    """The relay answers a connection without a task of its own: SIGTERM must still wait for its request in
+    flight (the backend answers 2 s later), answer it whole, and only then stop with status 0."""
+
+    def slow(seen: Seen) -> tuple[int, dict]:
+        time.sleep(2)
+        return 200, {"slow": True, "padding": "x" * 2000}
+
+    backend = StubBackend(answer=slow, probe={"id": "u-1", "email": "u1@example.test"})
+    try:
+        config = write_config(tmp_path, f'store: {{kind: "memory"}}\nbackend: {{url: {q(backend.base)}}}\n')
+        write_capture_provider(tmp_path, backend.base)
+        gw = serve(tmp_path, ["--config", str(config)])
+        token = requests.post(gw.url + "/v1/auth/legacy/token", json={"token": "t"}, timeout=5).json()["session_token"]
+        with ThreadPoolExecutor(2) as pool:
+            calls = [
+                pool.submit(requests.get, f"{gw.url}/v1/api/slow/{n}", headers={"Authorization": f"Bearer {token}"}, timeout=20)
+                for n in range(2)
+            ]
+            assert wait_until(lambda: len(backend.requests) == 2, 10), "the backend never got both requests"
+            started = time.monotonic()
+            gw.signal(signal.SIGTERM)
+            answers = [call.result() for call in calls]
+        for answer in answers:
+            assert answer.status_code == 200, answer.text
+            assert answer.json() == {"slow": True, "padding": "x" * 2000}
+        try:
+            status = gw.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"gateway still running 10 s after SIGTERM:\n{gw.log()[-2000:]}")
+        assert status == 0, f"exit status {status}:\n{gw.log()}"
+        assert time.monotonic() - started < 10
+    finally:
+        backend.server.shutdown()
 
 
 def test_sigterm_stops_a_gateway_whose_postgres_store_is_down(serve, tmp_path):

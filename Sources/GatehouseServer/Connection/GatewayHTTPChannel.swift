@@ -17,8 +17,8 @@ import NIOHTTPTypesHTTP1
 /// target's authority is the host) → ``APIRelayHandler`` (NIOHTTP1 parts)
 /// → ``RouterHandoff``, which adds the HTTP types codec → ``MalformedRequestHandler`` → Hummingbird's connection
 /// state → the router's async channel only when a request (or a parse error, or the client's half-closure) reaches
-/// it: a connection whose requests the relay answers alone costs no router handlers, no async channel, and a task
-/// that only waits for the connection to end.
+/// it: a connection whose requests the relay answers alone costs no router handlers, no async channel, and no task
+/// past its first moment (``handle(value:logger:)``; ``OpenConnections`` holds the shutdown for it instead).
 struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     /// The channel Hummingbird's loop serves: the connection (or HTTP/2 stream) once the router is needed.
     typealias RouterChannel = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
@@ -39,9 +39,14 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     var secure = false
     /// `tls.hsts_seconds`: above 0, every answer carries `Strict-Transport-Security`.
     var hstsSeconds = 0
+    /// Where each connection is counted until it closes (the graceful shutdown waits for them).
+    let connections: OpenConnections
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture { try configure(channel: channel, logger: logger) }
+        channel.eventLoop.makeCompletedFuture {
+            connections.opened(channel)
+            return try configure(channel: channel, logger: logger)
+        }
     }
 
     /// ``setup(channel:logger:)`` done now, on the channel's event loop: also what a TLS connection that chose
@@ -100,16 +105,27 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
     }
 
+    /// Ends the connection's task at once. Waiting in it for the connection to end cost a suspension, a wake-up
+    /// on another thread and a resumption per connection, for connections the relay answers alone on their event
+    /// loop; the task that serves the router starts only when a request reaches it (``serveRouter(_:logger:)``).
     func handle(value: Value, logger: Logger) async {
-        // The relay answered every request of a connection that ends without a router channel.
-        guard let router = try? await value.router.get() else { return }
-        await handleHTTP(asyncChannel: router, logger: logger)
+        let http1 = self
+        value.router.whenSuccess { router in
+            // `nil`: the connection ended, the relay answered every request.
+            if let router { http1.serveRouter(router, logger: logger) }
+        }
+    }
+
+    /// Serves the router's requests of a connection (or stream) in a task of its own: it ends with the connection,
+    /// which ``OpenConnections`` counts, so the graceful shutdown still waits for it.
+    func serveRouter(_ router: RouterChannel, logger: Logger) {
+        Task { await handleHTTP(asyncChannel: router, logger: logger) }
     }
 }
 
 extension HTTPServerBuilder {
     /// The gateway's HTTP/1.1 server: ``GatewayHTTPChannel``.
-    static func gateway(relay: APIRelay?, client: ClientLimits) -> HTTPServerBuilder {
-        .init { responder in GatewayHTTPChannel(responder: responder, relay: relay, client: client) }
+    static func gateway(relay: APIRelay?, client: ClientLimits, connections: OpenConnections) -> HTTPServerBuilder {
+        .init { responder in GatewayHTTPChannel(responder: responder, relay: relay, client: client, connections: connections) }
     }
 }

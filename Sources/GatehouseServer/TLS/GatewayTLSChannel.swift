@@ -51,6 +51,7 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            http1.connections.opened(channel)
             let pipeline = channel.pipeline.syncOperations
             if let limiter = http1.client.connections { try pipeline.addHandler(ClientConnectionLimiter.Handler(limiter: limiter)) }
             try pipeline.addHandler(PlainHTTPRefusal())
@@ -96,30 +97,37 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
+    /// Ends the connection's task at once, as ``GatewayHTTPChannel/handle(value:logger:)`` does: a task starts only
+    /// for the router's requests on HTTP/1.1, and for an HTTP/2 connection's streams for the router. Both end with
+    /// the connection, which ``OpenConnections`` counts.
     func handle(value: Value, logger: Logger) async {
-        do {
-            switch try await value.served.get() {
-            case .http1(let router?):
-                await http1.handleHTTP(asyncChannel: router, logger: logger)
-            case .http1(nil):
+        let http1 = http1
+        value.served.whenComplete { result in
+            switch result {
+            case .success(.http1(let router?)):
+                http1.serveRouter(router, logger: logger)
+            case .success(.http1(nil)):
                 break
-            case .http2(let routed):
-                await GatewayHTTP2StreamChannel(http1: http1).handle(routed: routed, logger: logger)
+            case .success(.http2(let routed)):
+                Task { await GatewayHTTP2StreamChannel(http1: http1).handle(routed: routed, logger: logger) }
+            case .failure(let error):
+                // A failed handshake, or the connection ended under its streams.
+                logger.debug("TLS connection ended", metadata: ["error": "\(error)"])
             }
-        } catch {
-            // A failed handshake, or the connection ended under its streams.
-            logger.debug("TLS connection ended", metadata: ["error": "\(error)"])
         }
     }
 }
 
 extension HTTPServerBuilder {
     /// The gateway's HTTPS server: ``GatewayTLSChannel``.
-    static func gatewayTLS(relay: APIRelay?, client: ClientLimits, maxHeaderBytes: Int, contexts: TLSContextStore) -> HTTPServerBuilder {
+    static func gatewayTLS(
+        relay: APIRelay?, client: ClientLimits, connections: OpenConnections, maxHeaderBytes: Int, contexts: TLSContextStore
+    ) -> HTTPServerBuilder {
         .init { responder in
             GatewayTLSChannel(
                 http1: GatewayHTTPChannel(
-                    responder: responder, relay: relay, client: client, secure: true, hstsSeconds: contexts.configuration.hstsSeconds),
+                    responder: responder, relay: relay, client: client, secure: true, hstsSeconds: contexts.configuration.hstsSeconds,
+                    connections: connections),
                 contexts: contexts, maxHeaderListSize: GatewayTLSChannel.http2HeaderListBound(maxHeaderBytes: maxHeaderBytes))
         }
     }
