@@ -23,6 +23,7 @@ import ssl
 import subprocess
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -110,9 +111,12 @@ class Backend:
 
     `/probe`: names the user. `/base/echo…`, `/apibase/…`: the request as JSON. `/base/upload`: reads the body
     (Content-Length or chunked) and answers its length and SHA-256. `/base/download`: DOWNLOAD_BYTES, chunked,
-    written in pieces."""
+    written in pieces. `/base/slow`: the request as JSON, 2 s later (`slow` counts the requests it got)."""
 
     def __init__(self):
+        self.slow = 0
+        backend = self
+
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
@@ -152,6 +156,9 @@ class Backend:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     self.wfile.write(b"0\r\n\r\n")
                     return
+                if self.path.startswith("/base/slow"):
+                    backend.slow += 1
+                    time.sleep(2)
                 self.answer({
                     "method": self.command, "target": self.path,
                     "subject": self.headers.get("X-Gatehouse-Subject"), "proto": self.headers.get("X-Forwarded-Proto"),
@@ -575,6 +582,38 @@ def test_dpop_with_an_https_target(app):
             plain = url.replace("https://", "http://")
             wrong = client.get(url, headers={"Authorization": f"DPoP {token}", "DPoP": key.proof("GET", plain, token)})
             assert wrong.status_code == 401, wrong.text
+
+
+def test_sigterm_lets_the_requests_in_flight_on_both_protocols_finish(app):
+    """A relayed request in flight on an HTTP/2 stream and one on an HTTPS/1.1 connection when SIGTERM arrives
+    (their backend answers 2 s later): both are answered whole, and the gateway then stops with status 0. The
+    HTTP/2 connection gets a GOAWAY naming the stream as processed (RFC 9113 §6.8), then the stream's answer; curl
+    takes it, as browsers do (httpx fails a stream on any GOAWAY)."""
+    gateway, backend = app
+    token = sign_in(gateway)
+
+    def call(flag: str, n: int) -> tuple[str, dict]:
+        done = subprocess.run(
+            ["curl", "-sS", flag, "--cacert", str(gateway.ca), "-H", f"Authorization: Bearer {token}",
+             "-w", "\n%{http_version} %{http_code}", gateway.url + f"/v1/api/slow/{n}"],
+            capture_output=True, text=True, timeout=20)
+        assert done.returncode == 0, done.stderr
+        body, _, trailer = done.stdout.rpartition("\n")
+        return trailer, json.loads(body)
+
+    with ThreadPoolExecutor(2) as pool:
+        calls = [pool.submit(call, flag, n) for n, flag in enumerate(("--http2", "--http1.1"))]
+        assert wait_until(lambda: backend.slow == 2, 10), "the backend never got both requests"
+        started = time.monotonic()
+        gateway.proc.send_signal(signal.SIGTERM)
+        answers = [c.result() for c in calls]
+    assert [trailer for trailer, _ in answers] == ["2 200", "1.1 200"], answers
+    assert [body["target"] for _, body in answers] == ["/base/slow/0", "/base/slow/1"]
+    try:
+        status = gateway.proc.wait(timeout=max(0.1, 10 - (time.monotonic() - started)))
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"gateway still running 10 s after SIGTERM:\n{gateway.log()[-2000:]}")
+    assert status == 0, f"exit status {status}:\n{gateway.log()}"
 
 
 def test_redirect_listener_answers_308_to_public_url(start, certs):

@@ -63,7 +63,15 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
         openStreams -= 1
         guard openStreams == 0 else { return }
         if quiescing {
-            context?.close(promise: nil)
+            // `NIOHTTP2Handler` says a stream closed while it takes the stream's last frame, before it has passed
+            // the frame on: closing now would drop the end of the last answer (the client saw its stream cut). Once
+            // the frame is through, a flush sends it, then the connection closes.
+            guard let context else { return }
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.eventLoop.execute {
+                loopBound.value.flush()
+                loopBound.value.close(promise: nil)
+            }
         } else {
             idle.idle()
         }
