@@ -67,10 +67,9 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
             // the frame on: closing now would drop the end of the last answer (the client saw its stream cut). Once
             // the frame is through, a flush sends it, then the connection closes.
             guard let context else { return }
-            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.eventLoop.execute {
-                loopBound.value.flush()
-                loopBound.value.close(promise: nil)
+            context.eventLoop.assumeIsolated().execute {
+                context.flush()
+                context.close(promise: nil)
             }
         } else {
             idle.idle()

@@ -29,9 +29,6 @@ final class OpenConnections: Service, Sendable {
         channel.closeFuture.whenComplete { _ in self.closed() }
     }
 
-    /// The connections open now.
-    var count: Int { state.withLock { $0.open } }
-
     private func closed() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.open -= 1

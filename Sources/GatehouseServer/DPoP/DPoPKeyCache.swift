@@ -15,11 +15,10 @@ final class DPoPKeyCache: Sendable {
         self.capacity = capacity
     }
 
-    /// Whether `proof` (a compact JWS) is signed by the key of `jwk` for `alg`; throws when it is not, or the key
-    /// cannot be read.
-    func verify(_ proof: String, alg: String, thumbprint: String, jwk: [String: String]) async throws -> Bool {
+    /// Checks that `proof` (a compact JWS) is signed by the key of `jwk` for `alg`; throws when it is not, or the
+    /// key cannot be read.
+    func verify(_ proof: String, alg: String, thumbprint: String, jwk: [String: String]) async throws {
         _ = try await collection(thumbprint: thumbprint, alg: alg, jwk: jwk).verify(proof, as: SignatureOnly.self)
-        return true
     }
 
     private func collection(thumbprint: String, alg: String, jwk: [String: String]) async throws -> JWTKeyCollection {

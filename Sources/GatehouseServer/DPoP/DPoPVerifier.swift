@@ -120,7 +120,7 @@ struct DPoPVerifier: Sendable {
             if let key = parsed.header.es256 {
                 key.isValidSignature(parsed.signature, for: parsed.signingInput)
             } else {
-                (try? await keys.verify(parsed.proof, alg: parsed.header.alg, thumbprint: parsed.header.thumbprint, jwk: parsed.header.jwk)) == true
+                (try? await keys.verify(parsed.proof, alg: parsed.header.alg, thumbprint: parsed.header.thumbprint, jwk: parsed.header.jwk)) != nil
             }
         return try checkClaims(parsed, signatureValid: valid, target: target, accessToken: accessToken, status: status)
     }

@@ -102,11 +102,10 @@ struct SessionManager: Sendable {
     func replaceCredential(of session: ActiveSession, with credential: Credential) async throws -> ActiveSession? {
         let sealed = try sealer.seal(json: credential)
         if try await store.updateCredential(sessionID: session.id, sealedCredential: sealed, expectedVersion: session.record.credentialVersion) {
-            var updated = session
-            updated.record.sealedCredential = sealed
-            updated.record.credentialVersion += 1
-            updated.credential = credential
-            return updated
+            var record = session.record
+            record.sealedCredential = sealed
+            record.credentialVersion += 1
+            return ActiveSession(record: record, identity: session.identity, credential: credential, via: session.via)
         }
         return try await reload(id: session.id)
     }
