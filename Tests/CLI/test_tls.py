@@ -616,6 +616,32 @@ def test_sigterm_lets_the_requests_in_flight_on_both_protocols_finish(app):
     assert status == 0, f"exit status {status}:\n{gateway.log()}"
 
 
+def test_sigterm_ends_an_https11_connection_when_its_client_closes(app):
+    """An HTTPS/1.1 request in flight at SIGTERM: once its answer is out, the gateway sends `close_notify`, curl
+    answers with its own and closes, and the gateway exits then, not after NIOSSL's 5 s wait for a `close_notify`
+    (on a connection that allows half-closure, a peer's `close_notify` read while the gateway's own close is under
+    way was taken as a half-close, so the connection lingered until that timeout)."""
+    gateway, backend = app
+    token = sign_in(gateway)
+    with ThreadPoolExecutor(1) as pool:
+        call = pool.submit(subprocess.run, [
+            "curl", "-sS", "--http1.1", "--cacert", str(gateway.ca), "-H", f"Authorization: Bearer {token}",
+            "-w", "\n%{http_code}", gateway.url + "/v1/api/slow/h1"], capture_output=True, text=True, timeout=20)
+        assert wait_until(lambda: backend.slow == 1, 10), "the backend never got the request"
+        gateway.proc.send_signal(signal.SIGTERM)
+        done = call.result()
+    answered = time.monotonic()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("\n200"), done.stdout
+    try:
+        status = gateway.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"gateway still running 10 s after its last answer:\n{gateway.log()[-2000:]}")
+    assert status == 0, f"exit status {status}:\n{gateway.log()}"
+    lingered = time.monotonic() - answered
+    assert lingered < 3, f"the gateway exited {lingered:.1f} s after its last answer"
+
+
 def test_redirect_listener_answers_308_to_public_url(start, certs):
     import requests
 

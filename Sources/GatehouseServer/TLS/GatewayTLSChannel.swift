@@ -56,6 +56,7 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
             if let limiter = http1.client.connections { try pipeline.addHandler(ClientConnectionLimiter.Handler(limiter: limiter)) }
             try pipeline.addHandler(PlainHTTPRefusal())
             try pipeline.addHandler(NIOSSLServerHandler(context: contexts.current))
+            try pipeline.addHandler(TLSCloseCompletion())
             let (http1, maxHeaderListSize) = (http1, maxHeaderListSize)
             let protocolSwitch = TLSProtocolSwitch(on: channel.eventLoop, handshakeTimeout: http1.client.idleTimeout) { result, channel in
                 switch result {
