@@ -642,6 +642,43 @@ def test_sigterm_ends_an_https11_connection_when_its_client_closes(app):
     assert lingered < 3, f"the gateway exited {lingered:.1f} s after its last answer"
 
 
+@pytest.mark.parametrize("alpn", ["http/1.1", "h2"])
+def test_a_client_gone_without_close_notify_is_closed_at_once(app, alpn):
+    """A TLS client whose TCP connection ends without a `close_notify` (a crashed or killed client, `wrk`,
+    many a mobile stack): the gateway closes its side at once, as it does for a plain-HTTP client's end of input,
+    instead of holding the socket in CLOSE-WAIT until `limits.client_idle_timeout_seconds` (60 s here). NIOSSL
+    takes such an end of input in silence on a connection that allows half-closure."""
+    gateway, _ = app
+    token = sign_in(gateway)
+    context = gateway.context()
+    context.set_alpn_protocols([alpn])
+    tls = context.wrap_socket(socket.create_connection(("127.0.0.1", gateway.port), timeout=10), server_hostname="localhost")
+    assert tls.selected_alpn_protocol() == alpn
+    if alpn == "http/1.1":
+        tls.sendall(f"GET /v1/api/items HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+        assert tls.recv(65536).startswith(b"HTTP/1.1 200 "), "no answer to the request"
+    else:
+        connection = h2_connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
+        connection.initiate_connection()
+        tls.sendall(connection.data_to_send())
+        assert tls.recv(65536), "no SETTINGS from the gateway"
+    # The TCP connection's end, with no close_notify: the TLS socket's own descriptor, shut for writing.
+    raw = socket.socket(fileno=os.dup(tls.fileno()))
+    raw.shutdown(socket.SHUT_WR)
+    raw.settimeout(5)
+    started = time.monotonic()
+    try:
+        while raw.recv(65536):  # the gateway's close_notify (and, on h2, its GOAWAY), then the end
+            pass
+    except socket.timeout:
+        raise AssertionError(f"the gateway still held the connection {time.monotonic() - started:.1f} s after the client's end")
+    finally:
+        raw.close()
+        tls.close()
+    assert gateway.proc.poll() is None
+    assert gateway.alive()
+
+
 def test_redirect_listener_answers_308_to_public_url(start, certs):
     import requests
 

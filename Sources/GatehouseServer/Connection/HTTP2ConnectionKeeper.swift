@@ -3,7 +3,7 @@ import NIOHTTP2
 
 /// Ends an HTTP/2 connection that has had no open stream for `limits.client_idle_timeout_seconds` (what
 /// ``HTTP1ConnectionGuard`` is for an HTTP/1.1 one), and, when the server shuts down gracefully, says
-/// GOAWAY and closes the connection once its open streams have answered.
+/// GOAWAY and closes the connection once its open streams have answered; as it does when the client's input ends.
 final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -11,7 +11,8 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
     private var context: ChannelHandlerContext?
     private var openStreams = 0
     private var lastStreamID = HTTP2StreamID.rootStream
-    private var quiescing = false
+    /// The connection closes when its last open stream does: the server quiesces, or the client's input has ended.
+    private var ending = false
     /// Idle means no open stream.
     private var idle: IdleClock
     private var timer: Scheduled<Void>?
@@ -44,11 +45,18 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            // The client sends nothing more, not even a WINDOW_UPDATE: the connection ends with its last open
+            // stream, as at a graceful shutdown, without a GOAWAY nobody would read.
+            ending = true
+            if openStreams == 0 { context.close(promise: nil) }
+            return
+        }
         guard event is ChannelShouldQuiesceEvent else {
             context.fireUserInboundEventTriggered(event)
             return
         }
-        quiescing = true
+        ending = true
         let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
         context.writeAndFlush(NIOAny(goAway), promise: nil)
         if openStreams == 0 { context.close(promise: nil) }
@@ -62,7 +70,7 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
     private func streamClosed() {
         openStreams -= 1
         guard openStreams == 0 else { return }
-        if quiescing {
+        if ending {
             // `NIOHTTP2Handler` says a stream closed while it takes the stream's last frame, before it has passed
             // the frame on: closing now would drop the end of the last answer (the client saw its stream cut). Once
             // the frame is through, a flush sends it, then the connection closes.

@@ -55,8 +55,10 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
             let pipeline = channel.pipeline.syncOperations
             if let limiter = http1.client.connections { try pipeline.addHandler(ClientConnectionLimiter.Handler(limiter: limiter)) }
             try pipeline.addHandler(PlainHTTPRefusal())
+            let closeCompletion = TLSCloseCompletion()
+            try pipeline.addHandler(closeCompletion.inputEndWatcher())
             try pipeline.addHandler(NIOSSLServerHandler(context: contexts.current))
-            try pipeline.addHandler(TLSCloseCompletion())
+            try pipeline.addHandler(closeCompletion)
             let (http1, maxHeaderListSize) = (http1, maxHeaderListSize)
             let protocolSwitch = TLSProtocolSwitch(on: channel.eventLoop, handshakeTimeout: http1.client.idleTimeout) { result, channel in
                 switch result {
