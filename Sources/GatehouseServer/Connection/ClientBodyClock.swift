@@ -2,7 +2,7 @@ import NIOCore
 import NIOHTTP1
 
 /// `limits.client_body_timeout_seconds` (nginx's `client_body_timeout`) for the requests of one HTTP/1.1
-/// connection (``HTTP1ConnectionGuard``, which answers `408`) or one HTTP/2 stream (``ClientBodyTimeoutHandler``,
+/// connection (``HTTP1ConnectionGuard``, which answers `408`) or one HTTP/2 stream (``HTTP2StreamCodec``,
 /// which resets it): a client that declares 100 bytes and sends 1 would otherwise hold its connection, and the
 /// relay's or the router's request, for as long as it likes. The handler that owns it keeps the one timer and
 /// tells it what passes; it says when the timer is due and, when it fires, whether the body has expired.

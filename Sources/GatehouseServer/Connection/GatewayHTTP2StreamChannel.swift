@@ -9,10 +9,9 @@ import NIOHTTP2
 /// its back-pressure kept per stream (the stream's flow-control window only opens as the relay reads), and
 /// everything else to the router.
 ///
-/// Pipeline: ``HTTP2RequestTargetCheck`` → `HTTP2FramePayloadToHTTP1ServerCodec` → ``ClientBodyTimeoutHandler`` →
-/// ``HTTP2StreamHeadAdapter`` → HSTS → ``APIRelayHandler`` → ``RouterHandoff``. A stream the relay answers
-/// ends there, on its event loop, without a task: the router's handlers (HTTP types codec, Hummingbird's
-/// connection state, the async channel) and the task that runs Hummingbird's loop are made only for a stream
+/// Pipeline: ``HTTP2StreamCodec`` (frames to HTTP/1.1 parts, the target check, the body timeout) → HSTS →
+/// ``APIRelayHandler`` → ``RouterHandoff``. A stream the relay answers ends there, on its event loop, without a
+/// task: the router's handlers (HTTP types codec, Hummingbird's connection state, the async channel) and the task that runs Hummingbird's loop are made only for a stream
 /// whose request reaches the hand-off, when it does.
 struct GatewayHTTP2StreamChannel: Sendable {
     /// The HTTP/1.1 channel whose request handlers each stream gets.
@@ -26,11 +25,7 @@ struct GatewayHTTP2StreamChannel: Sendable {
     ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
-            try pipeline.addHandler(HTTP2RequestTargetCheck())
-            try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-            // In front of the adapter, which holds a head without framing until the stream says more.
-            try pipeline.addHandler(ClientBodyTimeoutHandler(timeout: http1.client.bodyTimeout))
-            try pipeline.addHandler(HTTP2StreamHeadAdapter())
+            try pipeline.addHandler(HTTP2StreamCodec(bodyTimeout: http1.client.bodyTimeout))
             // A stream's own address is its connection's.
             try http1.addRelayHandlers(to: pipeline, remoteAddress: channel.parent?.remoteAddress ?? channel.remoteAddress, streamsMemo: memo.value)
             let http1 = http1

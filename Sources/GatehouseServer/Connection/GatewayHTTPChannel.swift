@@ -32,7 +32,7 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     /// `nil`: every request goes to the router.
     let relay: APIRelay?
-    /// Timeouts and bounds per client (``HTTP1ConnectionGuard``, ``ClientBodyTimeoutHandler``,
+    /// Timeouts and bounds per client (``HTTP1ConnectionGuard``, ``HTTP2StreamCodec``,
     /// ``ClientConnectionLimiter``, ``RequestLineWatcher``).
     let client: ClientLimits
     /// Behind TLS (``GatewayTLSChannel``): requests are `https`.

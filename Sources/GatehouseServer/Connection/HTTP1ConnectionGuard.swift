@@ -20,7 +20,7 @@ import NIOHTTP1
 ///   client named, not a `Host` field it set beside it. A `Host` that disagrees with the target's authority, an
 ///   authority with user information, or a scheme other than `http`/`https` is answered `400 invalid_request`,
 ///   and the connection closed (what follows on it cannot be trusted to be framed as the client meant). An
-///   HTTP/2 stream's authority is checked by ``HTTP2RequestTargetCheck``.
+///   HTTP/2 stream's authority is checked by ``HTTP2StreamCodec``.
 final class HTTP1ConnectionGuard: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart

@@ -1,13 +1,15 @@
 import NIOCore
 import NIOEmbedded
+import NIOHPACK
 import NIOHTTP1
+import NIOHTTP2
 import Testing
 
 @testable import GatehouseServer
 
 /// The client body timeout (``ClientBodyClock``) on `EmbeddedChannel`, whose clock moves only when the test
 /// says: on an HTTP/1.1 connection (``HTTP1ConnectionGuard``, `408`) and on an HTTP/2 stream
-/// (``ClientBodyTimeoutHandler``, `RST_STREAM`).
+/// (``HTTP2StreamCodec``, `RST_STREAM`).
 @Suite("Client body timeout")
 struct ClientBodyTimeoutHandlerTests {
     /// How the cut is told to the client.
@@ -24,7 +26,7 @@ struct ClientBodyTimeoutHandlerTests {
             switch cut {
             // The idle timeout far beyond the body timeout: only the body's clock is looked at.
             case .answer408: HTTP1ConnectionGuard(idleTimeout: .hours(1), bodyTimeout: .seconds(60))
-            case .reset: ClientBodyTimeoutHandler(timeout: .seconds(60))
+            case .reset: HTTP2StreamCodec(bodyTimeout: .seconds(60))
             }
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: .init(ipAddress: "127.0.0.1", port: 1)).wait()
@@ -78,13 +80,26 @@ struct ClientBodyTimeoutHandlerTests {
         #expect(!channel.isActive)
     }
 
+    /// An HTTP/2 request's HEADERS frame, without END_STREAM.
+    private static func headers(_ method: String, _ fields: [(String, String)] = []) -> HTTP2Frame.FramePayload {
+        .headers(
+            .init(headers: HPACKHeaders([(":method", method), (":path", "/v1/session"), (":scheme", "https"), (":authority", "a.test")] + fields)))
+    }
+
     @Test("an HTTP/2 stream is closed (RST_STREAM), not answered; an answer under way is not followed by a 408")
     func reset() throws {
         let stream = try Self.channel(.reset)
-        try stream.writeInbound(Self.head)
+        try stream.writeInbound(Self.headers("POST", [("content-length", "100")]))
+        #expect(try stream.readInbound(as: HTTPServerRequestPart.self) != nil)
         stream.read()
-        stream.embeddedEventLoop.advanceTime(by: .seconds(61))
-        #expect(try stream.readOutbound(as: HTTPServerResponsePart.self) == nil)
+        stream.embeddedEventLoop.advanceTime(by: .seconds(59))
+        #expect(stream.isActive)
+        try stream.writeInbound(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: "{")))))
+        stream.read()
+        stream.embeddedEventLoop.advanceTime(by: .seconds(59))
+        #expect(stream.isActive)
+        stream.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(try stream.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
         #expect(!stream.isActive)
 
         let answering = try Self.channel(.answer408)
@@ -95,5 +110,15 @@ struct ClientBodyTimeoutHandlerTests {
         answering.embeddedEventLoop.advanceTime(by: .seconds(61))
         #expect(try answering.readOutbound(as: HTTPServerResponsePart.self) == nil)
         #expect(!answering.isActive)
+    }
+
+    @Test("an HTTP/2 GET whose HEADERS leave the stream open and nothing follows: the held head does not stop the clock")
+    func heldHead() throws {
+        let stream = try Self.channel(.reset)
+        try stream.writeInbound(Self.headers("GET"))
+        #expect(try stream.readInbound(as: HTTPServerRequestPart.self) == nil)  // held until the stream says more
+        stream.read()
+        stream.embeddedEventLoop.advanceTime(by: .seconds(61))
+        #expect(!stream.isActive)
     }
 }

@@ -2,12 +2,13 @@ import NIOCore
 import NIOEmbedded
 import NIOHPACK
 import NIOHTTP1
+import NIOHTTP2
 import Testing
 
 @testable import GatehouseServer
 
 /// The request's target and framing as the handlers behind the front ends see them: ``HTTP1ConnectionGuard`` (absolute form),
-/// ``HTTP2RequestTargetCheck``, ``HTTP2StreamHeadAdapter``.
+/// ``HTTP2StreamCodec``.
 @Suite("Request target and framing")
 struct RequestTargetTests {
     @Test(
@@ -64,7 +65,7 @@ struct RequestTargetTests {
         #expect(answer.headers["connection"] == ["close"])
     }
 
-    /// HTTP/2 request heads and whether ``HTTP2RequestTargetCheck`` refuses them.
+    /// HTTP/2 request heads and whether ``HTTP2StreamCodec`` refuses them.
     private static let targets: [(fields: [(String, String)], refused: Bool)] = [
         ([(":method", "GET"), (":path", "/x"), (":authority", "a.test"), ("host", "b.test")], true),
         ([(":method", "GET"), (":path", "/x"), (":authority", "A.test"), ("host", "a.TEST")], false),
@@ -78,39 +79,47 @@ struct RequestTargetTests {
     @Test("HTTP/2: a host that is not the :authority, or a :path that is not origin form, is a problem", arguments: 0..<7)
     func http2Target(index: Int) {
         let (fields, refused) = Self.targets[index]
-        #expect((HTTP2RequestTargetCheck.problem(with: HPACKHeaders(fields)) != nil) == refused)
+        #expect((HTTP2StreamCodec.problem(with: HPACKHeaders(fields)) != nil) == refused)
     }
 
     private static func streamChannel() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(HTTP2StreamHeadAdapter())
+        try channel.pipeline.syncOperations.addHandler(HTTP2StreamCodec(bodyTimeout: .seconds(60)))
         return channel
     }
 
-    private static func head(_ method: HTTPMethod, _ fields: HTTPHeaders = ["host": "a.test"]) -> HTTPServerRequestPart {
-        .head(.init(version: .init(major: 2, minor: 0), method: method, uri: "/v1/api/x", headers: fields))
+    private static func headers(_ method: String, _ fields: [(String, String)] = [], end: Bool = false) -> HTTP2Frame.FramePayload {
+        .headers(
+            .init(
+                headers: HPACKHeaders([(":method", method), (":path", "/v1/api/x"), (":scheme", "https"), (":authority", "a.test")] + fields),
+                endStream: end))
+    }
+
+    private static func data(_ text: String, end: Bool = false) -> HTTP2Frame.FramePayload {
+        .data(.init(data: .byteBuffer(ByteBuffer(string: text)), endStream: end))
     }
 
     @Test("HTTP/2: a head without framing waits for the stream's next part: DATA makes it chunked, the end leaves it bodiless")
     func http2Framing() throws {
         let data = try Self.streamChannel()
-        try data.writeInbound(Self.head(.GET))
+        try data.writeInbound(Self.headers("GET"))
         #expect(try data.readInbound(as: HTTPServerRequestPart.self) == nil)  // held
-        try data.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: "GET /smuggled HTTP/1.1\r\n\r\n")))
+        try data.writeInbound(Self.data("GET /smuggled HTTP/1.1\r\n\r\n"))
         guard case .head(let head) = try data.readInbound(as: HTTPServerRequestPart.self) else {
             Issue.record("no head")
             return
         }
         #expect(head.version == .http1_1)
         #expect(head.headers["transfer-encoding"] == ["chunked"])
+        #expect(head.headers["host"] == ["a.test"])
         guard case .body = try data.readInbound(as: HTTPServerRequestPart.self) else {
             Issue.record("no body")
             return
         }
 
         let bodiless = try Self.streamChannel()
-        try bodiless.writeInbound(Self.head(.DELETE))
-        try bodiless.writeInbound(HTTPServerRequestPart.end(nil))
+        try bodiless.writeInbound(Self.headers("DELETE"))
+        try bodiless.writeInbound(Self.data("", end: true))
         guard case .head(let plain) = try bodiless.readInbound(as: HTTPServerRequestPart.self) else {
             Issue.record("no head")
             return
@@ -121,13 +130,53 @@ struct RequestTargetTests {
             return
         }
 
-        // A head that says its length goes on at once.
+        // A head that says its length goes on at once; a split cookie is one field again (RFC 9113 §8.2.3).
         let framed = try Self.streamChannel()
-        try framed.writeInbound(Self.head(.POST, ["host": "a.test", "content-length": "3"]))
-        guard case .head = try framed.readInbound(as: HTTPServerRequestPart.self) else {
+        try framed.writeInbound(Self.headers("POST", [("content-length", "3"), ("cookie", "a=1"), ("cookie", "b=2")]))
+        guard case .head(let posted) = try framed.readInbound(as: HTTPServerRequestPart.self) else {
             Issue.record("held")
             return
         }
+        #expect(posted.headers["cookie"] == ["a=1; b=2"])
+
+        // A method whose requests have a body, without a length: chunked at once, or no body if the stream ended.
+        let streamed = try Self.streamChannel()
+        try streamed.writeInbound(Self.headers("PUT"))
+        guard case .head(let put) = try streamed.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("held")
+            return
+        }
+        #expect(put.headers["transfer-encoding"] == ["chunked"])
+        let ended = try Self.streamChannel()
+        try ended.writeInbound(Self.headers("POST", end: true))
+        guard case .head(let empty) = try ended.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("held")
+            return
+        }
+        #expect(empty.headers["content-length"] == ["0"])
+    }
+
+    @Test("HTTP/2: a host that is not the :authority is answered 400 on the stream; nothing reaches the handlers behind")
+    func http2Refused() throws {
+        let stream = try Self.streamChannel()
+        try stream.writeInbound(Self.headers("GET", [("host", "b.test")], end: true))
+        #expect(try stream.readInbound(as: HTTPServerRequestPart.self) == nil)
+        guard case .headers(let answer) = try stream.readOutbound(as: HTTP2Frame.FramePayload.self) else {
+            Issue.record("no answer")
+            return
+        }
+        #expect(answer.headers.first(name: ":status") == "400")
+    }
+
+    @Test("HTTP/2: an answer's head loses the connection-specific fields and is in lower case")
+    func http2Answer() throws {
+        let fields = HTTP2StreamCodec.fields(
+            status: 200,
+            [
+                "Content-Type": "text/plain", "Connection": "close, X-Hop", "X-Hop": "1", "Keep-Alive": "timeout=5", "Transfer-Encoding": "chunked",
+                "Set-Cookie": "s=1",
+            ])
+        #expect(fields.map(\.name) == [":status", "content-type", "set-cookie"])
     }
 
     @Test("connections per client: admitted up to the bound, one more refused, admitted again once one ends")
