@@ -29,7 +29,8 @@ import NIOHTTP2
 ///   channel sends). An HTTP/1.1 connection has the same clock in ``HTTP1ConnectionGuard``, which answers `408`.
 ///
 /// Outbound: the answer's head as HEADERS (`:status`, names in lower case, without the connection-specific fields
-/// RFC 9113 §8.2.2 forbids), its body as DATA, its end as END_STREAM (on trailers, if any). Fields whose value is
+/// RFC 9113 §8.2.2 forbids), its body as DATA, its end as END_STREAM: on the last frame when the end follows it
+/// before a flush (the usual answer: HEADERS, one DATA with END_STREAM), else on trailers or an empty DATA frame. Fields whose value is
 /// new with nearly every answer are not added to the connection's HPACK table, so it keeps the ones that repeat;
 /// `set-cookie` is never indexed (RFC 7541 §7.1.3).
 final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
@@ -52,6 +53,9 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     private var inbound = Inbound.awaitingHead
     private var clock: ClientBodyClock
     private var timer: Scheduled<Void>?
+    /// The answer's last HEADERS or DATA frame, held until the next write or flush: an end that follows at once
+    /// rides on it as END_STREAM, instead of an empty DATA frame of its own through NIOHTTP2.
+    private var held: (frame: HTTP2Frame.FramePayload, promise: EventLoopPromise<Void>?)?
     /// The body timeout cut the request: what the handlers behind still write or report is dropped (an error at
     /// the close, an answer the relay or the router would start on a stream that is done).
     private var expired = false
@@ -159,6 +163,8 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         stopClock()
+        held?.promise?.fail(ChannelError.ioOnClosedChannel)
+        held = nil
     }
 
     // MARK: Outbound
@@ -168,18 +174,59 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        let payload: HTTP2Frame.FramePayload
         switch unwrapOutboundIn(data) {
         case .head(let head):
-            payload = .headers(.init(headers: Self.fields(status: head.status.code, head.headers)))
+            releaseHeld(context)
+            held = (.headers(.init(headers: Self.fields(status: head.status.code, head.headers))), promise)
         case .body(let body):
-            payload = .data(.init(data: body))
+            releaseHeld(context)
+            held = (.data(.init(data: body)), promise)
         case .end(let trailers?):
-            payload = .headers(.init(headers: Self.fields(status: nil, trailers), endStream: true))
+            releaseHeld(context)
+            context.write(wrapOutboundOut(.headers(.init(headers: Self.fields(status: nil, trailers), endStream: true))), promise: promise)
         case .end(nil):
-            payload = .data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))
+            guard let (frame, framePromise) = held else {
+                context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))), promise: promise)
+                return
+            }
+            held = nil
+            let last: HTTP2Frame.FramePayload
+            switch frame {
+            case .headers(var headers):
+                headers.endStream = true
+                last = .headers(headers)
+            case .data(var data):
+                data.endStream = true
+                last = .data(data)
+            default:
+                last = frame
+            }
+            let done: EventLoopPromise<Void>?
+            switch (framePromise, promise) {
+            case (let only, nil), (nil, let only): done = only
+            case (let first?, let second?):
+                first.futureResult.cascade(to: second)
+                done = first
+            }
+            context.write(wrapOutboundOut(last), promise: done)
         }
-        context.write(wrapOutboundOut(payload), promise: promise)
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        releaseHeld(context)
+        context.flush()
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        releaseHeld(context)
+        context.close(mode: mode, promise: promise)
+    }
+
+    /// Writes the held frame as it is: what follows is not the answer's end, or the answer is flushed.
+    private func releaseHeld(_ context: ChannelHandlerContext) {
+        guard let (frame, promise) = held else { return }
+        held = nil
+        context.write(wrapOutboundOut(frame), promise: promise)
     }
 
     // MARK: Body timeout

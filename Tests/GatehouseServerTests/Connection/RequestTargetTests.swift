@@ -179,6 +179,34 @@ struct RequestTargetTests {
         #expect(fields.map(\.name) == [":status", "content-type", "set-cookie"])
     }
 
+    @Test("HTTP/2: an answer's end rides on its last frame when nothing was flushed between; after a flush, an empty DATA ends it")
+    func http2AnswerFrames() throws {
+        func frames(_ parts: [HTTPServerResponsePart?]) throws -> [(kind: String, end: Bool, bytes: Int)] {
+            let stream = try Self.streamChannel()
+            for part in parts {
+                if let part { stream.write(part, promise: nil) } else { stream.flush() }
+            }
+            stream.flush()
+            var seen: [(String, Bool, Int)] = []
+            while let frame = try stream.readOutbound(as: HTTP2Frame.FramePayload.self) {
+                switch frame {
+                case .headers(let headers): seen.append(("HEADERS", headers.endStream, 0))
+                case .data(let data): seen.append(("DATA", data.endStream, data.data.readableBytes))
+                default: seen.append(("other", false, 0))
+                }
+            }
+            return seen
+        }
+        let head = HTTPServerResponsePart.head(.init(version: .http1_1, status: .ok))
+        let body = HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "abc")))
+        let whole = try frames([head, body, .end(nil)])
+        #expect(whole.map(\.kind) == ["HEADERS", "DATA"] && whole.map(\.end) == [false, true] && whole[1].bytes == 3)
+        let bodiless = try frames([head, .end(nil)])
+        #expect(bodiless.map(\.kind) == ["HEADERS"] && bodiless[0].end)
+        let flushed = try frames([head, body, nil, .end(nil)])
+        #expect(flushed.map(\.kind) == ["HEADERS", "DATA", "DATA"] && flushed.map(\.end) == [false, false, true] && flushed[2].bytes == 0)
+    }
+
     @Test("connections per client: admitted up to the bound, one more refused, admitted again once one ends")
     func connectionLimiter() {
         let limiter = ClientConnectionLimiter(maxPerClient: 2)
