@@ -97,9 +97,12 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
         }
     }
 
-    /// `NIOHTTP2Handler` calls its delegate on the connection's loop: the loop-bound box checks that.
-    private struct Delegate: NIOHTTP2StreamDelegate {
+    /// `NIOHTTP2Handler` calls its delegate on the connection's loop: the loop-bound box checks that. A class, so
+    /// that the handler's existential holds one reference rather than a boxed copy made at each stream's events.
+    private final class Delegate: NIOHTTP2StreamDelegate {
         let keeper: NIOLoopBound<HTTP2ConnectionKeeper>
+
+        init(keeper: NIOLoopBound<HTTP2ConnectionKeeper>) { self.keeper = keeper }
 
         func streamCreated(_ id: HTTP2StreamID, channel: any Channel) { keeper.value.streamCreated(id) }
         func streamClosed(_ id: HTTP2StreamID, channel: any Channel) { keeper.value.streamClosed() }
