@@ -30,7 +30,9 @@ import NIOHTTP2
 ///
 /// Outbound: the answer's head as HEADERS (`:status`, names in lower case, without the connection-specific fields
 /// RFC 9113 §8.2.2 forbids), its body as DATA, its end as END_STREAM: on the last frame when the end follows it
-/// before a flush (the usual answer: HEADERS, one DATA with END_STREAM), else on trailers or an empty DATA frame. Fields whose value is
+/// before a flush (the usual answer: HEADERS, one DATA with END_STREAM), else on trailers or an empty DATA frame.
+/// The answer to a HEAD, a 204 and a 304 has no DATA: a body written for it (the router writes a HEAD's as for GET)
+/// is dropped, as RFC 9110 §9.3.2 and NIOHTTP2's content-length check want. Fields whose value is
 /// new with nearly every answer are not added to the connection's HPACK table, so it keeps the ones that repeat;
 /// `set-cookie` is never indexed (RFC 7541 §7.1.3).
 final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
@@ -56,6 +58,10 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     /// The answer's last HEADERS or DATA frame, held until the next write or flush: an end that follows at once
     /// rides on it as END_STREAM, instead of an empty DATA frame of its own through NIOHTTP2.
     private var held: (frame: HTTP2Frame.FramePayload, promise: EventLoopPromise<Void>?)?
+    /// The request is a HEAD.
+    private var headRequest = false
+    /// The final answer has no body (a HEAD's, a 204 or a 304): body parts written for it are dropped.
+    private var bodiless = false
     /// The body timeout cut the request: what the handlers behind still write or report is dropped (an error at
     /// the close, an answer the relay or the router would start on a stream that is done).
     private var expired = false
@@ -112,6 +118,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireErrorCaught(error)
             return
         }
+        headRequest = head.method == .HEAD
         // The body's clock starts with the head, whether it goes on now or is held.
         clock.read(.head(head))
         if frame.endStream {
@@ -177,8 +184,15 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapOutboundIn(data) {
         case .head(let head):
             releaseHeld(context)
-            held = (.headers(.init(headers: Self.fields(status: head.status.code, head.headers))), promise)
+            let status = head.status.code
+            if status >= 200 { bodiless = headRequest || status == 204 || status == 304 }
+            held = (.headers(.init(headers: Self.fields(status: status, head.headers))), promise)
         case .body(let body):
+            if bodiless {
+                // The router writes a HEAD answer's body as for GET; HTTP/2 carries none (NIOHTTP2 refuses it).
+                promise?.succeed()
+                return
+            }
             releaseHeld(context)
             held = (.data(.init(data: body)), promise)
         case .end(let trailers?):

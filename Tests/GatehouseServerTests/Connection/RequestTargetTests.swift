@@ -207,6 +207,22 @@ struct RequestTargetTests {
         #expect(flushed.map(\.kind) == ["HEADERS", "DATA", "DATA"] && flushed.map(\.end) == [false, false, true] && flushed[2].bytes == 0)
     }
 
+    @Test("HTTP/2: the answer to a HEAD carries no DATA, whatever body is written for it; the end rides on its HEADERS")
+    func http2HeadAnswer() throws {
+        let stream = try Self.streamChannel()
+        try stream.writeInbound(Self.headers("HEAD", end: true))
+        stream.write(HTTPServerResponsePart.head(.init(version: .http1_1, status: .unauthorized, headers: ["content-length": "5"])), promise: nil)
+        stream.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "nope!"))), promise: nil)
+        stream.write(HTTPServerResponsePart.end(nil), promise: nil)
+        stream.flush()
+        guard case .headers(let headers) = try stream.readOutbound(as: HTTP2Frame.FramePayload.self) else {
+            Issue.record("no HEADERS")
+            return
+        }
+        #expect(headers.endStream && headers.headers.first(name: "content-length") == "5")
+        #expect(try stream.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
+    }
+
     @Test("connections per client: admitted up to the bound, one more refused, admitted again once one ends")
     func connectionLimiter() {
         let limiter = ClientConnectionLimiter(maxPerClient: 2)
