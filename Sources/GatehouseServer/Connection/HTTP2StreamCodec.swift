@@ -111,8 +111,9 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let head: HTTPRequestHead
+        let framed: Bool
         do {
-            head = try Self.requestHead(frame.headers, endStream: frame.endStream)
+            (head, framed) = try Self.requestHead(frame.headers, endStream: frame.endStream)
         } catch {
             inbound = .done
             context.fireErrorCaught(error)
@@ -125,7 +126,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
             inbound = .body
             deliver(.head(head), context: context)
             deliver(.end(nil), context: context)
-        } else if Self.hasFraming(head) {
+        } else if framed {
             inbound = .body
             deliver(.head(head), context: context)
         } else {
@@ -285,8 +286,9 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         return nil
     }
 
-    /// The HTTP/1.1 head of a validated request header block, framed if the block says enough.
-    static func requestHead(_ block: HPACKHeaders, endStream: Bool) throws -> HTTPRequestHead {
+    /// The HTTP/1.1 head of a validated request header block, framed if the block says enough, and whether it says
+    /// how its body is framed (NIOHTTP2 has refused `transfer-encoding`: only `content-length` or the one added here).
+    static func requestHead(_ block: HPACKHeaders, endStream: Bool) throws -> (head: HTTPRequestHead, framed: Bool) {
         var method: String?
         var path: String?
         var authority: String?
@@ -323,10 +325,10 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
             fields.append(("cookie", cookies.joined(separator: "; ")))
         }
         let httpMethod = HTTPMethod(rawValue: method)
-        if !hasLength, !Self.bodilessByDefault(httpMethod) {
-            fields.append(endStream ? ("content-length", "0") : ("transfer-encoding", "chunked"))
-        }
-        return HTTPRequestHead(version: .http1_1, method: httpMethod, uri: path, headers: HTTPHeaders(fields))
+        let framingAdded = !hasLength && !Self.bodilessByDefault(httpMethod)
+        if framingAdded { fields.append(endStream ? ("content-length", "0") : ("transfer-encoding", "chunked")) }
+        let head = HTTPRequestHead(version: .http1_1, method: httpMethod, uri: path, headers: HTTPHeaders(fields))
+        return (head, hasLength || framingAdded)
     }
 
     /// Methods whose requests usually have no body: no framing field is added for them until the stream says.
@@ -335,10 +337,6 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         case .GET, .HEAD, .DELETE, .CONNECT, .TRACE: true
         default: false
         }
-    }
-
-    private static func hasFraming(_ head: HTTPRequestHead) -> Bool {
-        head.headers.contains(name: "content-length") || head.headers.contains(name: "transfer-encoding")
     }
 
     private static func trailers(_ block: HPACKHeaders) -> HTTPHeaders {
