@@ -1,3 +1,4 @@
+import GatehouseConfiguration
 public import Hummingbird
 import HummingbirdCore
 import Logging
@@ -72,7 +73,7 @@ public func buildRouter(gateway: Gateway) -> Router<GatehouseRequestContext> {
 public func buildApplication(
     gateway: Gateway, host: String, port: Int, services: [any Service] = [],
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) -> some ApplicationProtocol {
+) -> GatewayApplication {
     buildApplication(gateway: gateway, host: host, port: port, tls: nil, services: services, onServerRunning: onServerRunning)
 }
 
@@ -81,27 +82,28 @@ public func buildApplication(
 func buildApplication(
     gateway: Gateway, host: String, port: Int, tls: TLSContextStore?, services: [any Service] = [],
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) -> some ApplicationProtocol {
+) -> GatewayApplication {
     let relay = APIRelay(gateway: gateway)
     let settings = gateway.settings
     let client = ClientLimits(
         idleTimeout: .milliseconds(Int64(settings.clientIdleTimeout * 1000)), bodyTimeout: .milliseconds(Int64(settings.clientBodyTimeout * 1000)),
         maxURLBytes: settings.maxURLBytes,
         connections: settings.maxConnectionsPerClient > 0 ? ClientConnectionLimiter(maxPerClient: settings.maxConnectionsPerClient) : nil)
-    let connections = OpenConnections()
-    return Application(
-        router: buildRouter(gateway: gateway),
-        server: tls.map {
-            HTTPServerBuilder.gatewayTLS(
-                relay: relay, client: client, connections: connections, maxHeaderBytes: settings.maxHeaderBytes, contexts: $0)
-        } ?? .gateway(relay: relay, client: client, connections: connections),
-        // A burst of new connections (a thousand clients at once) waits in the kernel's queue rather than being
-        // refused or left to retransmit their SYN; the kernel caps it at net.core.somaxconn (as for nginx and Go).
-        configuration: .init(address: .hostname(host, port: port), serverName: "gatehouse", backlog: 4096),
-        // Services stop in the reverse order: the open connections are waited for right after the server stops,
-        // while everything they may still need (the pools, the store, the HTTP client) runs.
-        services: services + (relay.map { [RelayPoolService(pools: $0.pools)] } ?? []) + [connections],
-        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+    return GatewayApplication(
+        router: buildRouter(gateway: gateway).buildResponder(),
+        connection: { responder in
+            let http1 = GatewayHTTPChannel(
+                responder: responder, relay: relay, client: client, secure: tls != nil, hstsSeconds: tls?.configuration.hstsSeconds ?? 0)
+            guard let tls else { return { try http1.serve(channel: $0, logger: $1) } }
+            let https = GatewayTLSChannel(
+                http1: http1, contexts: tls, maxHeaderListSize: GatewayTLSChannel.http2HeaderListBound(maxHeaderBytes: settings.maxHeaderBytes))
+            return { try https.serve(channel: $0, logger: $1) }
+        },
+        host: host, port: port,
+        // Services stop in the reverse order: the listener, which waits for the open connections, first, while
+        // everything they may still need (the pools, the store, the HTTP client) runs.
+        services: services + (relay.map { [RelayPoolService(pools: $0.pools)] } ?? []),
+        onServerRunning: onServerRunning,
         logger: gateway.logger
     )
 }

@@ -17,8 +17,9 @@ import NIOHTTPTypesHTTP1
 /// target's authority is the host) → ``APIRelayHandler`` (NIOHTTP1 parts)
 /// → ``RouterHandoff``, which adds the HTTP types codec → ``MalformedRequestHandler`` → Hummingbird's connection
 /// state → the router's async channel only when a request (or a parse error, or the client's half-closure) reaches
-/// it: a connection whose requests the relay answers alone costs no router handlers, no async channel, and no task
-/// past its first moment (``handle(value:logger:)``; ``OpenConnections`` holds the shutdown for it instead).
+/// it: a connection whose requests the relay answers alone costs no router handlers, no async channel and no task.
+/// ``GatewayListener`` sets each connection up and serves it on the event loop that accepted it
+/// (``serve(channel:logger:)``).
 struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     /// The channel Hummingbird's loop serves: the connection (or HTTP/2 stream) once the router is needed.
     typealias RouterChannel = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
@@ -39,18 +40,15 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     var secure = false
     /// `tls.hsts_seconds`: above 0, every answer carries `Strict-Transport-Security`.
     var hstsSeconds = 0
-    /// Where each connection is counted until it closes (the graceful shutdown waits for them).
-    let connections: OpenConnections
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
-            connections.opened(channel)
-            return try configure(channel: channel, logger: logger)
-        }
+    /// Sets a connection up and serves it, on its event loop (``GatewayListener``): the router's task starts only
+    /// when a request reaches the router.
+    func serve(channel: any Channel, logger: Logger) throws {
+        serve(try configure(channel: channel, logger: logger), logger: logger)
     }
 
-    /// ``setup(channel:logger:)`` done now, on the channel's event loop: also what a TLS connection that chose
-    /// HTTP/1.1 runs the moment its handshake completes (``TLSProtocolSwitch``).
+    /// The connection's handlers, added now on its event loop: also what a TLS connection that chose HTTP/1.1 runs
+    /// the moment its handshake completes (``TLSProtocolSwitch``).
     func configure(channel: any Channel, logger: Logger) throws -> Value {
         // Hummingbird's defaults: 80 KiB of head at most.
         var limits = NIOHTTPDecoderLimitConfiguration()
@@ -105,10 +103,18 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
     }
 
-    /// Ends the connection's task at once. Waiting in it for the connection to end cost a suspension, a wake-up
-    /// on another thread and a resumption per connection, for connections the relay answers alone on their event
-    /// loop; the task that serves the router starts only when a request reaches it (``serveRouter(_:logger:)``).
+    // `ServerChildChannel`, which `HTTPChannelHandler` (the router's request loop, ``serveRouter(_:logger:)``)
+    // requires: what Hummingbird's own server would call. The gateway's listener calls ``serve(channel:logger:)``.
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture { try configure(channel: channel, logger: logger) }
+    }
+
     func handle(value: Value, logger: Logger) async {
+        serve(value, logger: logger)
+    }
+
+    /// Starts the router's task when a request reaches the router; none when the relay answers every request.
+    private func serve(_ value: Value, logger: Logger) {
         let http1 = self
         value.router.whenSuccess { router in
             // `nil`: the connection ended, the relay answered every request.
@@ -117,15 +123,8 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     }
 
     /// Serves the router's requests of a connection (or stream) in a task of its own: it ends with the connection,
-    /// which ``OpenConnections`` counts, so the graceful shutdown still waits for it.
+    /// which the graceful shutdown waits for (``GatewayListener``).
     func serveRouter(_ router: RouterChannel, logger: Logger) {
         Task { await handleHTTP(asyncChannel: router, logger: logger) }
-    }
-}
-
-extension HTTPServerBuilder {
-    /// The gateway's HTTP/1.1 server: ``GatewayHTTPChannel``.
-    static func gateway(relay: APIRelay?, client: ClientLimits, connections: OpenConnections) -> HTTPServerBuilder {
-        .init { responder in GatewayHTTPChannel(responder: responder, relay: relay, client: client, connections: connections) }
     }
 }

@@ -49,61 +49,72 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
 
     var responder: HTTPChannelHandler.Responder { http1.responder }
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
-            http1.connections.opened(channel)
-            let pipeline = channel.pipeline.syncOperations
-            if let limiter = http1.client.connections { try pipeline.addHandler(ClientConnectionLimiter.Handler(limiter: limiter)) }
-            try pipeline.addHandler(PlainHTTPRefusal())
-            let closeCompletion = TLSCloseCompletion()
-            try pipeline.addHandler(closeCompletion.inputEndWatcher())
-            try pipeline.addHandler(NIOSSLServerHandler(context: contexts.current))
-            try pipeline.addHandler(closeCompletion)
-            let (http1, maxHeaderListSize) = (http1, maxHeaderListSize)
-            let protocolSwitch = TLSProtocolSwitch(on: channel.eventLoop, handshakeTimeout: http1.client.idleTimeout) { result, channel in
-                switch result {
-                case .negotiated("h2"):
-                    let keeper = HTTP2ConnectionKeeper(idleTimeout: http1.client.idleTimeout)
-                    var configuration = NIOHTTP2Handler.Configuration()
-                    configuration.connection.initialSettings = [
-                        HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
-                        HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
-                    ]
-                    let streams = GatewayHTTP2StreamChannel(http1: http1)
-                    let memo = NIOLoopBound(StreamsCredentialMemo(), eventLoop: channel.eventLoop)
-                    let (routed, continuation) = AsyncStream<GatewayHTTPChannel.RouterChannel>.makeStream()
-                    channel.closeFuture.whenComplete { _ in continuation.finish() }
-                    try channel.pipeline.syncOperations.addHandler(HTTP2FlushCoalescer())
-                    _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-                        mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream,
-                        streamDelegate: keeper.streamDelegate(on: channel.eventLoop)
-                    ) { stream in
-                        streams.initialize(channel: stream, routed: continuation, memo: memo, logger: logger)
-                    }
-                    try channel.pipeline.syncOperations.addHandler(keeper)
-                    return .http2(routed)
-                case .negotiated("http/1.1"), .fallback:
-                    return .http1(try http1.configure(channel: channel, logger: logger))
-                case .negotiated:
-                    // Only `h2` and `http/1.1` are offered: anything else is a broken client.
-                    throw NIOHTTP2Errors.invalidALPNToken()
-                }
-            }
-            try pipeline.addHandler(protocolSwitch)
-            let served = protocolSwitch.negotiated.flatMap { negotiated -> EventLoopFuture<Served> in
-                switch negotiated {
-                case .http1(let connection): connection.router.map(Served.http1)
-                case .http2(let routed): channel.eventLoop.makeSucceededFuture(.http2(routed))
-                }
-            }
-            return Value(served: served, channel: channel)
-        }
+    /// Sets a connection up and serves it, on its event loop (``GatewayListener``).
+    func serve(channel: any Channel, logger: Logger) throws {
+        serve(try configure(channel: channel, logger: logger), logger: logger)
     }
 
-    /// Ends the connection's task at once, as ``GatewayHTTPChannel/handle(value:logger:)`` does: a task starts only
-    /// for the router's requests on HTTP/1.1, and for an HTTP/2 connection's streams for the router. Both end with
-    /// the connection, which ``OpenConnections`` counts.
+    /// The connection's handlers up to TLS and the protocol switch, added now on its event loop.
+    private func configure(channel: any Channel, logger: Logger) throws -> Value {
+        let pipeline = channel.pipeline.syncOperations
+        if let limiter = http1.client.connections { try pipeline.addHandler(ClientConnectionLimiter.Handler(limiter: limiter)) }
+        try pipeline.addHandler(PlainHTTPRefusal())
+        let closeCompletion = TLSCloseCompletion()
+        try pipeline.addHandler(closeCompletion.inputEndWatcher())
+        try pipeline.addHandler(NIOSSLServerHandler(context: contexts.current))
+        try pipeline.addHandler(closeCompletion)
+        let (http1, maxHeaderListSize) = (http1, maxHeaderListSize)
+        let protocolSwitch = TLSProtocolSwitch(on: channel.eventLoop, handshakeTimeout: http1.client.idleTimeout) { result, channel in
+            switch result {
+            case .negotiated("h2"):
+                let keeper = HTTP2ConnectionKeeper(idleTimeout: http1.client.idleTimeout)
+                var configuration = NIOHTTP2Handler.Configuration()
+                configuration.connection.initialSettings = [
+                    HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+                    HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
+                ]
+                let streams = GatewayHTTP2StreamChannel(http1: http1)
+                let memo = NIOLoopBound(StreamsCredentialMemo(), eventLoop: channel.eventLoop)
+                let (routed, continuation) = AsyncStream<GatewayHTTPChannel.RouterChannel>.makeStream()
+                channel.closeFuture.whenComplete { _ in continuation.finish() }
+                try channel.pipeline.syncOperations.addHandler(HTTP2FlushCoalescer())
+                _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+                    mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream,
+                    streamDelegate: keeper.streamDelegate(on: channel.eventLoop)
+                ) { stream in
+                    streams.initialize(channel: stream, routed: continuation, memo: memo, logger: logger)
+                }
+                try channel.pipeline.syncOperations.addHandler(keeper)
+                return .http2(routed)
+            case .negotiated("http/1.1"), .fallback:
+                return .http1(try http1.configure(channel: channel, logger: logger))
+            case .negotiated:
+                // Only `h2` and `http/1.1` are offered: anything else is a broken client.
+                throw NIOHTTP2Errors.invalidALPNToken()
+            }
+        }
+        try pipeline.addHandler(protocolSwitch)
+        let served = protocolSwitch.negotiated.flatMap { negotiated -> EventLoopFuture<Served> in
+            switch negotiated {
+            case .http1(let connection): connection.router.map(Served.http1)
+            case .http2(let routed): channel.eventLoop.makeSucceededFuture(.http2(routed))
+            }
+        }
+        return Value(served: served, channel: channel)
+    }
+
+    // `ServerChildChannel`, as for ``GatewayHTTPChannel``: the gateway's listener calls ``serve(channel:logger:)``.
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture { try configure(channel: channel, logger: logger) }
+    }
+
     func handle(value: Value, logger: Logger) async {
+        serve(value, logger: logger)
+    }
+
+    /// Starts a task only for the router's requests on HTTP/1.1, and for an HTTP/2 connection's streams for the
+    /// router. Both end with the connection, which the graceful shutdown waits for (``GatewayListener``).
+    private func serve(_ value: Value, logger: Logger) {
         let http1 = http1
         value.served.whenComplete { result in
             switch result {
@@ -117,21 +128,6 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
                 // A failed handshake, or the connection ended under its streams.
                 logger.debug("TLS connection ended", metadata: ["error": "\(error)"])
             }
-        }
-    }
-}
-
-extension HTTPServerBuilder {
-    /// The gateway's HTTPS server: ``GatewayTLSChannel``.
-    static func gatewayTLS(
-        relay: APIRelay?, client: ClientLimits, connections: OpenConnections, maxHeaderBytes: Int, contexts: TLSContextStore
-    ) -> HTTPServerBuilder {
-        .init { responder in
-            GatewayTLSChannel(
-                http1: GatewayHTTPChannel(
-                    responder: responder, relay: relay, client: client, secure: true, hstsSeconds: contexts.configuration.hstsSeconds,
-                    connections: connections),
-                contexts: contexts, maxHeaderListSize: GatewayTLSChannel.http2HeaderListBound(maxHeaderBytes: maxHeaderBytes))
         }
     }
 }
