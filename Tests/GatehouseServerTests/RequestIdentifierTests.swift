@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Request ids")
 struct RequestIdentifierTests {
-    @Test("a new id is 32 lowercase hex digits: the process's prefix, then a counter that goes up by one")
+    @Test("a new id is 32 lowercase hex digits: the process's prefix, then a counter that goes up")
     func newIDs() throws {
         let first = RequestIdentifier.make()
         let second = RequestIdentifier.make()
@@ -15,7 +15,9 @@ struct RequestIdentifierTests {
         }
         #expect(first.prefix(16) == second.prefix(16))
         let counted = try #require(UInt64(first.suffix(16), radix: 16))
-        #expect(UInt64(second.suffix(16), radix: 16) == counted &+ 1)
+        // Up, not necessarily by one: the tests running beside this one draw ids from the same counter.
+        let next = try #require(UInt64(second.suffix(16), radix: 16))
+        #expect(next > counted)
     }
 
     @Test("a trusted proxy's plain token is kept; a client's, or one with other bytes, is replaced")

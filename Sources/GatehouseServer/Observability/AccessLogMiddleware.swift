@@ -23,8 +23,6 @@ struct AccessLogMiddleware: RouterMiddleware {
         let id = RequestIdentifier.of(
             incoming: request.headers[Self.requestIDField], fromTrustedProxy: trustedProxies.trusts(context.remoteAddress))
         context.requestID = id
-        // Hummingbird's own id would be a second one for the same request.
-        context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "request_id"] = .string(id)
         let fields = context.logFields
         // Sampling is decided here, once: an unsampled request makes no span (``RequestTrace``).
