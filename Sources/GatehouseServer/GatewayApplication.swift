@@ -28,7 +28,6 @@ public struct GatewayApplication: Service {
 
     public func run() async throws {
         let serve = connection(Self.responder(router, logger: logger))
-        let logger = logger
         let listener = GatewayListener(
             // A burst of new connections (a thousand clients at once) waits in the kernel's queue rather than being
             // refused or left to retransmit their SYN; the kernel caps it at net.core.somaxconn (as for nginx and Go).

@@ -113,8 +113,9 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         serve(value, logger: logger)
     }
 
-    /// Starts the router's task when a request reaches the router; none when the relay answers every request.
-    private func serve(_ value: Value, logger: Logger) {
+    /// Starts the router's task when a request reaches the router; none when the relay answers every request. Also
+    /// what a TLS connection that chose HTTP/1.1 runs (``GatewayTLSChannel``).
+    func serve(_ value: Value, logger: Logger) {
         let http1 = self
         value.router.whenSuccess { router in
             // `nil`: the connection ended, the relay answered every request.

@@ -10,25 +10,12 @@ import NIOTLS
 /// The gateway's HTTPS connection (`tls:`): TLS with the current pair of ``TLSContextStore``, then by ALPN
 /// either HTTP/2 (`h2`: each stream a ``GatewayHTTP2StreamChannel``) or HTTP/1.1 (the same
 /// ``GatewayHTTPChannel`` as without TLS, `https` requests). Both reach the same relay and router.
-struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
+struct GatewayTLSChannel: Sendable {
     /// What ALPN chose.
     enum Negotiated: Sendable {
         case http1(GatewayHTTPChannel.Value)
         /// The streams whose requests the router serves (the relay answers the others on the event loop).
         case http2(AsyncStream<GatewayHTTPChannel.RouterChannel>)
-    }
-
-    /// What the connection's task serves, once known: on HTTP/1.1 the router channel (`nil`: the relay answered
-    /// every request), on HTTP/2 the streams for the router.
-    enum Served: Sendable {
-        case http1(GatewayHTTPChannel.RouterChannel?)
-        case http2(AsyncStream<GatewayHTTPChannel.RouterChannel>)
-    }
-
-    struct Value: ServerChildChannelValue {
-        /// One future for the task to wait on: the protocol's choice and, on HTTP/1.1, the router's need.
-        let served: EventLoopFuture<Served>
-        let channel: any Channel
     }
 
     /// The HTTP/1.1 connection (secure), whose request handlers the HTTP/2 streams share.
@@ -47,15 +34,11 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
     /// is well above the limit, 80 KiB or twice the limit.
     static func http2HeaderListBound(maxHeaderBytes: Int) -> Int { max(80 * 1024, 2 * maxHeaderBytes) }
 
-    var responder: HTTPChannelHandler.Responder { http1.responder }
-
-    /// Sets a connection up and serves it, on its event loop (``GatewayListener``).
+    /// Sets a connection up and serves it, on its event loop (``GatewayListener``): the handlers up to TLS and the
+    /// protocol switch now, the protocol's once ALPN has chosen. A task starts only for the router's requests on
+    /// HTTP/1.1, and for an HTTP/2 connection's streams for the router; both end with the connection, which the
+    /// graceful shutdown waits for.
     func serve(channel: any Channel, logger: Logger) throws {
-        serve(try configure(channel: channel, logger: logger), logger: logger)
-    }
-
-    /// The connection's handlers up to TLS and the protocol switch, added now on its event loop.
-    private func configure(channel: any Channel, logger: Logger) throws -> Value {
         let pipeline = channel.pipeline.syncOperations
         if let limiter = http1.client.connections { try pipeline.addHandler(ClientConnectionLimiter.Handler(limiter: limiter)) }
         try pipeline.addHandler(PlainHTTPRefusal())
@@ -64,6 +47,7 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.addHandler(NIOSSLServerHandler(context: contexts.current))
         try pipeline.addHandler(closeCompletion)
         let (http1, maxHeaderListSize) = (http1, maxHeaderListSize)
+        let streams = GatewayHTTP2StreamChannel(http1: http1)
         let protocolSwitch = TLSProtocolSwitch(on: channel.eventLoop, handshakeTimeout: http1.client.idleTimeout) { result, channel in
             switch result {
             case .negotiated("h2"):
@@ -73,7 +57,6 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
                     HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
                     HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
                 ]
-                let streams = GatewayHTTP2StreamChannel(http1: http1)
                 let memo = NIOLoopBound(StreamsCredentialMemo(), eventLoop: channel.eventLoop)
                 let (routed, continuation) = AsyncStream<GatewayHTTPChannel.RouterChannel>.makeStream()
                 channel.closeFuture.whenComplete { _ in continuation.finish() }
@@ -94,38 +77,14 @@ struct GatewayTLSChannel: ServerChildChannel, HTTPChannelHandler {
             }
         }
         try pipeline.addHandler(protocolSwitch)
-        let served = protocolSwitch.negotiated.flatMap { negotiated -> EventLoopFuture<Served> in
-            switch negotiated {
-            case .http1(let connection): connection.router.map(Served.http1)
-            case .http2(let routed): channel.eventLoop.makeSucceededFuture(.http2(routed))
-            }
-        }
-        return Value(served: served, channel: channel)
-    }
-
-    // `ServerChildChannel`, as for ``GatewayHTTPChannel``: the gateway's listener calls ``serve(channel:logger:)``.
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture { try configure(channel: channel, logger: logger) }
-    }
-
-    func handle(value: Value, logger: Logger) async {
-        serve(value, logger: logger)
-    }
-
-    /// Starts a task only for the router's requests on HTTP/1.1, and for an HTTP/2 connection's streams for the
-    /// router. Both end with the connection, which the graceful shutdown waits for (``GatewayListener``).
-    private func serve(_ value: Value, logger: Logger) {
-        let http1 = http1
-        value.served.whenComplete { result in
+        protocolSwitch.negotiated.whenComplete { result in
             switch result {
-            case .success(.http1(let router?)):
-                http1.serveRouter(router, logger: logger)
-            case .success(.http1(nil)):
-                break
+            case .success(.http1(let connection)):
+                http1.serve(connection, logger: logger)
             case .success(.http2(let routed)):
-                Task { await GatewayHTTP2StreamChannel(http1: http1).handle(routed: routed, logger: logger) }
+                Task { await streams.handle(routed: routed, logger: logger) }
             case .failure(let error):
-                // A failed handshake, or the connection ended under its streams.
+                // A failed handshake, or the connection ended before ALPN's choice.
                 logger.debug("TLS connection ended", metadata: ["error": "\(error)"])
             }
         }
