@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import secrets
 import shlex
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -344,7 +346,17 @@ def certificates(workdir) -> Certificates:
 
 @pytest.fixture(scope="session")
 def gateway_port() -> int:
-    """Chosen before DOT starts: DOT registers the gateway's callback."""
+    """Chosen before DOT starts: DOT registers the gateway's callback. Below the kernel's ephemeral range: the peers
+    started after this choice bind port 0, and one was once handed this very port (the http backend answered on the
+    gateway's address, and the gateway found its port taken)."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    for port in random.sample(range(10000, low), 200):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
     return free_port()
 
 
