@@ -166,15 +166,21 @@ let package = Package(
             dependencies: ["GatehouseCore"],
             swiftSettings: swiftSettings
         ),
+        // What several test targets need of the machine: child processes that inherit none of the tests' sockets.
+        .target(
+            name: "GatehouseTestSupport",
+            path: "Tests/GatehouseTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "GatehouseProvidersTests",
-            dependencies: ["GatehouseCore", "GatehouseProviders", "GatehouseDemo"],
+            dependencies: ["GatehouseCore", "GatehouseProviders", "GatehouseDemo", "GatehouseTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "GatehouseStoreTests",
             dependencies: [
-                "GatehouseCore", "GatehouseStore", .product(name: "Logging", package: "swift-log"),
+                "GatehouseCore", "GatehouseStore", "GatehouseTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseStore
+import GatehouseTestSupport
 import Logging
 
 /// A throwaway PostgreSQL server for the store tests: `initdb` and `pg_ctl` from Debian's packages in a
@@ -167,33 +168,16 @@ actor PostgresTestServer {
         let argv = asPostgres && getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-pg-output-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var cArguments = argv.map { strdup($0) } + [nil]
-        defer { for argument in cArguments { free(argument) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
-        guard spawned == 0 else { throw HarnessError("cannot start \(argv[0]): errno \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        // WIFEXITED && WEXITSTATUS == 0
-        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+        let status = try ChildProcess.wait(ChildProcess.start(argv[0], Array(argv.dropFirst()), stdout: outputPath, stderr: nil))
+        guard status == 0 else {
             let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             throw HarnessError("\(executable) failed (status \(status)): \(text)")
         }
     }
 
+    /// Starts a command and leaves it running (it outlives the tests), its output discarded.
     private static func spawnDetached(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        _ = try ChildProcess.start(executable, arguments, stdout: nil, stderr: nil)
     }
 
     private static func freePort() throws -> Int {

@@ -11,8 +11,9 @@ import Testing
         let started = ContinuousClock.now
         let verdict = try await liveness.verdict(callStartedAt: started, limit: .seconds(30), givesUpOnSilence: true, breaker: nil)
         #expect(verdict == .silent(.milliseconds(100)))
-        let waited = ContinuousClock.now - started
-        #expect(waited >= .milliseconds(100) && waited < .seconds(5))
+        // Not given up before the limit. The verdict itself shows it was not the call's 30 s limit; how much later
+        // than 100 ms it came depends on how busy the test process is (the whole suite runs at once on two cores).
+        #expect(ContinuousClock.now - started >= .milliseconds(100))
     }
 
     @Test func aBusyStoreThatAnswersOthersIsNotSilent() async throws {

@@ -37,19 +37,9 @@ struct GatewayListener: Service {
     let logger: Logger
 
     func run() async throws {
-        var listening: [(channel: any Channel, quiescing: ServerQuiescingHelper)] = []
-        do {
-            let boundPort = try await claim()
-            for loop in group.makeIterator() {
-                let quiescing = ServerQuiescingHelper(group: loop)
-                listening.append((try await bootstrap(on: loop, quiescing: quiescing).bind(host: host, port: boundPort).get(), quiescing))
-            }
-            logger.info("Server started and listening on \(host):\(boundPort)")
-            await onRunning(boundPort)
-        } catch {
-            for (channel, _) in listening { try? await channel.close() }
-            throw error
-        }
+        let (boundPort, listening) = try await listen()
+        logger.info("Server started and listening on \(host):\(boundPort)")
+        await onRunning(boundPort)
         guard (try? await gracefulShutdown()) != nil else {
             // Cancelled: stop accepting; the connections end with their clients or the process.
             for (channel, _) in listening { try? await channel.close() }
@@ -61,6 +51,29 @@ struct GatewayListener: Service {
             return promise.futureResult
         }
         for connections in drained { try? await connections.get() }
+    }
+
+    /// Binds one socket per event loop, all to one port. With port 0 the port is the free one a first socket got,
+    /// which another process can take before the loops' sockets bind it: then another free port, up to three times.
+    private func listen() async throws -> (port: Int, sockets: [(channel: any Channel, quiescing: ServerQuiescingHelper)]) {
+        var attempt = 1
+        while true {
+            let boundPort = try await claim()
+            var listening: [(channel: any Channel, quiescing: ServerQuiescingHelper)] = []
+            do {
+                for loop in group.makeIterator() {
+                    let quiescing = ServerQuiescingHelper(group: loop)
+                    listening.append((try await bootstrap(on: loop, quiescing: quiescing).bind(host: host, port: boundPort).get(), quiescing))
+                }
+                return (boundPort, listening)
+            } catch let error as IOError where port == 0 && error.errnoCode == EADDRINUSE && attempt < 3 {
+                for (channel, _) in listening { try? await channel.close() }
+                attempt += 1
+            } catch {
+                for (channel, _) in listening { try? await channel.close() }
+                throw error
+            }
+        }
     }
 
     /// The port every socket binds, once a socket without `SO_REUSEPORT` could bind the address: as without the

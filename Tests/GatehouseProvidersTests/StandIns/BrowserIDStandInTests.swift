@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseDemo
+import GatehouseTestSupport
 import Testing
 
 @testable import GatehouseProviders

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseTestSupport
 
 /// Test-only HTTP client for the stand-in tests: runs `/usr/bin/curl` and reads back status, headers and body
 /// (this target has no HTTP client of its own).

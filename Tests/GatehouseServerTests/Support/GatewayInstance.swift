@@ -10,6 +10,7 @@ import Hummingbird
 import Logging
 import NIOHTTP1
 import ServiceLifecycle
+import Testing
 
 /// A real gateway on a loopback port, in front of the stand-ins, with providers `demo` and `other`.
 struct GatewayInstance: Sendable {
@@ -28,8 +29,11 @@ struct GatewayInstance: Sendable {
 
     static let clientRedirectURI = "http://127.0.0.1:9/callback"
 
-    /// The server did not come up on the port it was given (another process took it meanwhile).
-    private struct NotListening: Error {}
+    /// The server did not come up on the port it was given (another process took it meanwhile), and why.
+    private struct NotListening: Error {
+        let port: Int
+        let reason: String
+    }
 
     static func start(
         _ standIns: StandIns, store: any SessionStore = MemorySessionStore(), clock: TestClock = TestClock(),
@@ -43,7 +47,8 @@ struct GatewayInstance: Sendable {
                 return try await start(
                     on: FreePort.next(), standIns, store: store, clock: clock, providerFiles: providerFiles, providerEnvironment: providerEnvironment,
                     configure: configure)
-            } catch is NotListening {
+            } catch let error as NotListening {
+                Issue.record(Comment(rawValue: "not listening on \(error.port): \(error.reason); another port"), severity: .warning)
                 continue
             }
         }
@@ -107,10 +112,10 @@ struct GatewayInstance: Sendable {
             break
         }
         guard listening else {
-            _ = await server.result
+            let ended = await server.result
             try? await testClient.shutdown()
             try? await upstream.shutdown()
-            throw NotListening()
+            throw NotListening(port: port, reason: (try? ended.get()).map { "ended without an error" } ?? "\(ended)")
         }
         return GatewayInstance(
             gateway: gateway, baseURL: baseURL, clock: clock, http: TestHTTPClient(client: testClient), upstream: upstream,
