@@ -69,6 +69,7 @@ public enum EnvironmentSettings {
         .init("limits.upstream_idle_connections"),
         .init("limits.client_body_timeout_seconds"),
         .init("limits.max_connections_per_client"),
+        .init("limits.client_send_timeout_seconds"),
         .init("logging.level"),
         .init("logging.format"),
         .init("logging.access_log"),

@@ -27,6 +27,10 @@ extension GatewayConfiguration {
         public var clientBodyTimeoutSeconds: Int
         /// Open connections from one client address; a new one past it is closed at once. 0: no bound.
         public var maxConnectionsPerClient: Int
+        /// How long a client may take none of an answer the gateway is sending it before the connection (HTTP/1.1,
+        /// or HTTP/2 when it is the connection that stalls) is closed or the stream (HTTP/2) reset (nginx's
+        /// `send_timeout`).
+        public var clientSendTimeoutSeconds: Int
 
         /// - Parameters:
         ///   - maxBodyBytes: 10 MiB by default.
@@ -39,10 +43,12 @@ extension GatewayConfiguration {
         ///   - upstreamIdleConnections: 256 by default.
         ///   - clientBodyTimeoutSeconds: 60 by default.
         ///   - maxConnectionsPerClient: 0 (no bound) by default.
+        ///   - clientSendTimeoutSeconds: 60 by default.
         public init(
             maxBodyBytes: Int = 10_485_760, maxHeaderBytes: Int = 16384, upstreamTimeoutSeconds: Int = 30,
             pageLogins: Int = 10_000, pageLoginsPerClient: Int = 20, clientIdleTimeoutSeconds: Int = 60, upstreamKeepaliveSeconds: Int = 60,
-            upstreamIdleConnections: Int = 256, clientBodyTimeoutSeconds: Int = 60, maxConnectionsPerClient: Int = 0
+            upstreamIdleConnections: Int = 256, clientBodyTimeoutSeconds: Int = 60, maxConnectionsPerClient: Int = 0,
+            clientSendTimeoutSeconds: Int = 60
         ) {
             self.maxBodyBytes = maxBodyBytes
             self.maxHeaderBytes = maxHeaderBytes
@@ -54,6 +60,7 @@ extension GatewayConfiguration {
             self.upstreamIdleConnections = upstreamIdleConnections
             self.clientBodyTimeoutSeconds = clientBodyTimeoutSeconds
             self.maxConnectionsPerClient = maxConnectionsPerClient
+            self.clientSendTimeoutSeconds = clientSendTimeoutSeconds
         }
 
         init(_ map: ConfigMap) throws {
@@ -68,6 +75,7 @@ extension GatewayConfiguration {
             upstreamIdleConnections = try map.int("upstream_idle_connections", range: 0...65_536) ?? upstreamIdleConnections
             clientBodyTimeoutSeconds = try map.positiveInt("client_body_timeout_seconds", unit: "seconds") ?? clientBodyTimeoutSeconds
             maxConnectionsPerClient = try map.int("max_connections_per_client", range: 0...Int(Int32.max)) ?? maxConnectionsPerClient
+            clientSendTimeoutSeconds = try map.positiveInt("client_send_timeout_seconds", unit: "seconds") ?? clientSendTimeoutSeconds
             try map.finish()
         }
     }

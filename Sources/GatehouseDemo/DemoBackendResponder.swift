@@ -59,15 +59,14 @@ struct DemoBackendResponder: HTTPResponder {
         let size = chunkSize
         let byteCount = total
         let body = ResponseBody { writer in
+            // `a`…`z` repeating, cut from one pattern a chunk and 26 bytes long: a chunk starting at byte `n` is the
+            // slice at `n % 26` (a byte at a time would make the stream slower than what it tests, in a debug build).
+            let patternLength = min(size, byteCount) + 26
+            let pattern = ByteBuffer(bytes: (0..<patternLength).map { UInt8(ascii: "a") + UInt8($0 % 26) })
             var written = 0
             while written < byteCount {
                 let count = min(size, byteCount - written)
-                var buffer = ByteBuffer()
-                buffer.reserveCapacity(count)
-                for index in written..<(written + count) {
-                    buffer.writeInteger(UInt8(ascii: "a") + UInt8(index % 26))
-                }
-                try await writer.write(buffer)
+                try await writer.write(pattern.getSlice(at: written % 26, length: count)!)
                 written += count
             }
             try await writer.finish(nil)

@@ -87,6 +87,7 @@ func buildApplication(
     let settings = gateway.settings
     let client = ClientLimits(
         idleTimeout: .milliseconds(Int64(settings.clientIdleTimeout * 1000)), bodyTimeout: .milliseconds(Int64(settings.clientBodyTimeout * 1000)),
+        sendTimeout: .milliseconds(Int64(settings.clientSendTimeout * 1000)),
         maxURLBytes: settings.maxURLBytes,
         connections: settings.maxConnectionsPerClient > 0 ? ClientConnectionLimiter(maxPerClient: settings.maxConnectionsPerClient) : nil)
     return GatewayApplication(

@@ -149,6 +149,11 @@ public struct ServerSettings: Sendable {
         get { TimeInterval(configuration.limits.clientBodyTimeoutSeconds) }
         set { configuration.limits.clientBodyTimeoutSeconds = Self.seconds(newValue) }
     }
+    /// A client that takes none of its answer for this long is closed (or its HTTP/2 stream reset).
+    public var clientSendTimeout: TimeInterval {
+        get { TimeInterval(configuration.limits.clientSendTimeoutSeconds) }
+        set { configuration.limits.clientSendTimeoutSeconds = Self.seconds(newValue) }
+    }
     /// Open connections from one client address (0: no bound).
     public var maxConnectionsPerClient: Int {
         get { configuration.limits.maxConnectionsPerClient }

@@ -1064,6 +1064,44 @@ def test_a_stalled_stream_does_not_stall_its_connection(app):
     conn.close()
 
 
+def test_a_stream_whose_client_takes_nothing_is_reset_after_the_send_timeout(start, certs, tmp_path):
+    """`limits.client_send_timeout_seconds`: a download whose client never opens the stream's window again (a
+    slow-read attack: the stream holds a backend connection and buffers) is reset once the timeout has passed, not
+    before; the connection's other streams go on."""
+    backend = Backend()
+    chain, key = certs.leaf("localhost")
+    root = tmp_path / "send"
+    write_capture_provider(root, backend.url)
+    gateway = start(tls_yaml(chain, key, backend, extra=["limits: {client_send_timeout_seconds: 1}"]), root=root)
+    try:
+        token = sign_in(gateway)
+        auth = [("authorization", f"Bearer {token}")]
+        conn = RawH2(gateway)
+        # The connection's window wide open: only the stream's own window (65,535 bytes) holds the download back.
+        conn.conn.increment_flow_control_window(64 * 1024 * 1024)
+        conn.flush()
+        stalled = conn.headers("GET", "/v1/api/download", auth)
+        started = time.monotonic()
+        reset, received = None, 0
+        while time.monotonic() - started < 15 and reset is None:
+            for event in conn.conn.receive_data(conn.sock.recv(65536)):
+                if isinstance(event, h2.events.DataReceived) and event.stream_id == stalled:
+                    received += len(event.data)
+                elif isinstance(event, h2.events.StreamReset) and event.stream_id == stalled:
+                    reset = time.monotonic() - started
+                elif isinstance(event, h2.events.ConnectionTerminated):
+                    pytest.fail("the connection ended, not the stream")
+            conn.flush()
+        assert reset is not None, "the stream whose client took nothing was never reset"
+        assert reset >= 0.9 and received <= 65535
+        outcome = conn.get("/v1/api/echo/after", auth)
+        assert outcome[:2] == ("answer", 200), outcome
+        conn.close()
+    finally:
+        backend.close()
+    assert gateway.alive()
+
+
 def test_idle_http2_connection_is_closed_and_shutdown_is_graceful(start, certs):
     chain, key = certs.leaf("localhost")
     gateway = start(tls_yaml(chain, key, extra=["limits: {client_idle_timeout_seconds: 1}"]))

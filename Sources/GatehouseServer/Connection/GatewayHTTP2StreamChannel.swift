@@ -25,7 +25,7 @@ struct GatewayHTTP2StreamChannel: Sendable {
     ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
-            try pipeline.addHandler(HTTP2StreamCodec(bodyTimeout: http1.client.bodyTimeout))
+            try pipeline.addHandler(HTTP2StreamCodec(bodyTimeout: http1.client.bodyTimeout, sendTimeout: http1.client.sendTimeout))
             // A stream's own address is its connection's.
             try http1.addRelayHandlers(to: pipeline, remoteAddress: channel.parent?.remoteAddress ?? channel.remoteAddress, streamsMemo: memo.value)
             let http1 = http1

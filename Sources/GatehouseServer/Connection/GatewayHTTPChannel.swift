@@ -68,7 +68,8 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
         try pipeline.addHandler(ReadInterestKeeper(), position: .before(try pipeline.handler(type: HTTPServerPipelineHandler.self)))
         // One handler for the connection's own guards: each request crosses one handler, not one per guard.
-        try pipeline.addHandler(HTTP1ConnectionGuard(idleTimeout: client.idleTimeout, bodyTimeout: client.bodyTimeout))
+        try pipeline.addHandler(
+            HTTP1ConnectionGuard(idleTimeout: client.idleTimeout, bodyTimeout: client.bodyTimeout, sendTimeout: client.sendTimeout))
         try addRelayHandlers(to: pipeline, remoteAddress: channel.remoteAddress)
         let router = channel.eventLoop.makePromise(of: RouterChannel?.self)
         try pipeline.addHandler(

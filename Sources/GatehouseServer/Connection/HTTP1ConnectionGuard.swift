@@ -14,6 +14,8 @@ import NIOHTTP1
 ///   connection is a tunnel and it stops for good.
 /// - **Body timeout** (`limits.client_body_timeout_seconds`, ``ClientBodyClock``): a request whose body makes
 ///   no progress is answered `408` (when no answer has started) and the connection closes.
+/// - **Send timeout** (`limits.client_send_timeout_seconds`, ``ClientSendClock``): a client that takes none of its
+///   answer for the timeout is closed, in the middle of the answer or of a tunnel.
 /// - **Absolute form**: a request in absolute form (`GET https://admin.test/v1/api/x HTTP/1.1`) becomes the
 ///   origin form every handler behind reads (`/v1/api/x`, `Host: admin.test`): the target's authority is the
 ///   request's host (RFC 9112 §3.2.2), so per-host rules, `/v1/authz` and the forwarded head judge the host the
@@ -42,13 +44,17 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
     private var expired = false
     private var bodyTimer: Scheduled<Void>?
 
+    // Send timeout.
+    private var send: ClientSendClock
+
     // Absolute form.
     /// The rest of a refused request is dropped; the connection closes after the answer.
     private var refused = false
 
-    init(idleTimeout: TimeAmount, bodyTimeout: TimeAmount) {
+    init(idleTimeout: TimeAmount, bodyTimeout: TimeAmount, sendTimeout: TimeAmount) {
         idle = IdleClock(timeout: idleTimeout)
         body = ClientBodyClock(timeout: bodyTimeout)
+        send = ClientSendClock(timeout: sendTimeout)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -92,6 +98,11 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
         context.fireChannelReadComplete()
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        send.writabilityChanged(context) { context.close(promise: nil) }
+        context.fireChannelWritabilityChanged()
+    }
+
     func read(context: ChannelHandlerContext) {
         body.asked(at: context.eventLoop.now)
         context.read()
@@ -126,6 +137,7 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
         stopIdle()
         bodyTimer?.cancel()
         bodyTimer = nil
+        send.stop()
     }
 
     // MARK: Idle and header timeout

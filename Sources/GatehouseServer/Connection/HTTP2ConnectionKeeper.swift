@@ -4,6 +4,8 @@ import NIOHTTP2
 /// Ends an HTTP/2 connection that has had no open stream for `limits.client_idle_timeout_seconds` (what
 /// ``HTTP1ConnectionGuard`` is for an HTTP/1.1 one), and, when the server shuts down gracefully, says
 /// GOAWAY and closes the connection once its open streams have answered; as it does when the client's input ends.
+/// A connection whose client takes nothing it is sent for `limits.client_send_timeout_seconds` is closed
+/// (``ClientSendClock``; a single stream whose window stays closed is reset by its ``HTTP2StreamCodec``).
 final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -16,9 +18,11 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
     /// Idle means no open stream.
     private var idle: IdleClock
     private var timer: Scheduled<Void>?
+    private var send: ClientSendClock
 
-    init(idleTimeout: TimeAmount) {
+    init(idleTimeout: TimeAmount, sendTimeout: TimeAmount) {
         idle = IdleClock(timeout: idleTimeout)
+        send = ClientSendClock(timeout: sendTimeout)
     }
 
     /// The stream events of the connection's `NIOHTTP2Handler`, delivered to this handler on its loop.
@@ -35,13 +39,20 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        send.stop()
         self.context = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        send.stop()
         context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        send.writabilityChanged(context) { context.close(promise: nil) }
+        context.fireChannelWritabilityChanged()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

@@ -27,6 +27,8 @@ import NIOHTTP2
 /// - **Body timeout.** `limits.client_body_timeout_seconds` (``ClientBodyClock``, from the moment the head
 ///   arrives, held or not): a body that makes no progress resets the stream (`RST_STREAM`, which closing a stream
 ///   channel sends). An HTTP/1.1 connection has the same clock in ``HTTP1ConnectionGuard``, which answers `408`.
+/// - **Send timeout.** `limits.client_send_timeout_seconds` (``ClientSendClock``): a stream whose client takes none
+///   of its answer for the timeout (its window stays closed) is reset; the connection's other streams go on.
 ///
 /// Outbound: the answer's head as HEADERS (`:status`, names in lower case, without the connection-specific fields
 /// RFC 9113 §8.2.2 forbids), its body as DATA, its end as END_STREAM: on the last frame when the end follows it
@@ -55,6 +57,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     private var inbound = Inbound.awaitingHead
     private var clock: ClientBodyClock
     private var timer: Scheduled<Void>?
+    private var send: ClientSendClock
     /// The answer's last HEADERS or DATA frame, held until the next write or flush: an end that follows at once
     /// rides on it as END_STREAM, instead of an empty DATA frame of its own through NIOHTTP2.
     private var held: (frame: HTTP2Frame.FramePayload, promise: EventLoopPromise<Void>?)?
@@ -66,8 +69,9 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     /// the close, an answer the relay or the router would start on a stream that is done).
     private var expired = false
 
-    init(bodyTimeout: TimeAmount) {
+    init(bodyTimeout: TimeAmount, sendTimeout: TimeAmount) {
         clock = ClientBodyClock(timeout: bodyTimeout)
+        send = ClientSendClock(timeout: sendTimeout)
     }
 
     // MARK: Inbound
@@ -153,6 +157,11 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         if timer == nil, let deadline = clock.deadline(afterReadAt: context.eventLoop.now) { schedule(context, at: deadline) }
         context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        send.writabilityChanged(context) { context.close(promise: nil) }
+        context.fireChannelWritabilityChanged()
     }
 
     func read(context: ChannelHandlerContext) {
@@ -265,6 +274,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     private func stopClock() {
         timer?.cancel()
         timer = nil
+        send.stop()
     }
 
     // MARK: Conversions

@@ -51,7 +51,7 @@ struct GatewayTLSChannel: Sendable {
         let protocolSwitch = TLSProtocolSwitch(on: channel.eventLoop, handshakeTimeout: http1.client.idleTimeout) { result, channel in
             switch result {
             case .negotiated("h2"):
-                let keeper = HTTP2ConnectionKeeper(idleTimeout: http1.client.idleTimeout)
+                let keeper = HTTP2ConnectionKeeper(idleTimeout: http1.client.idleTimeout, sendTimeout: http1.client.sendTimeout)
                 var configuration = NIOHTTP2Handler.Configuration()
                 configuration.connection.initialSettings = [
                     HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),

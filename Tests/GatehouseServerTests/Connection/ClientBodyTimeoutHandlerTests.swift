@@ -25,8 +25,8 @@ struct ClientBodyTimeoutHandlerTests {
         let handler: any ChannelHandler =
             switch cut {
             // The idle timeout far beyond the body timeout: only the body's clock is looked at.
-            case .answer408: HTTP1ConnectionGuard(idleTimeout: .hours(1), bodyTimeout: .seconds(60))
-            case .reset: HTTP2StreamCodec(bodyTimeout: .seconds(60))
+            case .answer408: HTTP1ConnectionGuard(idleTimeout: .hours(1), bodyTimeout: .seconds(60), sendTimeout: .seconds(60))
+            case .reset: HTTP2StreamCodec(bodyTimeout: .seconds(60), sendTimeout: .seconds(60))
             }
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: .init(ipAddress: "127.0.0.1", port: 1)).wait()

@@ -32,7 +32,8 @@ struct RequestTargetTests {
 
     private static func http1Channel() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(HTTP1ConnectionGuard(idleTimeout: .seconds(60), bodyTimeout: .seconds(60)))
+        try channel.pipeline.syncOperations.addHandler(
+            HTTP1ConnectionGuard(idleTimeout: .seconds(60), bodyTimeout: .seconds(60), sendTimeout: .seconds(60)))
         return channel
     }
 
@@ -84,7 +85,7 @@ struct RequestTargetTests {
 
     private static func streamChannel() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(HTTP2StreamCodec(bodyTimeout: .seconds(60)))
+        try channel.pipeline.syncOperations.addHandler(HTTP2StreamCodec(bodyTimeout: .seconds(60), sendTimeout: .seconds(60)))
         return channel
     }
 
