@@ -1007,17 +1007,22 @@ def test_the_deploy_example_passes_check(cli, certs, tmp_path):
 
 # --- streams, idle connections, shutdown, WebSocket -------------------------------------------------
 
+def start_download(gateway: TLSGateway) -> tuple[RawH2, int, list[tuple[str, str]]]:
+    """A signed-in HTTP/2 connection whose own window is wide open, so that only a stream's window (65,535 bytes)
+    holds an answer back, and a stream asking for `/v1/api/download`: (connection, stream, authorization)."""
+    token = sign_in(gateway)
+    auth = [("authorization", f"Bearer {token}")]
+    conn = RawH2(gateway)
+    conn.conn.increment_flow_control_window(64 * 1024 * 1024)
+    conn.flush()
+    return conn, conn.headers("GET", "/v1/api/download", auth), auth
+
+
 def test_a_stalled_stream_does_not_stall_its_connection(app):
     """Back-pressure is per stream: a download the client stops reading (its stream window closed) waits,
     while another stream of the same connection is answered; then the download resumes, whole."""
     gateway, _ = app
-    token = sign_in(gateway)
-    auth = [("authorization", f"Bearer {token}")]
-    conn = RawH2(gateway)
-    # The connection's window is the client's to open: wide, so that only the stream's window holds back.
-    conn.conn.increment_flow_control_window(64 * 1024 * 1024)
-    conn.flush()
-    stalled = conn.headers("GET", "/v1/api/download", auth)
+    conn, stalled, auth = start_download(gateway)
     received, digest = 0, hashlib.sha256()
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline and received < 65535:
@@ -1074,13 +1079,7 @@ def test_a_stream_whose_client_takes_nothing_is_reset_after_the_send_timeout(sta
     write_capture_provider(root, backend.url)
     gateway = start(tls_yaml(chain, key, backend, extra=["limits: {client_send_timeout_seconds: 1}"]), root=root)
     try:
-        token = sign_in(gateway)
-        auth = [("authorization", f"Bearer {token}")]
-        conn = RawH2(gateway)
-        # The connection's window wide open: only the stream's own window (65,535 bytes) holds the download back.
-        conn.conn.increment_flow_control_window(64 * 1024 * 1024)
-        conn.flush()
-        stalled = conn.headers("GET", "/v1/api/download", auth)
+        conn, stalled, auth = start_download(gateway)
         started = time.monotonic()
         reset, code, received = None, None, 0
         while time.monotonic() - started < 15 and reset is None:

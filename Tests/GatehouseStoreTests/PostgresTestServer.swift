@@ -144,7 +144,7 @@ actor PostgresTestServer {
         let stop =
             "for p in $(pgrep -P $(head -1 \(data)/postmaster.pid 2>/dev/null) 2>/dev/null) $(head -1 \(data)/postmaster.pid 2>/dev/null); do kill -CONT $p; done 2>/dev/null; "
             + "\(Self.asPostgresPrefix())\(Self.tool("pg_ctl")) -D \(data) -m immediate stop >/dev/null 2>&1; rm -rf \(directory)"
-        try Self.spawnDetached("/bin/sh", ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(stop)"])
+        _ = try ChildProcess.start("/bin/sh", ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(stop)"], stdout: nil, stderr: nil)
         return instance
     }
 
@@ -173,11 +173,6 @@ actor PostgresTestServer {
             let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             throw HarnessError("\(executable) failed (status \(status)): \(text)")
         }
-    }
-
-    /// Starts a command and leaves it running (it outlives the tests), its output discarded.
-    private static func spawnDetached(_ executable: String, _ arguments: [String]) throws {
-        _ = try ChildProcess.start(executable, arguments, stdout: nil, stderr: nil)
     }
 
     private static func freePort() throws -> Int {

@@ -19,13 +19,14 @@ struct ClientSendClock {
     }
 
     /// Follows the channel's writability: starts the timer when the channel has become unwritable, stops it when it
-    /// is writable again. `expired` runs when the channel has stayed unwritable for the whole timeout.
-    mutating func writabilityChanged(_ context: ChannelHandlerContext, expired: @escaping () -> Void) {
+    /// is writable again. A channel that stays unwritable for the whole timeout is closed (for an HTTP/2 stream:
+    /// `RST_STREAM`).
+    mutating func writabilityChanged(_ context: ChannelHandlerContext) {
         if context.channel.isWritable {
             stop()
         } else if timer == nil {
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
-                if !context.channel.isWritable { expired() }
+                if !context.channel.isWritable { context.close(promise: nil) }
             }
         }
     }

@@ -66,12 +66,10 @@ struct GatewayListener: Service {
                     listening.append((try await bootstrap(on: loop, quiescing: quiescing).bind(host: host, port: boundPort).get(), quiescing))
                 }
                 return (boundPort, listening)
-            } catch let error as IOError where port == 0 && error.errnoCode == EADDRINUSE && attempt < 3 {
-                for (channel, _) in listening { try? await channel.close() }
-                attempt += 1
             } catch {
                 for (channel, _) in listening { try? await channel.close() }
-                throw error
+                guard port == 0, (error as? IOError)?.errnoCode == EADDRINUSE, attempt < 3 else { throw error }
+                attempt += 1
             }
         }
     }

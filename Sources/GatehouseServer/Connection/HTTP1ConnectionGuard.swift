@@ -99,7 +99,7 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        send.writabilityChanged(context) { context.close(promise: nil) }
+        send.writabilityChanged(context)
         context.fireChannelWritabilityChanged()
     }
 

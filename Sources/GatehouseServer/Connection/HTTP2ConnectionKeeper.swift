@@ -51,7 +51,7 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        send.writabilityChanged(context) { context.close(promise: nil) }
+        send.writabilityChanged(context)
         context.fireChannelWritabilityChanged()
     }
 

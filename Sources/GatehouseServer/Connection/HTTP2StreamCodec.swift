@@ -160,7 +160,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        send.writabilityChanged(context) { context.close(promise: nil) }
+        send.writabilityChanged(context)
         context.fireChannelWritabilityChanged()
     }
 

@@ -45,6 +45,7 @@ struct StalledReaderTests {
     }
 
     private struct Received: Sendable {
+        /// Everything after the request, the head and the chunk framing too: close enough against sizes in MiB.
         var bytes = 0
         var complete = false
         var closedEarly = false
@@ -69,38 +70,22 @@ struct StalledReaderTests {
         }
     }
 
-    private struct Failure: Error {
-        let what: String
-    }
-
     private static func blockingDownload(
         port: Int, token: String, bytes: Int, receiveBuffer: Int32, firstReadAfter: TimeInterval, pauseBetweenReads: TimeInterval,
         deadline: TimeInterval
     ) throws -> Received {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(what: "socket") }
+        let fd = try RawHTTPConnection.connect(port: port, receiveBuffer: receiveBuffer)
         defer { close(fd) }
-        var size = receiveBuffer
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw Failure(what: "connect") }
         let request = Array(
             "GET /v1/api/stream?bytes=\(bytes)&chunk=65536 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8)
-        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { throw Failure(what: "send") }
+        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+            throw RawHTTPConnection.Failure(description: "send() failed")
+        }
         Thread.sleep(forTimeInterval: firstReadAfter)
         // The chunked body's end: the last chunk, then the empty line.
         let end = Array("\r\n0\r\n\r\n".utf8)
         var tail: [UInt8] = []
         var received = Received()
-        var total = 0
         var buffer = [UInt8](repeating: 0, count: 262_144)
         let stop = Date().addingTimeInterval(deadline)
         while Date() < stop {
@@ -110,7 +95,7 @@ struct StalledReaderTests {
                 break
             }
             if n < 0 { continue }
-            total += n
+            received.bytes += n
             tail = Array((tail + buffer[0..<n]).suffix(end.count))
             if tail == end {
                 received.complete = true
@@ -118,8 +103,6 @@ struct StalledReaderTests {
             }
             if pauseBetweenReads > 0 { Thread.sleep(forTimeInterval: pauseBetweenReads) }
         }
-        // Chunk framing and the head count too; close enough against sizes in MiB.
-        received.bytes = total
         return received
     }
 }

@@ -64,9 +64,12 @@ enum RawHTTPConnection {
         return try transfer(fd: fd, writes, pause: pause, responses: wanted, timeout: timeout)
     }
 
-    private static func connect(port: Int) throws -> Int32 {
+    /// A connected blocking socket whose reads give up after 200 ms; `receiveBuffer`: its `SO_RCVBUF`, set before it
+    /// connects (the kernel doubles it).
+    static func connect(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
