@@ -166,9 +166,10 @@ let package = Package(
             dependencies: ["GatehouseCore"],
             swiftSettings: swiftSettings
         ),
-        // What several test targets need of the machine: child processes that inherit none of the tests' sockets.
+        // What several test targets need of the machine: child processes run to completion off the tests' threads.
         .target(
             name: "GatehouseTestSupport",
+            dependencies: ["GatehouseCore"],
             path: "Tests/GatehouseTestSupport",
             swiftSettings: swiftSettings
         ),

@@ -527,6 +527,31 @@ def test_login_then_whoami_api_and_logout(binary, demo, crypto, proxy, logins, t
     assert gone.json()["code"] == "invalid_session"
 
 
+def test_the_browser_inherits_no_socket_of_the_login(binary, demo, logins, tmp_path):
+    """The browser `gatehouse login` starts must not hold the listener waiting for the sign-in to come back (nor any
+    other socket of the command): a browser lives on after the command, and would keep the port taken, a late sign-in
+    waiting on a socket nobody serves. SwiftNIO's sockets are not close-on-exec."""
+    home = tmp_path / "home"
+    descriptors = tmp_path / "browser-descriptors"
+    browser_script = tmp_path / "browser.sh"
+    browser_script.write_text(
+        f"#!/bin/sh\nls -l /proc/$$/fd > {descriptors}.part\nmv {descriptors}.part {descriptors}\n")
+    browser_script.chmod(0o755)
+    env = client_env(home, extra={"BROWSER": str(browser_script)})
+    login = start_login(logins, binary, env, "--gateway", demo, "--provider", "demo", "--timeout", "60")
+    query = check_authorization_url(login.authorization_url(), demo)
+    deadline = time.monotonic() + 10
+    while not descriptors.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    held = dict(re.findall(r" (\d+) -> (.*)$", descriptors.read_text(), re.M))
+    assert held.get("0") == "/dev/null" and held.get("2") == "/dev/null", held
+    assert not {fd: target for fd, target in held.items() if target.startswith(("socket:", "pipe:", "anon_inode:"))}, held
+    # The listener stays the command's alone, and serves the browser's return (here, a sign-in denied).
+    requests.get(query["redirect_uri"] + "?error=access_denied&state=" + query["state"], timeout=HTTP_TIMEOUT)
+    code, _, err = login.finish()
+    assert code != 0 and "sign-in failed: access_denied" in err, err
+
+
 def test_login_retries_the_exchange_once_with_the_nonce_the_gateway_asks_for(binary, demo, crypto, logins, tmp_path):
     """The recording proxy answers the first `POST /v1/session` with 400 `use_dpop_nonce` and a nonce (as a
     gateway that requires DPoP nonces does); the client retries once with a fresh proof carrying it. Also: the

@@ -1,33 +1,21 @@
-public import Foundation
-
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
-/// Child processes of the tests (`curl`, PostgreSQL's tools and server), started with `posix_spawn` and waited for
+/// Child processes (the CLI's browser; the tests' `curl` and PostgreSQL), started with `posix_spawn` and waited for
 /// with `waitpid`.
 ///
-/// Not `Foundation.Process`: on Linux its termination notice can be missed when other children come and go at the
-/// same moment, and then a test waits forever for a child that has long exited.
-///
 /// A child inherits no descriptor but its standard ones. SwiftNIO's sockets are not close-on-exec: a child would
-/// otherwise hold every socket the tests had open when it started, and the port of a socket a test closed (a stopped
-/// server, a port claimed and bound again) would stay taken as long as the child lives; the PostgreSQL server lives
-/// as long as the tests.
+/// otherwise hold every socket open when it started, and keep it as long as it lives. A browser that `gatehouse login`
+/// starts would hold the listener waiting for the sign-in to come back (the port stays taken, and a late sign-in waits
+/// on a socket nobody serves, after the command has ended); a test's child, the port of a server a test stopped.
+///
+/// Not `Foundation.Process`, which hands every open descriptor on, and whose termination notice on Linux can be missed
+/// when other children come and go at the same moment.
 public enum ChildProcess {
+    /// A child that could not be started or waited for, and why.
     public struct SpawnFailure: Error, CustomStringConvertible {
         public var description: String
-    }
-
-    /// Runs `executable` with `arguments` to completion on a thread of its own (never on one of the few threads every
-    /// test's tasks share), its standard output and error into the given files; returns the exit status (or 128 +
-    /// signal).
-    public static func run(_ executable: String, _ arguments: [String], stdout: URL, stderr: URL) async throws -> Int32 {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try wait(start(executable, arguments, stdout: stdout.path, stderr: stderr.path)) })
-            }
-        }
     }
 
     /// Starts `executable`: standard input from `/dev/null`, standard output into `stdout` (nil: `/dev/null`), standard
@@ -43,7 +31,9 @@ public enum ChildProcess {
         } else {
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
-        guard addCloseFrom(&actions, 3) == 0 else { throw SpawnFailure(description: "posix_spawn_file_actions_addclosefrom_np failed") }
+        guard addCloseFrom(&actions, 3) == 0 else {
+            throw SpawnFailure(description: "cannot start \(executable): posix_spawn_file_actions_addclosefrom_np (glibc 2.34) failed")
+        }
         var cArguments = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
         var pid = pid_t()
@@ -65,9 +55,8 @@ public enum ChildProcess {
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which its headers declare only with
     /// `_GNU_SOURCE`, so Swift's `Glibc` does not see it.
     private static let addCloseFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-            fatalError("glibc 2.34 or later is needed: posix_spawn_file_actions_addclosefrom_np is missing")
-        }
+        // Without it (glibc before 2.34), no child is started rather than one holding the caller's sockets.
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return { _, _ in ENOSYS } }
         return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
     }()
 }
