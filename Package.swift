@@ -154,6 +154,7 @@ let package = Package(
             dependencies: [
                 "GatehouseCore", "GatehouseStore", "GatehouseConfiguration", "GatehouseServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -11,6 +11,8 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-bench",
         abstract: "Benchmark helpers: session-store lookup latency, and a ready-made session for load tests.",
-        subcommands: [StoreLookupCommand.self, SeedSessionCommand.self, DPoPProofsCommand.self, DPoPVerifyCommand.self]
+        subcommands: [
+            StoreLookupCommand.self, SeedSessionCommand.self, DPoPProofsCommand.self, DPoPVerifyCommand.self, ByteRelayCommand.self,
+        ]
     )
 }
