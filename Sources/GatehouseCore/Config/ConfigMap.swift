@@ -189,24 +189,23 @@ public final class ConfigMap {
         try fail(error(key, "'\(qualified(key))' is required"), key)
     }
 
+    /// A whole number, within `range` when one is given.
     public func int(_ key: String, range: ClosedRange<Int>? = nil) throws -> Int? {
-        guard let text = try scalar(key, expected: "a whole number") else { return nil }
-        guard let value = Int(text) else {
-            try fail(error(key, "'\(qualified(key))' must be a whole number, not '\(text)'"), key)
-            return nil
-        }
-        if let range, !range.contains(value) {
-            try fail(error(key, "'\(qualified(key))' must be between \(range.lowerBound) and \(range.upperBound), not \(value)"), key)
-            return nil
-        }
-        return value
+        try ranged(key, "a whole number", range: range) { Int($0) }
     }
 
     /// A number (`0.25`, `1`), within `range` when one is given.
     public func number(_ key: String, range: ClosedRange<Double>? = nil) throws -> Double? {
-        guard let text = try scalar(key, expected: "a number") else { return nil }
-        guard let value = Double(text), value.isFinite else {
-            try fail(error(key, "'\(qualified(key))' must be a number, not '\(text)'"), key)
+        try ranged(key, "a number", range: range) { Double($0).flatMap { $0.isFinite ? $0 : nil } }
+    }
+
+    /// A scalar `parse` reads as `expected`, within `range` when one is given (``int(_:range:)``, ``number(_:range:)``).
+    private func ranged<Value: Comparable>(
+        _ key: String, _ expected: String, range: ClosedRange<Value>?, _ parse: (String) -> Value?
+    ) throws -> Value? {
+        guard let text = try scalar(key, expected: expected) else { return nil }
+        guard let value = parse(text) else {
+            try fail(error(key, "'\(qualified(key))' must be \(expected), not '\(text)'"), key)
             return nil
         }
         if let range, !range.contains(value) {
