@@ -10,7 +10,7 @@ import ArgumentParser
 struct GatehouseBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-bench",
-        abstract: "Benchmark helpers: session-store lookup latency, and a ready-made session for load tests.",
+        abstract: "Benchmark helpers: session-store lookup latency, a ready-made session for load tests, DPoP proofs, a SwiftNIO byte relay.",
         subcommands: [
             StoreLookupCommand.self, SeedSessionCommand.self, DPoPProofsCommand.self, DPoPVerifyCommand.self, ByteRelayCommand.self,
         ]
