@@ -1,4 +1,5 @@
 import ArgumentParser
+import GatehouseServer
 import NIOCore
 import NIOPosix
 
@@ -7,8 +8,9 @@ import Glibc
 #endif
 
 /// `gatehouse-bench byte-relay`: the floor of a SwiftNIO proxy hop on this machine. Each client connection gets one
-/// connection to the backend on the same event loop, and every byte read on one side is written to the other,
-/// flushed once per read cycle: no HTTP parsing, no policy, no logging, no metrics. `bench/run.sh` runs it beside
+/// connection to the backend on the same event loop, joined by the gateway's own WebSocket tunnel (``TunnelHandler``):
+/// every byte read on one side is written to the other, flushed once per read cycle, with back-pressure both ways. No
+/// HTTP parsing, no policy, no logging, no metrics. `bench/run.sh` runs it beside
 /// the gateway's bearer row, so that a row's cost splits into what any SwiftNIO hop pays here (event loop,
 /// syscalls, the kernel's loopback) and what the gateway adds.
 ///
@@ -47,7 +49,7 @@ struct ByteRelayCommand: ParsableCommand {
                         .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                         .connect(host: "127.0.0.1", port: backendPort)
                         .flatMapThrowing { backend in
-                            let (toBackend, toClient) = ByteRelayHandler.pair()
+                            let (toBackend, toClient) = TunnelHandler.pair()
                             try client.pipeline.syncOperations.addHandler(toBackend)
                             try backend.pipeline.syncOperations.addHandler(toClient)
                         }

@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 /// One end of a byte tunnel between the client's connection and the backend's, for an upgraded request
 /// (WebSocket, RFC 6455) after the backend's `101`: what one side reads, the other writes, unchanged, until
@@ -6,10 +6,12 @@ import NIOCore
 ///
 /// Both ends live on the same event loop (the backend connection was made on the client connection's loop),
 /// so they call each other directly.
-final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+///
+/// Also the whole of `gatehouse-bench byte-relay` (the floor of a SwiftNIO hop), hence `package`.
+package final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     private var partner: TunnelHandler?
     private var context: ChannelHandlerContext?
@@ -19,46 +21,46 @@ final class TunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private init() {}
 
     /// Two joined ends: one for each channel.
-    static func pair() -> (TunnelHandler, TunnelHandler) {
+    package static func pair() -> (TunnelHandler, TunnelHandler) {
         let (first, second) = (TunnelHandler(), TunnelHandler())
         first.partner = second
         second.partner = first
         return (first, second)
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         partner = nil
     }
 
     // MARK: This side
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         partner?.partnerWrite(unwrapInboundIn(data))
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    package func channelReadComplete(context: ChannelHandlerContext) {
         partner?.partnerFlush()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         partner?.partnerClose()
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable { partner?.partnerBecameWritable() }
     }
 
-    func read(context: ChannelHandlerContext) {
+    package func read(context: ChannelHandlerContext) {
         if partner?.isWritable ?? true {
             context.read()
         } else {
