@@ -148,13 +148,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // `gatehouse-bench`: session-store lookup latency and session seeding for bench/scale.sh. Not a test.
+        // `gatehouse-bench`: session-store lookup latency and session seeding for bench/scale.sh, DPoP proofs, the SwiftNIO
+        // relays that measure the floor under the gateway in bench/run.sh. Not a test.
         .executableTarget(
             name: "GatehouseBench",
             dependencies: [
                 "GatehouseCore", "GatehouseStore", "GatehouseConfiguration", "GatehouseServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
