@@ -10,7 +10,7 @@ import ArgumentParser
 struct GatehouseBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse-bench",
-        abstract: "Benchmark helpers: session-store lookup latency, a ready-made session for load tests, DPoP proofs, SwiftNIO relays (the floors under a hop).",
+        abstract: "Benchmark helpers: store lookups, a ready-made session, DPoP proofs, SwiftNIO relays (the floors under a hop).",
         subcommands: [
             StoreLookupCommand.self, SeedSessionCommand.self, DPoPProofsCommand.self, DPoPVerifyCommand.self, ByteRelayCommand.self,
             HTTPRelayCommand.self,
