@@ -136,14 +136,17 @@ wait_http "http://127.0.0.1:$caddy_port/healthz" "$caddy_pid" "Caddy"
 # same event loop, no policy, no log: bytes relayed as read (gatehouse-bench byte-relay), and NIOHTTP1's parts
 # passed on as decoded (gatehouse-bench http-relay). The byte relay minus nginx's proxy is SwiftNIO's own overhead;
 # the HTTP relay minus the byte relay, NIOHTTP1's; a gateway row minus the HTTP relay, the gateway's own work.
+start_floor() { # gatehouse-bench command, port: starts it in front of the nginx backend (log: $tmp/<command>.log), sets floor_pid
+    "$BENCH_BIN" "$1" --port "$2" --backend-port "$nginx_port" >"$tmp/$1.log" 2>&1 &
+    floor_pid=$!
+    wait_http "http://127.0.0.1:$2/healthz" "$floor_pid" "gatehouse-bench $1"
+}
 relay_port=$(free_port)
-"$BENCH_BIN" byte-relay --port "$relay_port" --backend-port "$nginx_port" >"$tmp/byte-relay.log" 2>&1 &
-relay_pid=$!
-wait_http "http://127.0.0.1:$relay_port/healthz" "$relay_pid" "gatehouse-bench byte-relay"
+start_floor byte-relay "$relay_port"
+relay_pid=$floor_pid
 httprelay_port=$(free_port)
-"$BENCH_BIN" http-relay --port "$httprelay_port" --backend-port "$nginx_port" >"$tmp/http-relay.log" 2>&1 &
-httprelay_pid=$!
-wait_http "http://127.0.0.1:$httprelay_port/healthz" "$httprelay_pid" "gatehouse-bench http-relay"
+start_floor http-relay "$httprelay_port"
+httprelay_pid=$floor_pid
 
 # --- gateway, memory store (demo mode: stand-in OAuth server on loopback, nginx as the backend) -----
 gw_port=$(free_port)

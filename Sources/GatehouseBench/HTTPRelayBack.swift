@@ -24,18 +24,19 @@ final class HTTPRelayBack: ChannelInboundHandler, RemovableChannelHandler {
         case .body(let buffer): front.write(.body(.byteBuffer(buffer)))
         case .end:
             front.write(.end(nil))
-            front.context?.flush()
+            front.flush()
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        front?.context?.close(promise: nil)
+        front?.close()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
 
+    /// A request's part, from the client.
     func write(_ part: HTTPClientRequestPart) { context?.write(wrapOutboundOut(part), promise: nil) }
 
     func flush() { context?.flush() }

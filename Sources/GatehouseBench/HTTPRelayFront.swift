@@ -7,7 +7,7 @@ final class HTTPRelayFront: ChannelInboundHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     var back: HTTPRelayBack?
-    private(set) var context: ChannelHandlerContext?
+    private var context: ChannelHandlerContext?
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
@@ -36,7 +36,9 @@ final class HTTPRelayFront: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// An answer's part, from the backend.
-    func write(_ part: HTTPServerResponsePart) {
-        context?.write(wrapOutboundOut(part), promise: nil)
-    }
+    func write(_ part: HTTPServerResponsePart) { context?.write(wrapOutboundOut(part), promise: nil) }
+
+    func flush() { context?.flush() }
+
+    func close() { context?.close(promise: nil) }
 }
