@@ -72,7 +72,8 @@ apache_pid=""
 issuer_pid=""
 relay_pid=""
 httprelay_pid=""
-cleanup_pids=(relay_pid httprelay_pid gw_pid sqlite_pid sqlite0_pid memdpop_pid sqlitedpop_pid sqlitelog_pid traced_pid otlp_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
+headrelay_pid=""
+cleanup_pids=(relay_pid httprelay_pid headrelay_pid gw_pid sqlite_pid sqlite0_pid memdpop_pid sqlitedpop_pid sqlitelog_pid traced_pid otlp_pid storm_pid caddy_pid proxy_pid authz_pid apache_pid issuer_pid nginx_pid)
 remove_demo_dir() { # each demo keeps its files under $TMPDIR/gatehouse-demo-<pid>
     local pid
     for pid in "$gw_pid" "$storm_pid"; do
@@ -133,9 +134,11 @@ start_caddy "$tmp/caddy"
 wait_http "http://127.0.0.1:$caddy_port/healthz" "$caddy_pid" "Caddy"
 
 # The floors of a SwiftNIO proxy hop here, each client connection joined to a backend connection of its own on the
-# same event loop, no policy, no log: bytes relayed as read (gatehouse-bench byte-relay), and NIOHTTP1's parts
-# passed on as decoded (gatehouse-bench http-relay). The byte relay minus nginx's proxy is SwiftNIO's own overhead;
-# the HTTP relay minus the byte relay, NIOHTTP1's; a gateway row minus the HTTP relay, the gateway's own work.
+# same event loop, no policy, no log: bytes relayed as read (gatehouse-bench byte-relay), heads read from the bytes
+# and written as bytes (gatehouse-bench head-relay), and NIOHTTP1's parts passed on as decoded (gatehouse-bench
+# http-relay). The byte relay minus nginx's proxy is SwiftNIO's own overhead; the head relay minus the byte relay,
+# what HTTP/1.1 framing costs when done on the bytes; the HTTP relay minus the byte relay, NIOHTTP1's; a gateway row
+# minus the HTTP relay, the gateway's own work.
 start_floor() { # gatehouse-bench command, port: starts it in front of the nginx backend (log: $tmp/<command>.log), sets floor_pid
     "$BENCH_BIN" "$1" --port "$2" --backend-port "$nginx_port" >"$tmp/$1.log" 2>&1 &
     floor_pid=$!
@@ -147,6 +150,9 @@ relay_pid=$floor_pid
 httprelay_port=$(free_port)
 start_floor http-relay "$httprelay_port"
 httprelay_pid=$floor_pid
+headrelay_port=$(free_port)
+start_floor head-relay "$headrelay_port"
+headrelay_pid=$floor_pid
 
 # --- gateway, memory store (demo mode: stand-in OAuth server on loopback, nginx as the backend) -----
 gw_port=$(free_port)
@@ -466,7 +472,7 @@ fi
 
 # --- targets ---------------------------------------------------------------------------------------
 # name, label, CPU key (run_wrk's "cpu" line; nginx's workers are <key>_<n>), pids for the RSS, URL, token
-targets=(direct nginx-proxy caddy nio-relay nio-http-relay gw-memory gw-sqlite gw-sqlite-log gw-sqlite-traced gw-sqlite-dpop gw-sqlite-dpop-store gw-memory-dpop gw-sqlite-nocache nginx-authz
+targets=(direct nginx-proxy caddy nio-relay nio-head-relay nio-http-relay gw-memory gw-sqlite gw-sqlite-log gw-sqlite-traced gw-sqlite-dpop gw-sqlite-dpop-store gw-memory-dpop gw-sqlite-nocache nginx-authz
     gw-bearer-jwt gw-bearer-opaque apache-oidc-jwt apache-oidc-introspect)
 if [[ -n ${TARGETS:-} ]]; then
     chosen=" direct caddy $TARGETS "
@@ -485,6 +491,7 @@ label=(
     [nginx-proxy]="nginx reverse proxy -> backend"
     [caddy]="Caddy $caddy_version reverse_proxy -> backend"
     [nio-relay]="SwiftNIO byte relay, no HTTP (gatehouse-bench byte-relay) -> backend"
+    [nio-head-relay]="SwiftNIO HTTP/1.1 relay, heads read and written as bytes (gatehouse-bench head-relay) -> backend"
     [nio-http-relay]="SwiftNIO HTTP/1.1 relay, NIOHTTP1 parts as decoded (gatehouse-bench http-relay) -> backend"
     [gw-memory]="Gatehouse, memory store (demo)"
     [gw-sqlite]="Gatehouse, SQLite, session cache ${SESSION_CACHE_SECONDS} s"
@@ -505,6 +512,7 @@ url=(
     [nginx-proxy]="http://127.0.0.1:$proxy_port/bench"
     [caddy]="http://127.0.0.1:$caddy_port/bench"
     [nio-relay]="http://127.0.0.1:$relay_port/bench"
+    [nio-head-relay]="http://127.0.0.1:$headrelay_port/bench"
     [nio-http-relay]="http://127.0.0.1:$httprelay_port/bench"
     [gw-memory]="$gw/v1/api/bench"
     [gw-sqlite]="http://127.0.0.1:$sqlite_port/v1/api/bench"
@@ -521,11 +529,11 @@ url=(
     [apache-oidc-introspect]="http://127.0.0.1:$apache_intro_port/bench"
 )
 # Every target gets the same request: the proxies and nginx ignore the Authorization header.
-tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [nio-relay]=$token [nio-http-relay]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-log]=$sqlitelog_token [gw-sqlite-traced]=$traced_token [gw-sqlite-dpop]=$dpop_token [gw-memory-dpop]=$memdpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
+tok=([direct]=$token [nginx-proxy]=$token [caddy]=$token [nio-relay]=$token [nio-head-relay]=$token [nio-http-relay]=$token [gw-memory]=$token [gw-sqlite]=$sqlite_token [gw-sqlite-log]=$sqlitelog_token [gw-sqlite-traced]=$traced_token [gw-sqlite-dpop]=$dpop_token [gw-memory-dpop]=$memdpop_token [gw-sqlite-nocache]=$sqlite0_token [nginx-authz]=$sqlite_token)
 tok+=([gw-sqlite-dpop-store]=$sqlitedpop_token)
 nonce=([gw-sqlite-dpop]=$dpop_nonce [gw-sqlite-dpop-store]=$sqlitedpop_nonce [gw-memory-dpop]=$memdpop_nonce)
 tok+=([gw-bearer-jwt]=$provider_jwt [gw-bearer-opaque]=$provider_opaque [apache-oidc-jwt]=$provider_jwt [apache-oidc-introspect]=$provider_opaque)
-cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [nio-relay]=relay [nio-http-relay]=httprelay [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-log]=sqlitelog [gw-sqlite-traced]=traced [gw-sqlite-dpop]=sqlite [gw-memory-dpop]=memdpop [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
+cpu_key=([direct]=backend [nginx-proxy]=proxy [caddy]=caddy [nio-relay]=relay [nio-head-relay]=headrelay [nio-http-relay]=httprelay [gw-memory]=memory [gw-sqlite]=sqlite [gw-sqlite-log]=sqlitelog [gw-sqlite-traced]=traced [gw-sqlite-dpop]=sqlite [gw-memory-dpop]=memdpop [gw-sqlite-nocache]=sqlite0 [nginx-authz]=authz)
 cpu_key+=([gw-sqlite-dpop-store]=sqlitedpop)
 cpu_key+=([gw-bearer-jwt]=sqlite [gw-bearer-opaque]=sqlite [apache-oidc-jwt]=apache [apache-oidc-introspect]=apache)
 mapfile -t backend_workers < <(nginx_workers "$nginx_pid")
@@ -537,13 +545,13 @@ if [[ -n $apache_pid ]]; then mapfile -t apache_workers < <(nginx_workers "$apac
 rss_pids=(
     [direct]="$nginx_pid ${backend_workers[*]}"
     [nginx-proxy]="$proxy_pid ${proxy_workers[*]}"
-    [caddy]=$caddy_pid [nio-relay]=$relay_pid [nio-http-relay]=$httprelay_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-log]=$sqlitelog_pid [gw-sqlite-traced]=$traced_pid [gw-sqlite-dpop]=$sqlite_pid [gw-memory-dpop]=$memdpop_pid [gw-sqlite-nocache]=$sqlite0_pid
+    [caddy]=$caddy_pid [nio-relay]=$relay_pid [nio-head-relay]=$headrelay_pid [nio-http-relay]=$httprelay_pid [gw-memory]=$gw_pid [gw-sqlite]=$sqlite_pid [gw-sqlite-log]=$sqlitelog_pid [gw-sqlite-traced]=$traced_pid [gw-sqlite-dpop]=$sqlite_pid [gw-memory-dpop]=$memdpop_pid [gw-sqlite-nocache]=$sqlite0_pid
     [gw-sqlite-dpop-store]=$sqlitedpop_pid
     [nginx-authz]="$authz_pid ${authz_workers[*]} $sqlite_pid"
     [gw-bearer-jwt]=$sqlite_pid [gw-bearer-opaque]=$sqlite_pid
     [apache-oidc-jwt]="$apache_pid ${apache_workers[*]}" [apache-oidc-introspect]="$apache_pid ${apache_workers[*]}"
 )
-cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "relay=$relay_pid" "httprelay=$httprelay_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid" "sqlitelog=$sqlitelog_pid" "traced=$traced_pid" "memdpop=$memdpop_pid" "sqlitedpop=$sqlitedpop_pid")
+cpu_watch=("backend=${backend_workers[0]}" "caddy=$caddy_pid" "relay=$relay_pid" "httprelay=$httprelay_pid" "headrelay=$headrelay_pid" "memory=$gw_pid" "sqlite=$sqlite_pid" "sqlite0=$sqlite0_pid" "sqlitelog=$sqlitelog_pid" "traced=$traced_pid" "memdpop=$memdpop_pid" "sqlitedpop=$sqlitedpop_pid")
 for i in "${!proxy_workers[@]}"; do cpu_watch+=("proxy_$((i + 1))=${proxy_workers[i]}"); done
 # The forward-auth row's CPU: its nginx workers and the gateway answering /v1/authz (the SQLite row's
 # gateway, idle during the other targets' runs).
@@ -571,6 +579,7 @@ require_all_alive() {
     require_alive "$caddy_pid" "Caddy died during the $1 run (log: $tmp/caddy/caddy.log)"
     require_alive "$relay_pid" "gatehouse-bench byte-relay died during the $1 run (log: $tmp/byte-relay.log)"
     require_alive "$httprelay_pid" "gatehouse-bench http-relay died during the $1 run (log: $tmp/http-relay.log)"
+    require_alive "$headrelay_pid" "gatehouse-bench head-relay died during the $1 run (log: $tmp/head-relay.log)"
     require_alive "$gw_pid" "the memory-store gateway died during the $1 run (log: $tmp/gateway.log)"
     require_alive "$sqlite_pid" "the SQLite gateway died during the $1 run (log: $tmp/gateway-sqlite.log)"
     require_alive "$sqlitelog_pid" "the SQLite gateway with the access log died during the $1 run (log: $tmp/gateway-sqlitelog.log)"

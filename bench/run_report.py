@@ -105,6 +105,7 @@ def main():
     print("the backend row: the backend's worker); RSS: ps after the runs (nginx: master + workers).")
     floors = [(name, what, cost) for name, what, cost in
               (("nio-relay", "SwiftNIO byte relay", "event loop, syscalls, loopback"),
+               ("nio-head-relay", "SwiftNIO head relay", "HTTP/1.1 heads read and written as bytes"),
                ("nio-http-relay", "SwiftNIO HTTP/1.1 relay", "NIOHTTP1 on both sides")) if name in by_name]
     if floors:
         line = "floors of a hop here, CPU/request: " + "; ".join(
@@ -112,11 +113,12 @@ def main():
         if "nginx-proxy" in by_name:
             line += f"; nginx's proxy hop {by_name['nginx-proxy']['cpu_us']:.0f} us"
         print(line)
-        top_name, top_what, _ = floors[-1]
+        http_floors = [(name, what) for name, what, _ in floors if name != "nio-relay"]
         for name, what in (("gw-sqlite-log", "bearer as shipped"), ("gw-sqlite", "bearer, no access log")):
-            if name in by_name:
-                print(f"  the gateway's {what}: {by_name[name]['cpu_us']:.0f} us, "
-                      f"{by_name[name]['cpu_us'] - by_name[top_name]['cpu_us']:.0f} us above the {top_what}")
+            if name in by_name and http_floors:
+                above = ", ".join(f"{by_name[name]['cpu_us'] - by_name[floor]['cpu_us']:.0f} us above the {floor_what}"
+                                  for floor, floor_what in http_floors)
+                print(f"  the gateway's {what}: {by_name[name]['cpu_us']:.0f} us, {above}")
     if "gw-sqlite" in by_name and "gw-sqlite-nocache" in by_name:
         on, off = by_name["gw-sqlite"], by_name["gw-sqlite-nocache"]
         print(f"SQLite session cache on / off: {on['rps']:,.0f} / {off['rps']:,.0f} req/s = {on['rps'] / off['rps']:.2f}x "

@@ -13,7 +13,7 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
         abstract: "Benchmark helpers: store lookups, a ready-made session, DPoP proofs, SwiftNIO relays (the floors under a hop).",
         subcommands: [
             StoreLookupCommand.self, SeedSessionCommand.self, DPoPProofsCommand.self, DPoPVerifyCommand.self, ByteRelayCommand.self,
-            HTTPRelayCommand.self,
+            HTTPRelayCommand.self, HeadRelayCommand.self,
         ]
     )
 }

@@ -1,10 +1,11 @@
 import ArgumentParser
+import GatehouseServer
 import NIOCore
 import NIOHTTP1
 
 /// `gatehouse-bench http-relay`: the floor of a SwiftNIO *HTTP/1.1* proxy hop on this machine, between
 /// ``ByteRelayCommand``'s and the gateway's. Each client connection gets one keep-alive connection to the backend on
-/// the same event loop; NIOHTTP1 decodes and encodes on both sides (with the gateway's pipelining assistance), and
+/// the same event loop; NIOHTTP1 decodes and encodes on both sides (with the gateway's pipelining assistance and its ``ReadInterestKeeper``), and
 /// the parts are passed on as they are, head fields included. No decision, no header rewriting, no log, no metrics.
 ///
 /// ```sh
@@ -21,7 +22,10 @@ struct HTTPRelayCommand: ParsableCommand {
             let front = HTTPRelayFront()
             let back = HTTPRelayBack(front: front)
             front.back = back
-            try client.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
+            let pipeline = client.pipeline.syncOperations
+            try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
+            // As the gateway does: without it, the pipelining assistance costs two `epoll_ctl` calls a request.
+            try pipeline.addHandler(ReadInterestKeeper(), position: .before(try pipeline.handler(type: HTTPServerPipelineHandler.self)))
             try client.pipeline.syncOperations.addHandler(front)
             try backend.pipeline.syncOperations.addHTTPClientHandlers()
             try backend.pipeline.syncOperations.addHandler(back)

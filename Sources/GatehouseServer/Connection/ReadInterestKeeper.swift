@@ -1,5 +1,5 @@
-import NIOCore
-import NIOHTTP1
+package import NIOCore
+package import NIOHTTP1
 
 /// Keeps a client connection in the poller's read set while a complete request waits for its answer, so
 /// that a keep-alive request costs no `epoll_ctl`.
@@ -20,11 +20,11 @@ import NIOHTTP1
 ///   and the router see a half-close exactly when they did before.
 /// - It never reads ahead while a request's body is still coming (that read is the relay's back-pressure),
 ///   nor after an upgrade or `CONNECT` request, whose next bytes belong to a tunnel, not to HTTP.
-final class ReadInterestKeeper: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+package final class ReadInterestKeeper: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias InboundOut = HTTPServerRequestPart
+    package typealias OutboundIn = HTTPServerResponsePart
+    package typealias OutboundOut = HTTPServerResponsePart
 
     /// A request's head has come and its end not yet.
     private var requestOpen = false
@@ -40,7 +40,9 @@ final class ReadInterestKeeper: ChannelDuplexHandler, RemovableChannelHandler {
     /// How many reads ahead this connection asked for (tests).
     private(set) var readsAhead = 0
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package init() {}
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
             requestOpen = true
@@ -52,7 +54,7 @@ final class ReadInterestKeeper: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    package func channelReadComplete(context: ChannelHandlerContext) {
         context.fireChannelReadComplete()
         // (An end of input is held only while reading ahead, so `readingAhead` covers it.)
         guard !stopped, !requestOpen, !readingAhead, !asked, context.channel.isActive else { return }
@@ -65,7 +67,7 @@ final class ReadInterestKeeper: ChannelDuplexHandler, RemovableChannelHandler {
         context.read()
     }
 
-    func read(context: ChannelHandlerContext) {
+    package func read(context: ChannelHandlerContext) {
         readingAhead = false
         if heldInputClosed {
             // The read ahead already saw the end: this read's answer is that end.
@@ -77,7 +79,7 @@ final class ReadInterestKeeper: ChannelDuplexHandler, RemovableChannelHandler {
         context.read()
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case ChannelEvent.inputClosed = event, readingAhead, !asked {
             heldInputClosed = true
             return
@@ -85,12 +87,12 @@ final class ReadInterestKeeper: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         heldInputClosed = false
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         if heldInputClosed {
             heldInputClosed = false
             context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)

@@ -1,0 +1,97 @@
+import NIOCore
+
+/// The client's side of a ``HeadRelayCommand`` connection: it reads each request head from the bytes and writes the
+/// upstream head as bytes (the request line as it came, `Host` set, hop-by-hop fields dropped, `X-Request-Id` added),
+/// one exchange at a time.
+final class HeadRelayFront: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    var back: HeadRelayBack?
+    private var context: ChannelHandlerContext?
+    /// Bytes read and not yet relayed.
+    private var pending: ByteBuffer?
+    /// An exchange is under way: the next request waits for its answer's end.
+    private var busy = false
+    private var sent = false
+    private var requests: UInt64 = 0
+    /// `Host: <the backend's authority>`, the field the hop sets.
+    private let hostField: String
+
+    init(authority: String) {
+        hostField = "Host: \(authority)\r\n"
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        back = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        if pending == nil {
+            pending = buffer
+        } else {
+            pending?.writeBuffer(&buffer)
+        }
+        relayNext()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if sent {
+            sent = false
+            back?.flush()
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) { back?.close() }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
+
+    /// The answer's end: the next request may go.
+    func answerEnded() {
+        busy = false
+        relayNext()
+        if sent {
+            sent = false
+            back?.flush()
+        }
+    }
+
+    /// An answer's bytes, from the backend.
+    func write(_ buffer: ByteBuffer) { context?.write(wrapOutboundOut(buffer), promise: nil) }
+
+    func flush() { context?.flush() }
+
+    func close() { context?.close(promise: nil) }
+
+    private func relayNext() {
+        guard !busy, let context, let back, var buffer = pending else { return }
+        requests += 1
+        let requestID = String(requests, radix: 16)
+        var head: ByteBuffer?
+        let parsed: Int? = buffer.readableBytesView.withUnsafeBytes { bytes in
+            guard let length = HeadRelayFields.headLength(bytes) else { return nil }
+            // Bodiless requests only: any framing field refuses the head.
+            head = HeadRelayFields.rewritten(
+                bytes, length: length, allocator: context.channel.allocator, extra: hostField, requestID: requestID
+            ) { _, _, _ in false }
+            return head == nil ? -1 : length
+        }
+        guard let length = parsed else {
+            if buffer.readableBytes > 64 * 1024 { context.close(promise: nil) }
+            return
+        }
+        guard length > 0, let head else {
+            context.close(promise: nil)
+            return
+        }
+        buffer.moveReaderIndex(forwardBy: length)
+        pending = buffer.readableBytes > 0 ? buffer : nil
+        busy = true
+        sent = true
+        back.send(head, requestID: requestID)
+    }
+}
