@@ -1,8 +1,9 @@
+import GatehouseServer
 import NIOCore
 
-/// The client's side of a ``HeadRelayCommand`` connection: it reads each request head from the bytes and writes the
-/// upstream head as bytes (the request line as it came, `Host` set, hop-by-hop fields dropped, `X-Request-Id` added),
-/// one exchange at a time.
+/// The client's side of a ``HeadRelayCommand`` connection: it reads each request head from the bytes with the
+/// gateway's ``RequestHeadReader`` and writes the upstream head as bytes (the request line as it came, `Host` set,
+/// hop-by-hop fields dropped, `X-Request-Id` added), one exchange at a time.
 final class HeadRelayFront: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -72,13 +73,33 @@ final class HeadRelayFront: ChannelInboundHandler {
         requests += 1
         let requestID = String(requests, radix: 16)
         var head: ByteBuffer?
+        let allocator = context.channel.allocator
         let parsed: Int? = buffer.readableBytesView.withUnsafeBytes { bytes in
-            guard let length = HeadRelayFields.headLength(bytes) else { return nil }
-            // Bodiless requests only: any framing field refuses the head.
-            head = HeadRelayFields.rewritten(
-                bytes, length: length, allocator: context.channel.allocator, extra: hostField, requestID: requestID
-            ) { _, _, _ in false }
-            return head == nil ? -1 : length
+            // The gateway's own reader: the floor measures the parsing a relay engine would do.
+            switch RequestHeadReader.read(bytes) {
+            case .incomplete: return nil
+            case .declined: return -1
+            case .read(let view):
+                var upstream = allocator.buffer(capacity: view.length + hostField.utf8.count + 32)
+                // The request line: the target, then ` HTTP/1.1` and CR LF.
+                upstream.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<view.target.upperBound + 11]))
+                upstream.writeString(hostField)
+                for field in view.fields {
+                    switch HeadRelayFields.handling(of: bytes, field.name.lowerBound, field.name.upperBound) {
+                    case .keep:
+                        upstream.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[field.name.lowerBound..<field.value.upperBound]))
+                        upstream.writeStaticString("\r\n")
+                    case .drop: continue
+                    // Bodiless requests only.
+                    case .contentLength, .transferEncoding: return -1
+                    }
+                }
+                upstream.writeStaticString("X-Request-Id: ")
+                upstream.writeString(requestID)
+                upstream.writeStaticString("\r\n\r\n")
+                head = upstream
+                return view.length
+            }
         }
         guard let length = parsed else {
             if buffer.readableBytes > 64 * 1024 { context.close(promise: nil) }

@@ -15,18 +15,6 @@ import Testing
 /// JSON values replaced by values of other types and sizes (re-signed as well).
 @Suite("DPoP proofs, mutated")
 struct DPoPProofMutationTests {
-    /// SplitMix64: the same mutations on every run, so a failure can be replayed.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     let clock = TestClock()
     let store = MemorySessionStore()
     let key = P256.Signing.PrivateKey()
