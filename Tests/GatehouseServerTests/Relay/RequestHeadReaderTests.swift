@@ -89,7 +89,7 @@ struct RequestHeadReaderTests {
         var (read, declined, disagreements) = (0, 0, [String]())
         for round in 0..<6000 {
             var bytes = Array(Self.seeds[round % Self.seeds.count].utf8)
-            for _ in 0...(random.next() % 3) { Self.mutate(&bytes, &random) }
+            for _ in 0...(random.next() % 3) { HeadMutator.mutate(&bytes, &random, lines: Self.lines) }
             let (outcome, nio) = Self.readHead(bytes)
             switch outcome {
             case .declined: declined += 1
@@ -119,6 +119,12 @@ struct RequestHeadReaderTests {
 
     // MARK: Helpers
 
+    /// Lines the mutations add among the fields.
+    private static let lines = [
+        "Transfer-Encoding: chunked\r\n", "Content-Length: 3\r\n", "Content-Length: 0\r\n", " folded\r\n", "X: a\nY: b\r\n",
+        "Host: b\r\n", "X-Long: " + String(repeating: "v", count: 300) + "\r\n", "Connection: close\r\n",
+    ]
+
     /// The reader's outcome on `text`, and NIOHTTP1's head of it (`nil` when the decoder refuses it or finds none).
     private static func readHead(_ text: String) -> (RequestHeadReader.Outcome, HTTPRequestHead?) { readHead(Array(text.utf8)) }
 
@@ -137,27 +143,6 @@ struct RequestHeadReaderTests {
             }
         } catch {}
         return (outcome, nil)
-    }
-
-    private static let interesting: [UInt8] = [0x00, 0x09, 0x0A, 0x0D, 0x20, 0x3A, 0x7F, 0x80, 0xFF] + Array("\"<>{}#\\aA/,;=?%".utf8)
-    private static let lines = [
-        "Transfer-Encoding: chunked\r\n", "Content-Length: 3\r\n", "Content-Length: 0\r\n", " folded\r\n", "X: a\nY: b\r\n",
-        "Host: b\r\n", "X-Long: " + String(repeating: "v", count: 300) + "\r\n", "Connection: close\r\n",
-    ]
-
-    /// One change to a head: a byte replaced, inserted or removed, a letter's case flipped, or a line added.
-    private static func mutate(_ bytes: inout [UInt8], _ random: inout SeededGenerator) {
-        let at = Int(random.next() % UInt64(bytes.count))
-        switch random.next() % 5 {
-        case 0: bytes[at] = interesting[Int(random.next() % UInt64(interesting.count))]
-        case 1: bytes.insert(interesting[Int(random.next() % UInt64(interesting.count))], at: at)
-        case 2: bytes.remove(at: at)
-        case 3: bytes[at] ^= (bytes[at] | 0x20) >= UInt8(ascii: "a") && (bytes[at] | 0x20) <= UInt8(ascii: "z") ? 0x20 : 0
-        default:
-            // After the first line break found from a random point, so that it lands among the fields.
-            let lineStart = (bytes[at...].firstIndex(of: 0x0A) ?? bytes.count - 1) + 1
-            bytes.insert(contentsOf: Array(lines[Int(random.next() % UInt64(lines.count))].utf8), at: min(lineStart, bytes.count))
-        }
     }
 }
 

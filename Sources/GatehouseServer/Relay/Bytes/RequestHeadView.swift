@@ -2,18 +2,11 @@ package import NIOHTTP1
 
 /// A request head that ``RequestHeadReader`` read: where each part of it is in the bytes it was read from.
 package struct RequestHeadView: Equatable, Sendable {
-    /// A field line: its name as sent, and its value without the spaces and tabs before it (those after it are kept,
-    /// as NIOHTTP1 keeps them).
-    package struct Field: Equatable, Sendable {
-        package let name: Range<Int>
-        package let value: Range<Int>
-    }
-
     /// The head's bytes, its empty line included: where a body or the next request starts.
     package let length: Int
     package let method: Range<Int>
     package let target: Range<Int>
-    package let fields: [Field]
+    package let fields: [HeadField]
 
     /// The head as NIOHTTP1 gives it (what the gateway's decision reads), from the bytes it was read from.
     package func requestHead(in bytes: UnsafeRawBufferPointer) -> HTTPRequestHead {

@@ -1,0 +1,57 @@
+/// The byte classes of HTTP/1.1 heads (RFC 9110, RFC 9112) that the head readers share.
+enum HeadBytes {
+    static let space = UInt8(ascii: " ")
+    static let tab = UInt8(ascii: "\t")
+    static let cr = UInt8(ascii: "\r")
+    static let lf = UInt8(ascii: "\n")
+    static let colon = UInt8(ascii: ":")
+
+    static func isUpperLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) }
+
+    static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+    /// `VCHAR` (RFC 5234): `!` to `~`.
+    static func isVisible(_ byte: UInt8) -> Bool { (0x21...0x7E).contains(byte) }
+
+    static func isBlank(_ byte: UInt8) -> Bool { byte == space || byte == tab }
+
+    /// `tchar` (RFC 9110 §5.6.2).
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    static func equal(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ expected: [UInt8]) -> Bool {
+        range.count == expected.count && zip(range, expected).allSatisfy { bytes[$0] == $1 }
+    }
+
+    /// Whether `bytes` from `start` on (as far as they go) agree with the start of `expected`.
+    static func prefixMatches(_ bytes: UnsafeRawBufferPointer, from start: Int, _ expected: [UInt8]) -> Bool {
+        zip(start..<bytes.count, expected).allSatisfy { bytes[$0] == $1 }
+    }
+
+    /// Whether `bytes[range]` is `lowercased`, ignoring ASCII case.
+    static func equalIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercased: StaticString) -> Bool {
+        guard range.count == lowercased.utf8CodeUnitCount else { return false }
+        let expected = lowercased.utf8Start
+        for (offset, index) in range.enumerated() {
+            let byte = bytes[index]
+            let folded = isUpperLetter(byte) ? byte | 0x20 : byte
+            if folded != expected[offset] { return false }
+        }
+        return true
+    }
+
+    /// A whole number of digits only (at most 18 of them), or `nil`.
+    static func number(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int? {
+        guard !range.isEmpty, range.count <= 18 else { return nil }
+        var value = 0
+        for index in range {
+            guard isDigit(bytes[index]) else { return nil }
+            value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+        }
+        return value
+    }
+}

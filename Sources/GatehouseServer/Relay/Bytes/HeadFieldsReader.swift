@@ -1,0 +1,50 @@
+/// The field lines of a head and its empty line, read from the bytes: what ``RequestHeadReader`` and
+/// ``ResponseHeadReader`` share. Field lines are `token ":" OWS value CRLF`, the value visible ASCII, spaces and
+/// tabs; anything else (a bare CR or LF, a folded line, whitespace before the colon, a control character, a byte
+/// above `0x7E`) is declined.
+enum HeadFieldsReader {
+    enum Outcome {
+        case incomplete
+        case declined
+        /// The fields, and the head's length (up to and with its empty line).
+        case read([HeadField], length: Int)
+    }
+
+    /// Reads the field lines from `start` (right after the first line's CR LF) to the empty line; at most
+    /// `maxHeadBytes` of head and `maxFields` fields.
+    static func read(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int, maxFields: Int) -> Outcome {
+        var index = start
+        var fields: [HeadField] = []
+        while true {
+            guard index < bytes.count else { return index > maxHeadBytes ? .declined : .incomplete }
+            if bytes[index] == HeadBytes.cr {
+                guard index + 1 < bytes.count else { return .incomplete }
+                guard bytes[index + 1] == HeadBytes.lf, index + 2 <= maxHeadBytes else { return .declined }
+                return .read(fields, length: index + 2)
+            }
+            guard fields.count < maxFields else { return .declined }
+            // The name: a token, then the colon right after it.
+            let nameStart = index
+            while index < bytes.count, bytes[index] != HeadBytes.colon {
+                guard HeadBytes.isTokenByte(bytes[index]) else { return .declined }
+                index += 1
+            }
+            guard index < bytes.count else { return index > maxHeadBytes ? .declined : .incomplete }
+            guard index > nameStart else { return .declined }
+            let name = nameStart..<index
+            index += 1
+            // The value: leading spaces and tabs are not part of it; trailing ones are, as NIOHTTP1 keeps them.
+            while index < bytes.count, HeadBytes.isBlank(bytes[index]) { index += 1 }
+            let valueStart = index
+            while index < bytes.count, bytes[index] != HeadBytes.cr {
+                guard HeadBytes.isVisible(bytes[index]) || HeadBytes.isBlank(bytes[index]) else { return .declined }
+                index += 1
+            }
+            guard index + 1 < bytes.count else { return index > maxHeadBytes ? .declined : .incomplete }
+            guard bytes[index + 1] == HeadBytes.lf else { return .declined }
+            fields.append(HeadField(name: name, value: valueStart..<index))
+            index += 2
+            guard index <= maxHeadBytes else { return .declined }
+        }
+    }
+}
