@@ -1,17 +1,25 @@
+import GatehouseServer
 import NIOCore
 
-/// The backend's side of a ``HeadRelayCommand`` connection: it reads the answer's head from the bytes, writes the
-/// client's head as bytes (hop-by-hop fields dropped, `X-Request-Id` added) and passes the body on by its
-/// `Content-Length`.
+/// The backend's side of a ``HeadRelayCommand`` connection: it reads the answer's head from the bytes with the
+/// gateway's ``ResponseHeadReader``, writes the client's head as bytes (hop-by-hop fields dropped, `X-Request-Id`
+/// added) and passes the body on as it came, to its end by `Content-Length` or by the gateway's
+/// ``ChunkedBodyScanner``.
 final class HeadRelayBack: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
+    /// Where the answer is: its head still to read, or its body.
+    private enum Body {
+        case head
+        case length(left: Int)
+        case chunked(ChunkedBodyScanner)
+    }
+
     private weak var front: HeadRelayFront?
     private var context: ChannelHandlerContext?
     private var pending: ByteBuffer?
-    /// The answer's body still to come; `nil` while its head is read.
-    private var bodyLeft: Int?
+    private var body = Body.head
     private var requestID = ""
 
     init(front: HeadRelayFront) {
@@ -39,7 +47,7 @@ final class HeadRelayBack: ChannelInboundHandler {
             buffer = kept
             pending = nil
         }
-        if bodyLeft == nil {
+        if case .head = body {
             guard readHead(&buffer, context: context) else { return }
         }
         passBody(&buffer, context: context)
@@ -56,48 +64,72 @@ final class HeadRelayBack: ChannelInboundHandler {
     private func readHead(_ buffer: inout ByteBuffer, context: ChannelHandlerContext) -> Bool {
         guard let front else { return false }
         let requestID = requestID
-        var contentLength: Int?
-        var head: ByteBuffer?
-        let parsed: Int? = buffer.readableBytesView.withUnsafeBytes { bytes in
-            guard let length = HeadRelayFields.headLength(bytes) else { return nil }
-            head = HeadRelayFields.rewritten(
-                bytes, length: length, allocator: context.channel.allocator, extra: "", requestID: requestID
-            ) { handling, nameEnd, lineEnd in
-                // One `Content-Length` of digits; no `Transfer-Encoding`.
-                guard handling == .contentLength, contentLength == nil else { return false }
-                var value = 0
-                var index = nameEnd + 1
-                while index < lineEnd, bytes[index] == 32 { index += 1 }
-                while index < lineEnd, (48...57).contains(bytes[index]) {
-                    value = value * 10 + Int(bytes[index] - 48)
-                    index += 1
+        let allocator = context.channel.allocator
+        let read: (head: ByteBuffer, length: Int, framing: ResponseFraming)?? = buffer.readableBytesView.withUnsafeBytes { bytes in
+            switch ResponseHeadReader.read(bytes) {
+            case .incomplete: return .some(nil)
+            case .declined: return nil
+            case .read(let view):
+                var head = allocator.buffer(capacity: view.length + 32)
+                head.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<view.statusLineEnd + 2]))
+                for field in view.fields where HeadRelayFields.handling(of: bytes, field.name.lowerBound, field.name.upperBound) != .drop {
+                    head.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[field.name.lowerBound..<field.value.upperBound]))
+                    head.writeStaticString("\r\n")
                 }
-                contentLength = value
-                return index == lineEnd
+                head.writeStaticString("X-Request-Id: ")
+                head.writeString(requestID)
+                head.writeStaticString("\r\n\r\n")
+                return (head, view.length, view.framing)
             }
-            return head == nil ? -1 : length
         }
-        guard let length = parsed else {
-            pending = buffer
+        guard let read else {
+            context.close(promise: nil)
             return false
         }
-        guard length > 0, let head, let contentLength else {
-            context.close(promise: nil)
+        guard let (head, length, framing) = read else {
+            pending = buffer
             return false
         }
         buffer.moveReaderIndex(forwardBy: length)
         front.write(head)
-        bodyLeft = contentLength
+        switch framing {
+        case .bodiless: body = .length(left: 0)
+        case .length(let count): body = .length(left: count)
+        case .chunked: body = .chunked(ChunkedBodyScanner())
+        case .untilClose:
+            // Not taken here: the answer would end the backend connection.
+            context.close(promise: nil)
+            return false
+        }
         return true
     }
 
     private func passBody(_ buffer: inout ByteBuffer, context: ChannelHandlerContext) {
-        guard let left = bodyLeft, let front else { return }
-        let count = min(left, buffer.readableBytes)
-        if count > 0, let body = buffer.readSlice(length: count) { front.write(body) }
-        bodyLeft = left - count
-        guard bodyLeft == 0 else { return }
-        bodyLeft = nil
+        guard let front else { return }
+        let count: Int
+        var ended = false
+        switch body {
+        case .head: return
+        case .length(let left):
+            count = min(left, buffer.readableBytes)
+            ended = left == count
+            body = .length(left: left - count)
+        case .chunked(var scanner):
+            let step = buffer.readableBytesView.withUnsafeBytes { scanner.scan($0) { _ in } }
+            body = .chunked(scanner)
+            switch step {
+            case .needMore: count = buffer.readableBytes
+            case .ended(let at):
+                count = at
+                ended = true
+            case .invalid:
+                context.close(promise: nil)
+                return
+            }
+        }
+        if count > 0, let part = buffer.readSlice(length: count) { front.write(part) }
+        guard ended else { return }
+        body = .head
         if buffer.readableBytes > 0 { context.close(promise: nil) }  // an answer before its request: not taken here
         front.answerEnded()
     }

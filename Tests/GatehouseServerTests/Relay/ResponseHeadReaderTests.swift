@@ -41,6 +41,7 @@ struct ResponseHeadReaderTests {
         }
         #expect(view.framing == framing)
         #expect(view.length == text.utf8.count)
+        #expect(view.statusLineEnd == Array(text.utf8).firstIndex(of: UInt8(ascii: "\r")))
     }
 
     @Test(

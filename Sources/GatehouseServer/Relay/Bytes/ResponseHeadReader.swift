@@ -52,7 +52,7 @@ package enum ResponseHeadReader {
         case .declined: return .declined
         case .read(let fields, let length):
             guard let framing = framing(bytes, fields, status: status, toHEAD: toHEAD) else { return .declined }
-            return .read(ResponseHeadView(length: length, status: status, fields: fields, framing: framing))
+            return .read(ResponseHeadView(length: length, statusLineEnd: index, status: status, fields: fields, framing: framing))
         }
     }
 

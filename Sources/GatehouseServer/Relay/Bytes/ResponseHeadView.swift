@@ -5,6 +5,8 @@ package import NIOHTTP1
 package struct ResponseHeadView: Equatable, Sendable {
     /// The head's bytes, its empty line included: where the body starts.
     package let length: Int
+    /// Where the status line's CR LF starts.
+    package let statusLineEnd: Int
     package let status: Int
     package let fields: [HeadField]
     package let framing: ResponseFraming
