@@ -16,6 +16,21 @@ enum HopByHopHeaders {
         }
     }
 
+    /// Whether the name `bytes[name]` (in any case) is one of the fixed hop-by-hop names: ``isFixed(_:)`` for a head
+    /// read from the bytes (``AnswerHeadWriter``).
+    static func isFixed(_ bytes: UnsafeRawBufferPointer, _ name: Range<Int>) -> Bool {
+        switch name.count {
+        case 2: HeadBytes.equalIgnoringCase(bytes, name, "te")
+        case 7: HeadBytes.equalIgnoringCase(bytes, name, "trailer") || HeadBytes.equalIgnoringCase(bytes, name, "upgrade")
+        case 10: HeadBytes.equalIgnoringCase(bytes, name, "connection") || HeadBytes.equalIgnoringCase(bytes, name, "keep-alive")
+        case 16: HeadBytes.equalIgnoringCase(bytes, name, "proxy-connection")
+        case 17: HeadBytes.equalIgnoringCase(bytes, name, "transfer-encoding")
+        case 18: HeadBytes.equalIgnoringCase(bytes, name, "proxy-authenticate")
+        case 19: HeadBytes.equalIgnoringCase(bytes, name, "proxy-authorization")
+        default: false
+        }
+    }
+
     /// The further names (lowercase) that `Connection` values list: its tokens other than `close` and
     /// `keep-alive`. Usually none, and then nothing is allocated.
     static func listed(in connectionValues: [String]) -> [String] {

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// The backend's answer as the client gets it, and the relay's own problem answers.
 extension APIRelay {
     /// The backend's response head for the client: hop-by-hop fields dropped.
-    func clientHead(of head: HTTPResponseHead) -> HTTPResponseHead {
+    static func clientHead(of head: HTTPResponseHead) -> HTTPResponseHead {
         var headers = head.headers
         if let onlyConnection = Self.onlyPlainConnectionField(head.headers) {
             // The usual case (`Connection: keep-alive` and no other hop-by-hop field): one removal, no lists.

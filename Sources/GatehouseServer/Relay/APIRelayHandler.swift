@@ -295,14 +295,14 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
             switch machine.upstreamHead(head) {
             case .nothing: break
             case .informational(let head):
-                context.write(wrapOutboundOut(.head(relay.clientHead(of: head))), promise: nil)
+                context.write(wrapOutboundOut(.head(APIRelay.clientHead(of: head))), promise: nil)
             case .switching(let head, let requestID):
-                var clientHead = relay.clientHead(of: head)
+                var clientHead = APIRelay.clientHead(of: head)
                 clientHead.headers.add(name: "X-Request-Id", value: requestID)
                 context.write(wrapOutboundOut(.head(clientHead)), promise: nil)
             case .final(let head, let requestID, let close, let upstream, let started):
                 relay.metrics.upstream(APIRelay.label(upstream), duration: ContinuousClock.now - started)
-                var clientHead = relay.clientHead(of: head)
+                var clientHead = APIRelay.clientHead(of: head)
                 clientHead.headers.add(name: "X-Request-Id", value: requestID)
                 if close { clientHead.headers.add(name: "Connection", value: "close") }
                 context.write(wrapOutboundOut(.head(clientHead)), promise: nil)

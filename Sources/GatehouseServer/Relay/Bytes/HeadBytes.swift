@@ -36,11 +36,7 @@ enum HeadBytes {
     static func equalIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercased: StaticString) -> Bool {
         guard range.count == lowercased.utf8CodeUnitCount else { return false }
         let expected = lowercased.utf8Start
-        for (offset, index) in range.enumerated() {
-            let byte = bytes[index]
-            let folded = isUpperLetter(byte) ? byte | 0x20 : byte
-            if folded != expected[offset] { return false }
-        }
+        for (offset, index) in range.enumerated() where fold(bytes[index]) != expected[offset] { return false }
         return true
     }
 
@@ -54,4 +50,15 @@ enum HeadBytes {
         }
         return value
     }
+}
+
+extension HeadBytes {
+    /// Whether `bytes[range]` and `bytes[other]` are the same, ignoring ASCII case.
+    static func equalIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ other: Range<Int>) -> Bool {
+        guard range.count == other.count else { return false }
+        return zip(range, other).allSatisfy { fold(bytes[$0]) == fold(bytes[$1]) }
+    }
+
+    /// The byte, an upper-case letter made lower-case.
+    static func fold(_ byte: UInt8) -> UInt8 { isUpperLetter(byte) ? byte | 0x20 : byte }
 }
