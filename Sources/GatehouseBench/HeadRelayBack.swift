@@ -2,9 +2,9 @@ import GatehouseServer
 import NIOCore
 
 /// The backend's side of a ``HeadRelayCommand`` connection: it reads the answer's head from the bytes with the
-/// gateway's ``ResponseHeadReader``, writes the client's head as bytes (hop-by-hop fields dropped, `X-Request-Id`
-/// added) and passes the body on as it came, to its end by `Content-Length` or by the gateway's
-/// ``ChunkedBodyScanner``.
+/// gateway's ``ResponseHeadReader``, writes the client's head as bytes with its ``AnswerHeadWriter`` (hop-by-hop
+/// fields dropped, `X-Request-Id` added) and passes the body on as it came, to its end by `Content-Length` or by
+/// its ``ChunkedBodyScanner``.
 final class HeadRelayBack: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -71,14 +71,7 @@ final class HeadRelayBack: ChannelInboundHandler {
             case .declined: return nil
             case .read(let view):
                 var head = allocator.buffer(capacity: view.length + 32)
-                head.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<view.statusLineEnd + 2]))
-                for field in view.fields where HeadRelayFields.handling(of: bytes, field.name.lowerBound, field.name.upperBound) != .drop {
-                    head.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[field.name.lowerBound..<field.value.upperBound]))
-                    head.writeStaticString("\r\n")
-                }
-                head.writeStaticString("X-Request-Id: ")
-                head.writeString(requestID)
-                head.writeStaticString("\r\n\r\n")
+                AnswerHeadWriter.write(view, of: bytes, requestID: requestID, close: false, into: &head)
                 return (head, view.length, view.framing)
             }
         }
