@@ -22,6 +22,7 @@ let package = Package(
                 .product(name: "GatehouseConfiguration", package: "gatehouse"),
             ]),
         .executableTarget(name: "FuzzPath", dependencies: ["FuzzSupport", .product(name: "GatehouseCore", package: "gatehouse")]),
+        .executableTarget(name: "FuzzHTTPHeads", dependencies: ["FuzzSupport", .product(name: "GatehouseCore", package: "gatehouse")]),
         .executableTarget(
             name: "FuzzConfiguration",
             dependencies: [

@@ -23,6 +23,13 @@ seeds = {
     "FuzzCapture": ["\x00<html><head><title>Success oauth_token=abc&amp;state=x</title></head></html>",
                     "\x00<title>Denied error=access_denied</title>", "\x01oauth_token=abc; Path=/; HttpOnly\nother=1",
                     "\x00https://legacy.test/welcome?lang=en"],
+    "FuzzHTTPHeads": ["\x00GET /v1/api/x?y=1 HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer t\r\nX-Empty:\r\n\r\n",
+                      "\x00POST /v1/api/x HTTP/1.1\r\nHost: gw\r\nContent-Length: 5\r\n\r\nhello",
+                      "\x01HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive, x-a\r\nX-A: 1\r\n\r\nok",
+                      "\x01HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n",
+                      "\x02HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n", "\x01HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n",
+                      "\x03" + "5;a=b\r\nhello\r\n6\r\n world\r\n0\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+                      "\x27" + "A\r\n0123456789\r\n0\r\n\r\n"],
     "FuzzConfiguration": ["\x00" + (repo / "gatehouse.example.yaml").read_text()]
                          + ["\x01" + p.read_text() for p in sorted((repo / "Providers").glob("*.yaml"))],
 }

@@ -1,3 +1,4 @@
+import GatehouseCore
 import GatehouseServer
 import NIOCore
 

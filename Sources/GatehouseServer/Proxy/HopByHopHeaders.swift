@@ -1,3 +1,5 @@
+import GatehouseCore
+
 /// Headers that belong to one connection (RFC 9110 §7.6.1) and never cross the proxy: `Connection`,
 /// `Keep-Alive`, `Proxy-Authenticate`, `Proxy-Authorization`, `Proxy-Connection`, `TE`, `Trailer`,
 /// `Transfer-Encoding`, `Upgrade`, and whatever `Connection` lists.

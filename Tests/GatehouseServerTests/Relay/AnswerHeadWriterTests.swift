@@ -1,3 +1,4 @@
+import GatehouseCore
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1

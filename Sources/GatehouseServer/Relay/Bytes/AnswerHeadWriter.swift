@@ -1,3 +1,4 @@
+package import GatehouseCore
 package import NIOCore
 
 /// The client's head of a backend's answer, written as bytes from the bytes it was read from

@@ -2,8 +2,8 @@
 /// ``ResponseHeadReader`` share. Field lines are `token ":" OWS value CRLF`, the value visible ASCII, spaces and
 /// tabs; anything else (a bare CR or LF, a folded line, whitespace before the colon, a control character, a byte
 /// above `0x7E`) is declined.
-enum HeadFieldsReader {
-    enum Outcome {
+package enum HeadFieldsReader {
+    package enum Outcome {
         case incomplete
         case declined
         /// The fields, and the head's length (up to and with its empty line).
@@ -12,7 +12,7 @@ enum HeadFieldsReader {
 
     /// Reads the field lines from `start` (right after the first line's CR LF) to the empty line; at most
     /// `maxHeadBytes` of head and `maxFields` fields.
-    static func read(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int, maxFields: Int) -> Outcome {
+    package static func read(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int, maxFields: Int) -> Outcome {
         var index = start
         var fields: [HeadField] = []
         while true {

@@ -7,9 +7,9 @@
 ///   quoted values, no blanks), then CR LF;
 /// - that many bytes of data, then CR LF;
 /// - the last chunk (size 0) then CR LF at once: no trailer fields.
-package struct ChunkedBodyScanner: Sendable {
+public struct ChunkedBodyScanner: Sendable {
     /// Where a ``scan(_:data:)`` stopped.
-    package enum Step: Equatable, Sendable {
+    public enum Step: Equatable, Sendable {
         /// Every byte given belongs to the body; it goes on.
         case needMore
         /// The body ends before this index of the bytes given: the rest is not the body's.
@@ -34,10 +34,10 @@ package struct ChunkedBodyScanner: Sendable {
 
     private var state = State.size(value: 0, digits: 0)
 
-    package init() {}
+    public init() {}
 
     /// Scans the body's next bytes; `data` gets the ranges of `bytes` that are chunk data, in order.
-    package mutating func scan(_ bytes: UnsafeRawBufferPointer, data: (Range<Int>) -> Void) -> Step {
+    public mutating func scan(_ bytes: UnsafeRawBufferPointer, data: (Range<Int>) -> Void) -> Step {
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]

@@ -10,22 +10,22 @@
 ///   field, one coding), else one `Content-Length` of digits, else until the connection closes. Any other
 ///   `Transfer-Encoding`, both fields at once, more than one `Content-Length`, or a `Connection` field on a `1xx`
 ///   is declined.
-package enum ResponseHeadReader {
-    package enum Outcome: Equatable {
+public enum ResponseHeadReader {
+    public enum Outcome: Equatable {
         case incomplete
         case read(ResponseHeadView)
         case declined
     }
 
     /// The bounds of the relay's NIOHTTP1 response decoder (its defaults).
-    package static let maxHeadBytes = 80 * 1024
-    package static let maxFields = 100 * 1024
+    public static let maxHeadBytes = 80 * 1024
+    public static let maxFields = 100 * 1024
 
     private static let versionPrefix = Array("HTTP/1.1 ".utf8)
 
     /// Reads the answer's head at the start of `bytes`; `toHEAD`: the request was a `HEAD` (no body, whatever the
     /// head says).
-    package static func read(_ bytes: UnsafeRawBufferPointer, toHEAD: Bool = false) -> Outcome {
+    public static func read(_ bytes: UnsafeRawBufferPointer, toHEAD: Bool = false) -> Outcome {
         let statusStart = versionPrefix.count
         // `HTTP/1.1 `, three digits and a space.
         guard bytes.count >= statusStart + 4 else {

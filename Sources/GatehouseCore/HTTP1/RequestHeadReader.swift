@@ -15,9 +15,9 @@
 /// What it declines: a bare LF or CR, a field line folded onto the next (obs-fold), whitespace before a colon, control
 /// characters and bytes above `0x7E` anywhere, `Transfer-Encoding`, more than one `Content-Length` or one that is not
 /// all digits, another version, an unknown method, empty lines before the request line.
-package enum RequestHeadReader {
+public enum RequestHeadReader {
     /// What ``read(_:)`` found at the start of the bytes.
-    package enum Outcome: Equatable {
+    public enum Outcome: Equatable {
         /// No end of the head yet (within the limits): more bytes may complete it.
         case incomplete
         case read(RequestHeadView)
@@ -26,14 +26,14 @@ package enum RequestHeadReader {
     }
 
     /// The gateway's NIOHTTP1 limits (`GatewayHTTPChannel`): 80 KiB of head, 1000 fields.
-    package static let maxHeadBytes = 80 * 1024
-    package static let maxFields = 1000
+    public static let maxHeadBytes = 80 * 1024
+    public static let maxFields = 1000
 
     private static let methods: [[UInt8]] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"].map { Array($0.utf8) }
     private static let versionLine = Array("HTTP/1.1\r\n".utf8)
 
     /// Reads the head at the start of `bytes`.
-    package static func read(_ bytes: UnsafeRawBufferPointer) -> Outcome {
+    public static func read(_ bytes: UnsafeRawBufferPointer) -> Outcome {
         var index = 0
         // The method: letters up to a space.
         while index < bytes.count, bytes[index] != HeadBytes.space {

@@ -1,5 +1,5 @@
 /// How an answer's body is delimited (RFC 9112 §6.3), as ``ResponseHeadReader`` reads it from the head.
-package enum ResponseFraming: Equatable, Sendable {
+public enum ResponseFraming: Equatable, Sendable {
     /// No body: an answer to `HEAD`, a `1xx`, `204` or `304`.
     case bodiless
     /// `Content-Length` bytes.
