@@ -1,21 +1,18 @@
-import Foundation
+import NIOCore
+import NIOPosix
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// A TCP port on 127.0.0.1 that is free right now (the gateway needs its public URL before it listens).
+/// A TCP port on 127.0.0.1 that is free right now (the gateway needs its public URL before it listens): bound to
+/// port 0 by NIO's bootstrap, read back, released. (Not with `sockaddr_in` by hand: which clang module the test
+/// target's compiler takes `sockaddr_in` from, Glibc or NIO's CNIOLinux, varies from build to build, and member
+/// import visibility then refuses its fields.)
 enum FreePort {
     static func next() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
+        do {
+            let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
+            defer { try? channel.close().wait() }
+            return channel.localAddress?.port ?? 0
+        } catch {
+            return 0
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 #if canImport(Glibc)
 import Glibc
@@ -70,13 +71,10 @@ enum RawHTTPConnection {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        // NIO's address, not a `sockaddr_in` filled in here: which clang module the compiler takes that struct from
+        // varies between builds of this target, and member import visibility then refuses its fields (`FreePort`).
+        let address = try SocketAddress(ipAddress: "127.0.0.1", port: port)
+        let connected = address.withSockAddr { Glibc.connect(fd, $0, socklen_t($1)) }
         guard connected == 0 else {
             close(fd)
             throw Failure(description: "connect() failed")
