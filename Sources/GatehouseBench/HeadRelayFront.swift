@@ -1,6 +1,7 @@
 import GatehouseCore
 import GatehouseServer
 import NIOCore
+import NIOHTTP1
 
 /// The client's side of a ``HeadRelayCommand`` connection: it reads each request head from the bytes with the
 /// gateway's ``RequestHeadReader`` and writes the upstream head as bytes (the request line as it came, `Host` set,
@@ -19,9 +20,14 @@ final class HeadRelayFront: ChannelInboundHandler {
     private var requests: UInt64 = 0
     /// `Host: <the backend's authority>`, the field the hop sets.
     private let hostField: String
+    private let authority: String
+    /// Upstream heads made as the gateway's decision makes them (``HeadRelayCommand``'s `--as-gateway`).
+    private let asGateway: Bool
 
-    init(authority: String) {
+    init(authority: String, asGateway: Bool) {
         hostField = "Host: \(authority)\r\n"
+        self.authority = authority
+        self.asGateway = asGateway
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -80,6 +86,12 @@ final class HeadRelayFront: ChannelInboundHandler {
             switch RequestHeadReader.read(bytes) {
             case .incomplete: return nil
             case .declined: return -1
+            case .read(let view) where asGateway:
+                var upstream = allocator.buffer(capacity: view.length + hostField.utf8.count + 32)
+                guard let made = upstreamHead(of: view.requestHead(in: bytes), requestID: requestID) else { return -1 }
+                UpstreamHeadWriter.write(made, into: &upstream)
+                head = upstream
+                return view.length
             case .read(let view):
                 var upstream = allocator.buffer(capacity: view.length + hostField.utf8.count + 32)
                 // The request line: the target, then ` HTTP/1.1` and CR LF.
@@ -115,5 +127,27 @@ final class HeadRelayFront: ChannelInboundHandler {
         busy = true
         sent = true
         back.send(head, requestID: requestID)
+    }
+
+    /// The upstream head of `request` as the gateway's decision makes one: a new head, `Host` first, the client's fields
+    /// but hop-by-hop ones and those the hop sets, `X-Request-Id` last; `nil` for a request with a body.
+    private func upstreamHead(of request: HTTPRequestHead, requestID: String) -> HTTPRequestHead? {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(request.headers.count + 2)
+        headers.add(name: "Host", value: authority)
+        for (name, value) in request.headers {
+            switch Self.handling(of: name) {
+            case .keep: headers.add(name: name, value: value)
+            case .drop: continue
+            case .contentLength, .transferEncoding: return nil
+            }
+        }
+        headers.add(name: "X-Request-Id", value: requestID)
+        return HTTPRequestHead(version: .http1_1, method: request.method, uri: request.uri, headers: headers)
+    }
+
+    private static func handling(of name: String) -> HeadRelayFields.Handling {
+        var name = name
+        return name.withUTF8 { HeadRelayFields.handling(of: UnsafeRawBufferPointer($0), 0, $0.count) }
     }
 }
