@@ -1,4 +1,4 @@
-import NIOCore
+import GatehouseCore
 
 /// What ``HeadRelayFront`` and ``HeadRelayBack`` do with a field, by its name: which fields a proxy hop drops
 /// (hop-by-hop ones, and those it sets itself), and which frame a body.
@@ -20,11 +20,7 @@ enum HeadRelayFields {
         }
     }
 
-    /// Whether `bytes` at `start` spell `lowercased`, ignoring ASCII case.
-    static func equals(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ lowercased: StaticString) -> Bool {
-        let count = lowercased.utf8CodeUnitCount
-        let expected = lowercased.utf8Start
-        for offset in 0..<count where bytes[start + offset] | 0x20 != expected[offset] { return false }
-        return true
+    private static func equals(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ lowercased: StaticString) -> Bool {
+        HeadBytes.equalIgnoringCase(bytes, start..<start + lowercased.utf8CodeUnitCount, lowercased)
     }
 }

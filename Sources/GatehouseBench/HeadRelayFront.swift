@@ -47,12 +47,7 @@ final class HeadRelayFront: ChannelInboundHandler {
         relayNext()
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
-        if sent {
-            sent = false
-            back?.flush()
-        }
-    }
+    func channelReadComplete(context: ChannelHandlerContext) { flushSent() }
 
     func channelInactive(context: ChannelHandlerContext) { back?.close() }
 
@@ -62,10 +57,14 @@ final class HeadRelayFront: ChannelInboundHandler {
     func answerEnded() {
         busy = false
         relayNext()
-        if sent {
-            sent = false
-            back?.flush()
-        }
+        flushSent()
+    }
+
+    /// Flushes the backend once for the heads written since the last flush.
+    private func flushSent() {
+        guard sent else { return }
+        sent = false
+        back?.flush()
     }
 
     /// An answer's bytes, from the backend.

@@ -22,14 +22,23 @@ public struct ChunkedBodyScanner: Sendable {
         /// In an extension's name or value: how many bytes of it so far.
         case extensionName(value: Int, length: Int)
         case extensionValue(value: Int, length: Int)
-        case sizeLF(value: Int)
         case data(left: Int)
-        case dataCR
-        case dataLF
-        case lastCR
-        case lastLF
+        /// A CR LF is due (its CR already read: `sawCR`), then `next`.
+        case lineEnd(sawCR: Bool, next: AfterLine)
         case ended
         case invalid
+    }
+
+    /// What follows a line's CR LF.
+    private enum AfterLine: Sendable {
+        /// A chunk's data, after its size line.
+        case data(left: Int)
+        /// The next chunk's size, after a chunk's data.
+        case size
+        /// The empty line that ends the body, after the last chunk's size line (no trailer section).
+        case emptyLine
+        /// Nothing: the body ends.
+        case end
     }
 
     private var state = State.size(value: 0, digits: 0)
@@ -49,7 +58,7 @@ public struct ChunkedBodyScanner: Sendable {
                 } else if digits > 0, byte == UInt8(ascii: ";") {
                     state = .extensionName(value: value, length: 0)
                 } else if digits > 0, byte == HeadBytes.cr {
-                    state = .sizeLF(value: value)
+                    state = Self.afterSizeLine(value)
                 } else {
                     return fail()
                 }
@@ -63,37 +72,31 @@ public struct ChunkedBodyScanner: Sendable {
                 } else if length > 0, inName, byte == UInt8(ascii: "=") {
                     state = .extensionValue(value: value, length: 0)
                 } else if length > 0, byte == HeadBytes.cr {
-                    state = .sizeLF(value: value)
+                    state = Self.afterSizeLine(value)
                 } else {
                     return fail()
                 }
-                index += 1
-            case .sizeLF(let value):
-                guard byte == HeadBytes.lf else { return fail() }
-                state = value == 0 ? .lastCR : .data(left: value)
                 index += 1
             case .data(let left):
                 let count = min(left, bytes.count - index)
                 data(index..<index + count)
                 index += count
-                state = left == count ? .dataCR : .data(left: left - count)
-            case .dataCR:
-                guard byte == HeadBytes.cr else { return fail() }
-                state = .dataLF
+                state = left == count ? .lineEnd(sawCR: false, next: .size) : .data(left: left - count)
+            case .lineEnd(let sawCR, let next):
+                guard byte == (sawCR ? HeadBytes.lf : HeadBytes.cr) else { return fail() }
                 index += 1
-            case .dataLF:
-                guard byte == HeadBytes.lf else { return fail() }
-                state = .size(value: 0, digits: 0)
-                index += 1
-            case .lastCR:
-                // No trailer section: the empty line right after the last chunk.
-                guard byte == HeadBytes.cr else { return fail() }
-                state = .lastLF
-                index += 1
-            case .lastLF:
-                guard byte == HeadBytes.lf else { return fail() }
-                state = .ended
-                return .ended(at: index + 1)
+                guard sawCR else {
+                    state = .lineEnd(sawCR: true, next: next)
+                    continue
+                }
+                switch next {
+                case .data(let left): state = .data(left: left)
+                case .size: state = .size(value: 0, digits: 0)
+                case .emptyLine: state = .lineEnd(sawCR: false, next: .end)
+                case .end:
+                    state = .ended
+                    return .ended(at: index)
+                }
             case .ended:
                 return .ended(at: 0)
             case .invalid:
@@ -105,6 +108,11 @@ public struct ChunkedBodyScanner: Sendable {
         case .invalid: return .invalid
         default: return .needMore
         }
+    }
+
+    /// The state once a size line's CR is read: its LF, then the chunk's data, or for the last chunk the empty line.
+    private static func afterSizeLine(_ size: Int) -> State {
+        .lineEnd(sawCR: true, next: size == 0 ? .emptyLine : .data(left: size))
     }
 
     private mutating func fail() -> Step {

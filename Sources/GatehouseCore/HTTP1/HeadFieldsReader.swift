@@ -36,15 +36,35 @@ package enum HeadFieldsReader {
             // The value: leading spaces and tabs are not part of it; trailing ones are, as NIOHTTP1 keeps them.
             while index < bytes.count, HeadBytes.isBlank(bytes[index]) { index += 1 }
             let valueStart = index
-            while index < bytes.count, bytes[index] != HeadBytes.cr {
-                guard HeadBytes.isVisible(bytes[index]) || HeadBytes.isBlank(bytes[index]) else { return .declined }
-                index += 1
+            switch textLineEnd(bytes, from: valueStart, maxHeadBytes: maxHeadBytes) {
+            case .incomplete: return .incomplete
+            case .declined: return .declined
+            case .at(let end): index = end
             }
-            guard index + 1 < bytes.count else { return index > maxHeadBytes ? .declined : .incomplete }
-            guard bytes[index + 1] == HeadBytes.lf else { return .declined }
             fields.append(HeadField(name: name, value: valueStart..<index))
             index += 2
             guard index <= maxHeadBytes else { return .declined }
         }
+    }
+
+    /// Where a line of text from `start` ends.
+    package enum LineEnd {
+        case incomplete
+        /// A byte that is not visible ASCII, a space or a tab, or a CR without its LF.
+        case declined
+        /// The index of the line's CR (its LF follows).
+        case at(Int)
+    }
+
+    /// The end of the line from `start` (a field's value, a reason phrase): visible ASCII, spaces and tabs up to its
+    /// CR LF, within `maxHeadBytes`.
+    package static func textLineEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int) -> LineEnd {
+        var index = start
+        while index < bytes.count, bytes[index] != HeadBytes.cr {
+            guard HeadBytes.isVisible(bytes[index]) || HeadBytes.isBlank(bytes[index]) else { return .declined }
+            index += 1
+        }
+        guard index + 1 < bytes.count else { return index > maxHeadBytes ? .declined : .incomplete }
+        return bytes[index + 1] == HeadBytes.lf ? .at(index) : .declined
     }
 }

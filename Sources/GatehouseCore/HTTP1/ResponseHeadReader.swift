@@ -40,19 +40,18 @@ public enum ResponseHeadReader {
             let status = HeadBytes.number(bytes, statusStart..<statusStart + 3), status >= 100, status != 101
         else { return .declined }
         // The reason phrase, then CR LF.
-        var index = statusStart + 4
-        while index < bytes.count, bytes[index] != HeadBytes.cr {
-            guard HeadBytes.isVisible(bytes[index]) || HeadBytes.isBlank(bytes[index]) else { return .declined }
-            index += 1
+        let statusLineEnd: Int
+        switch HeadFieldsReader.textLineEnd(bytes, from: statusStart + 4, maxHeadBytes: maxHeadBytes) {
+        case .incomplete: return .incomplete
+        case .declined: return .declined
+        case .at(let end): statusLineEnd = end
         }
-        guard index + 1 < bytes.count else { return index > maxHeadBytes ? .declined : .incomplete }
-        guard bytes[index + 1] == HeadBytes.lf else { return .declined }
-        switch HeadFieldsReader.read(bytes, from: index + 2, maxHeadBytes: maxHeadBytes, maxFields: maxFields) {
+        switch HeadFieldsReader.read(bytes, from: statusLineEnd + 2, maxHeadBytes: maxHeadBytes, maxFields: maxFields) {
         case .incomplete: return .incomplete
         case .declined: return .declined
         case .read(let fields, let length):
             guard let framing = framing(bytes, fields, status: status, toHEAD: toHEAD) else { return .declined }
-            return .read(ResponseHeadView(length: length, statusLineEnd: index, status: status, fields: fields, framing: framing))
+            return .read(ResponseHeadView(length: length, statusLineEnd: statusLineEnd, status: status, fields: fields, framing: framing))
         }
     }
 
@@ -75,7 +74,7 @@ public enum ResponseHeadReader {
                 return nil
             }
         }
-        guard lengths <= 1, encodings <= 1, lengths + encodings <= 1, encodings == 0 || chunked else { return nil }
+        guard lengths + encodings <= 1, encodings == 0 || chunked else { return nil }
         if toHEAD || status < 200 || status == 204 || status == 304 { return .bodiless }
         if chunked { return .chunked }
         if let length { return .length(length) }

@@ -47,6 +47,26 @@ enum HopByHopHeaders {
         return listed
     }
 
+    /// ``listed(in:)`` for a head read from the bytes (``AnswerHeadWriter``): the names its `Connection` fields list,
+    /// as ranges of `bytes`.
+    static func listed(_ bytes: UnsafeRawBufferPointer, in fields: [HeadField]) -> [Range<Int>] {
+        var listed: [Range<Int>] = []
+        for field in fields where HeadBytes.equalIgnoringCase(bytes, field.name, "connection") {
+            var start = field.value.lowerBound
+            for index in field.value.lowerBound...field.value.upperBound where index == field.value.upperBound || bytes[index] == UInt8(ascii: ",") {
+                var token = start..<index
+                start = index + 1
+                while let first = token.first, HeadBytes.isBlank(bytes[first]) { token = token.dropFirst() }
+                while let last = token.last, HeadBytes.isBlank(bytes[last]) { token = token.dropLast() }
+                if token.isEmpty || HeadBytes.equalIgnoringCase(bytes, token, "close") || HeadBytes.equalIgnoringCase(bytes, token, "keep-alive") {
+                    continue
+                }
+                listed.append(token)
+            }
+        }
+        return listed
+    }
+
     /// Whether `name` is hop-by-hop for a message whose `Connection` lists `listed` (from ``listed(in:)``).
     static func contains(_ name: String, listed: [String]) -> Bool {
         isFixed(name) || (!listed.isEmpty && listed.contains { ASCII.equalsIgnoringCase(name, $0) })

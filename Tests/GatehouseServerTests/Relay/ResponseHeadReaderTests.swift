@@ -1,6 +1,5 @@
 import GatehouseCore
 import NIOCore
-import NIOEmbedded
 import NIOHTTP1
 import Testing
 
@@ -146,20 +145,10 @@ struct ResponseHeadReaderTests {
     /// What NIOHTTP1's response decoder, after a `GET` (or `HEAD`) went out, makes of `head` and `body` (then the end of
     /// input, when `close`): the head, the body's bytes, and whether the answer ended.
     private static func decode(_ head: [UInt8], toHEAD: Bool, body: [UInt8], close: Bool) -> (head: HTTPResponseHead?, body: [UInt8], ended: Bool) {
-        let channel = EmbeddedChannel()
-        defer { _ = try? channel.finish() }
+        let decoded = ResponseDecoding.parts(of: head + body, after: [toHEAD ? .HEAD : .GET], close: close)
         var result: (head: HTTPResponseHead?, body: [UInt8], ended: Bool) = (nil, [], false)
-        do {
-            // As the relay's backend connections: a `1xx` other than `101` is dropped, the final answer read after it.
-            try channel.pipeline.syncOperations.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, enableOutboundHeaderValidation: false)
-            try channel.writeOutbound(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: toHEAD ? .HEAD : .GET, uri: "/")))
-            try channel.writeOutbound(HTTPClientRequestPart.end(nil))
-            try channel.writeInbound(ByteBuffer(bytes: head + body))
-            if close { channel.pipeline.fireChannelInactive() }
-        } catch {
-            return (nil, [], false)
-        }
-        while let part = try? channel.readInbound(as: HTTPClientResponsePart.self) {
+        guard !decoded.refused else { return result }
+        for part in decoded.parts {
             switch part {
             case .head(let read): if result.head == nil { result.head = read }
             case .body(let buffer): result.body += Array(buffer.readableBytesView)

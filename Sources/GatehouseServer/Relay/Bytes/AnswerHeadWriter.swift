@@ -15,11 +15,11 @@ package enum AnswerHeadWriter {
         _ view: ResponseHeadView, of bytes: UnsafeRawBufferPointer, requestID: String, close: Bool, into head: inout ByteBuffer
     ) {
         head.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<view.statusLineEnd + 2]))
-        let listed = listedNames(view, bytes)
+        let listed = HopByHopHeaders.listed(bytes, in: view.fields)
         for field in view.fields {
             if HopByHopHeaders.isFixed(bytes, field.name) {
                 guard view.framing == .chunked, HeadBytes.equalIgnoringCase(bytes, field.name, "transfer-encoding") else { continue }
-            } else if !listed.isEmpty, listed.contains(where: { HeadBytes.equalIgnoringCase(bytes, field.name, $0) }) {
+            } else if listed.contains(where: { HeadBytes.equalIgnoringCase(bytes, field.name, $0) }) {
                 continue
             }
             head.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[field.name.lowerBound..<field.value.upperBound]))
@@ -28,24 +28,5 @@ package enum AnswerHeadWriter {
         head.writeStaticString("X-Request-Id: ")
         head.writeString(requestID)
         head.writeStaticString(close ? "\r\nConnection: close\r\n\r\n" : "\r\n\r\n")
-    }
-
-    /// The further names `Connection` lists (its tokens other than `close` and `keep-alive`), as ranges of `bytes`.
-    private static func listedNames(_ view: ResponseHeadView, _ bytes: UnsafeRawBufferPointer) -> [Range<Int>] {
-        var listed: [Range<Int>] = []
-        for field in view.fields where HeadBytes.equalIgnoringCase(bytes, field.name, "connection") {
-            var start = field.value.lowerBound
-            for index in field.value.lowerBound...field.value.upperBound where index == field.value.upperBound || bytes[index] == UInt8(ascii: ",") {
-                var token = start..<index
-                while let first = token.first, HeadBytes.isBlank(bytes[first]) { token = token.dropFirst() }
-                while let last = token.last, HeadBytes.isBlank(bytes[last]) { token = token.dropLast() }
-                start = index + 1
-                if token.isEmpty || HeadBytes.equalIgnoringCase(bytes, token, "close") || HeadBytes.equalIgnoringCase(bytes, token, "keep-alive") {
-                    continue
-                }
-                listed.append(token)
-            }
-        }
-        return listed
     }
 }
