@@ -1,7 +1,8 @@
 /// The field lines of a head and its empty line, read from the bytes: what ``RequestHeadReader`` and
 /// ``ResponseHeadReader`` share. Field lines are `token ":" OWS value CRLF`, the value visible ASCII, spaces and
-/// tabs; anything else (a bare CR or LF, a folded line, whitespace before the colon, a control character, a byte
-/// above `0x7E`) is declined.
+/// tabs (and, in an answer, obs-text: bytes above `0x7F`, which backends send in UTF-8 file names and NIOHTTP1 reads);
+/// anything else (a bare CR or LF, a folded line, whitespace before the colon, a control character, a byte above
+/// `0x7E` in a request) is declined.
 package enum HeadFieldsReader {
     package enum Outcome {
         case incomplete
@@ -11,8 +12,8 @@ package enum HeadFieldsReader {
     }
 
     /// Reads the field lines from `start` (right after the first line's CR LF) to the empty line; at most
-    /// `maxHeadBytes` of head and `maxFields` fields.
-    package static func read(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int, maxFields: Int) -> Outcome {
+    /// `maxHeadBytes` of head and `maxFields` fields; `obsText`: values may hold bytes above `0x7F`.
+    package static func read(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int, maxFields: Int, obsText: Bool = false) -> Outcome {
         var index = start
         var fields: [HeadField] = []
         while true {
@@ -36,7 +37,7 @@ package enum HeadFieldsReader {
             // The value: leading spaces and tabs are not part of it; trailing ones are, as NIOHTTP1 keeps them.
             while index < bytes.count, HeadBytes.isBlank(bytes[index]) { index += 1 }
             let valueStart = index
-            switch textLineEnd(bytes, from: valueStart, maxHeadBytes: maxHeadBytes) {
+            switch textLineEnd(bytes, from: valueStart, maxHeadBytes: maxHeadBytes, obsText: obsText) {
             case .incomplete: return .incomplete
             case .declined: return .declined
             case .at(let end): index = end
@@ -57,11 +58,12 @@ package enum HeadFieldsReader {
     }
 
     /// The end of the line from `start` (a field's value, a reason phrase): visible ASCII, spaces and tabs up to its
-    /// CR LF, within `maxHeadBytes`.
-    package static func textLineEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int) -> LineEnd {
+    /// CR LF, within `maxHeadBytes`; `obsText`: bytes above `0x7F` too.
+    package static func textLineEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int, obsText: Bool = false) -> LineEnd {
         var index = start
         while index < bytes.count, bytes[index] != HeadBytes.cr {
-            guard HeadBytes.isVisible(bytes[index]) || HeadBytes.isBlank(bytes[index]) else { return .declined }
+            let byte = bytes[index]
+            guard HeadBytes.isVisible(byte) || HeadBytes.isBlank(byte) || (obsText && byte >= 0x80) else { return .declined }
             index += 1
         }
         guard index + 1 < bytes.count else { return index > maxHeadBytes ? .declined : .incomplete }

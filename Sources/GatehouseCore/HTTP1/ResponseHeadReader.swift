@@ -3,13 +3,13 @@
 ///
 /// Like the request reader it reads a strict subset and declines the rest, so that whatever it reads NIOHTTP1's
 /// decoder reads alike, framing included (`ResponseHeadReaderTests` checks that on mutated answers):
-/// - a status line `HTTP/1.1 SP 3DIGIT SP reason CRLF`, the reason visible ASCII, spaces and tabs; not `101`
-///   (a protocol switch is not a relay's exchange);
-/// - the field lines of ``HeadFieldsReader``;
+/// - a status line `HTTP/1.1 SP 3DIGIT SP reason CRLF` (or `HTTP/1.0`), the reason visible ASCII, spaces and tabs;
+///   not `101` (a protocol switch is not a relay's exchange);
+/// - the field lines of ``HeadFieldsReader``, obs-text allowed in values;
 /// - framing: none for an answer to `HEAD`, a `1xx`, `204` or `304`; else `Transfer-Encoding: chunked` alone (one
 ///   field, one coding), else one `Content-Length` of digits, else until the connection closes. Any other
-///   `Transfer-Encoding`, both fields at once, more than one `Content-Length`, or a `Connection` field on a `1xx`
-///   is declined.
+///   `Transfer-Encoding`, both fields at once, more than one `Content-Length`, a `Connection` field on a `1xx`, or
+///   `Transfer-Encoding` or a `1xx` in an `HTTP/1.0` answer is declined.
 public enum ResponseHeadReader {
     public enum Outcome: Equatable {
         case incomplete
@@ -22,6 +22,7 @@ public enum ResponseHeadReader {
     public static let maxFields = 100 * 1024
 
     private static let versionPrefix = Array("HTTP/1.1 ".utf8)
+    private static let oldVersionPrefix = Array("HTTP/1.0 ".utf8)
 
     /// Reads the answer's head at the start of `bytes`; `toHEAD`: the request was a `HEAD` (no body, whatever the
     /// head says).
@@ -30,14 +31,15 @@ public enum ResponseHeadReader {
         // `HTTP/1.1 `, three digits and a space.
         guard bytes.count >= statusStart + 4 else {
             let matches =
-                HeadBytes.prefixMatches(bytes, from: 0, versionPrefix)
+                (HeadBytes.prefixMatches(bytes, from: 0, versionPrefix) || HeadBytes.prefixMatches(bytes, from: 0, oldVersionPrefix))
                 && (min(statusStart, bytes.count)..<bytes.count).allSatisfy {
                     $0 == statusStart + 3 ? bytes[$0] == HeadBytes.space : HeadBytes.isDigit(bytes[$0])
                 }
             return matches ? .incomplete : .declined
         }
-        guard HeadBytes.equal(bytes, 0..<statusStart, versionPrefix), bytes[statusStart + 3] == HeadBytes.space,
-            let status = HeadBytes.number(bytes, statusStart..<statusStart + 3), status >= 100, status != 101
+        let http10 = HeadBytes.equal(bytes, 0..<statusStart, oldVersionPrefix)
+        guard http10 || HeadBytes.equal(bytes, 0..<statusStart, versionPrefix), bytes[statusStart + 3] == HeadBytes.space,
+            let status = HeadBytes.number(bytes, statusStart..<statusStart + 3), status >= 100, status != 101, !http10 || status >= 200
         else { return .declined }
         // The reason phrase, then CR LF.
         let statusLineEnd: Int
@@ -46,12 +48,13 @@ public enum ResponseHeadReader {
         case .declined: return .declined
         case .at(let end): statusLineEnd = end
         }
-        switch HeadFieldsReader.read(bytes, from: statusLineEnd + 2, maxHeadBytes: maxHeadBytes, maxFields: maxFields) {
+        switch HeadFieldsReader.read(bytes, from: statusLineEnd + 2, maxHeadBytes: maxHeadBytes, maxFields: maxFields, obsText: true) {
         case .incomplete: return .incomplete
         case .declined: return .declined
         case .read(let fields, let length):
-            guard let framing = framing(bytes, fields, status: status, toHEAD: toHEAD) else { return .declined }
-            return .read(ResponseHeadView(length: length, statusLineEnd: statusLineEnd, status: status, fields: fields, framing: framing))
+            guard let framing = framing(bytes, fields, status: status, toHEAD: toHEAD), !http10 || framing != .chunked else { return .declined }
+            return .read(
+                ResponseHeadView(length: length, statusLineEnd: statusLineEnd, status: status, fields: fields, framing: framing, http10: http10))
         }
     }
 

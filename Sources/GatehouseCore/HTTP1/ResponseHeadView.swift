@@ -11,4 +11,6 @@ public struct ResponseHeadView: Equatable, Sendable {
     public let fields: [HeadField]
     /// How the body that follows is delimited.
     public let framing: ResponseFraming
+    /// An `HTTP/1.0` answer: its connection is not kept unless it says so.
+    public let http10: Bool
 }

@@ -11,7 +11,7 @@ import NIOHTTPTypesHTTP1
 /// handler more: ``APIRelayHandler`` sees every request first and relays the `/v1/api/…` calls it can serve
 /// from memory on the connection's own event loop; every other request goes on, unchanged, to the router.
 ///
-/// Pipeline: ``RequestLineWatcher`` → HTTP/1.1 decoder (→ the watcher's boundaries) and encoder →
+/// Pipeline: ``RelayLane`` (the relay's simple requests as bytes, until the first that is not) → ``RequestLineWatcher`` → HTTP/1.1 decoder (→ the watcher's boundaries) and encoder →
 /// ``ReadInterestKeeper`` → `HTTPServerPipelineHandler` (one request at a time, so the relay's answers and the
 /// router's keep the order of the requests) → ``HTTP1ConnectionGuard`` (idle, header and body timeouts; the
 /// target's authority is the host) → ``APIRelayHandler`` (NIOHTTP1 parts)
@@ -68,9 +68,16 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
         try pipeline.addHandler(ReadInterestKeeper(), position: .before(try pipeline.handler(type: HTTPServerPipelineHandler.self)))
         // One handler for the connection's own guards: each request crosses one handler, not one per guard.
-        try pipeline.addHandler(
-            HTTP1ConnectionGuard(idleTimeout: client.idleTimeout, bodyTimeout: client.bodyTimeout, sendTimeout: client.sendTimeout))
-        try addRelayHandlers(to: pipeline, remoteAddress: channel.remoteAddress)
+        let connectionGuard = HTTP1ConnectionGuard(idleTimeout: client.idleTimeout, bodyTimeout: client.bodyTimeout, sendTimeout: client.sendTimeout)
+        try pipeline.addHandler(connectionGuard)
+        if let relay, let relayHandler = try addRelayHandlers(to: pipeline, remoteAddress: channel.remoteAddress) {
+            // In front of the HTTP handlers (behind TLS): the lane serves the simple requests as bytes until the first
+            // that is not, then hands the connection to them.
+            let lane = RelayLane(
+                relay: relay, relayHandler: relayHandler, connectionGuard: connectionGuard, remoteAddress: channel.remoteAddress?.ipAddress,
+                hstsSeconds: hstsSeconds)
+            try pipeline.addHandler(lane, position: .before(watcher))
+        }
         let router = channel.eventLoop.makePromise(of: RouterChannel?.self)
         try pipeline.addHandler(
             RouterHandoff(
@@ -88,13 +95,15 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
 
     /// HSTS and the relay: what every request crosses first, on an HTTP/1.1 connection and on each HTTP/2 stream
     /// alike (``GatewayHTTP2StreamChannel``, whose streams share their connection's `streamsMemo`).
+    @discardableResult
     func addRelayHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, remoteAddress: SocketAddress?, streamsMemo: StreamsCredentialMemo? = nil
-    ) throws {
+    ) throws -> APIRelayHandler? {
         if hstsSeconds > 0 { try pipeline.addHandler(StrictTransportSecurityHandler(maxAge: hstsSeconds)) }
-        if let relay {
-            try pipeline.addHandler(APIRelayHandler(relay: relay, remoteAddress: remoteAddress?.ipAddress, streamsMemo: streamsMemo))
-        }
+        guard let relay else { return nil }
+        let handler = APIRelayHandler(relay: relay, remoteAddress: remoteAddress?.ipAddress, streamsMemo: streamsMemo)
+        try pipeline.addHandler(handler)
+        return handler
     }
 
     /// What a request the relay passes on crosses to reach the router: the HTTP types codec, Hummingbird's state.

@@ -133,6 +133,20 @@ final class HTTP1ConnectionGuard: ChannelDuplexHandler {
         if !expired { context.fireErrorCaught(error) }
     }
 
+    // MARK: The lane
+
+    /// ``RelayLane``, in front of the HTTP handlers, serves a request this handler does not see: it is in flight
+    /// for the idle clock as any other.
+    func laneRequestBegan() {
+        inFlight += 1
+    }
+
+    /// The answer to a request of ``laneRequestBegan()`` is out.
+    func laneAnswerEnded() {
+        inFlight = max(0, inFlight - 1)
+        if inFlight == 0 { idle.idle() }
+    }
+
     private func stop() {
         stopIdle()
         bodyTimer?.cancel()

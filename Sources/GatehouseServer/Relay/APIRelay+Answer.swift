@@ -43,4 +43,14 @@ extension APIRelay {
     func problemHead(_ error: GatehouseError, bodyLength: Int, close: Bool, requestID: String) -> HTTPResponseHead {
         Problem.head(error, bodyLength: bodyLength, close: close, requestID: requestID)
     }
+
+    /// The access-log line (and the end of the trace) of a request the relay forwarded, whichever front end served it
+    /// (``APIRelayHandler``, ``RelayLane``).
+    func recordRelayed(_ entry: Entry, status: Int, started: ContinuousClock.Instant) {
+        let upstream = Self.label(entry.upstream)
+        accessLog.record(
+            method: entry.method, route: Self.route, status: status, duration: ContinuousClock.now - started,
+            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: upstream,
+            traceID: entry.finishTrace(status: status, upstream: upstream))
+    }
 }

@@ -150,12 +150,7 @@ extension APIRelayHandler {
 
     /// The exchange's access-log line and request metrics.
     func record(_ record: Machine.Record) {
-        let entry = record.entry
-        let upstream = APIRelay.label(entry.upstream)
-        relay.accessLog.record(
-            method: entry.method, route: APIRelay.route, status: record.status, duration: ContinuousClock.now - record.started,
-            provider: entry.provider, sessionID: entry.sessionID, requestID: entry.requestID, upstream: upstream,
-            traceID: entry.finishTrace(status: record.status, upstream: upstream))
+        relay.recordRelayed(record.entry, status: record.status, started: record.started)
     }
 
     /// The upstream URL without credentials or query, for log lines.

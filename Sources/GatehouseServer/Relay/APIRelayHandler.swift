@@ -50,6 +50,9 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
     var closingClient = false
     /// An HTTP/2 stream's: the memo of its connection (on the same loop), in place of the machine's.
     private let streamsMemo: StreamsCredentialMemo?
+    /// The decision ``RelayLane`` made for the first request it hands over with the connection, and the connection's
+    /// memo after it: the request is decided once, whichever front end serves it.
+    var decidedByLane: (plan: APIRelay.Plan, memo: CredentialMemo?)?
 
     init(relay: APIRelay, remoteAddress: String?, streamsMemo: StreamsCredentialMemo? = nil) {
         self.relay = relay
@@ -151,7 +154,10 @@ final class APIRelayHandler: ChannelDuplexHandler, RemovableChannelHandler, Upst
         defer { streamsMemo?.memo = memo }
         let decision: APIRelay.Plan
         let authz: Bool
-        if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &memo) {
+        if let decided = decidedByLane {
+            decidedByLane = nil
+            (decision, authz, memo) = (decided.plan, false, decided.memo)
+        } else if head.uri.hasPrefix(ForwardAuthTarget.prefix), let answered = relay.authorize(head, remoteAddress: remoteAddress, memo: &memo) {
             relay.metrics.relayedAuthz.increment()
             (decision, authz) = (answered, true)
         } else {

@@ -33,6 +33,8 @@ final class UpstreamPools: Sendable {
     }
 
     private let pools = Mutex<[Key: NIOLoopBound<UpstreamConnectionPool>]>([:])
+    /// The ``RelayLane``'s byte connections, kept apart from the NIOHTTP1 ones (neither can serve the other).
+    private let lanePools = Mutex<[Key: NIOLoopBound<LaneConnectionPool>]>([:])
     private let maxIdlePerLoop: Int
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
@@ -61,9 +63,29 @@ final class UpstreamPools: Sendable {
         }
     }
 
+    /// The ``RelayLane``'s pool of `upstream` on `eventLoop` (call on that loop); `nil` when the relay does not reach it.
+    func lanePool(for upstream: UpstreamRoute, on eventLoop: any EventLoop) -> NIOLoopBound<LaneConnectionPool>? {
+        guard let endpoint = upstream.relayTarget?.endpoint else { return nil }
+        let key = Key(
+            name: upstream.name, host: endpoint.host, port: endpoint.port, tls: endpoint.tls.map { ObjectIdentifier($0.context) },
+            loop: ObjectIdentifier(eventLoop))
+        return lanePools.withLock { pools in
+            if let pool = pools[key] { return pool }
+            let pool = NIOLoopBound(
+                LaneConnectionPool(
+                    eventLoop: eventLoop, endpoint: endpoint, maxIdle: maxIdlePerLoop, connectTimeout: connectTimeout, idleTimeout: idleTimeout),
+                eventLoop: eventLoop)
+            pools[key] = pool
+            return pool
+        }
+    }
+
     /// Closes the idle connections of every upstream on every loop.
     func closeIdle() {
         for pool in pools.withLock({ Array($0.values) }) {
+            pool.eventLoop.execute { pool.value.closeIdle() }
+        }
+        for pool in lanePools.withLock({ Array($0.values) }) {
             pool.eventLoop.execute { pool.value.closeIdle() }
         }
     }

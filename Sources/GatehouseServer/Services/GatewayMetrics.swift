@@ -17,6 +17,7 @@ final class GatewayMetrics: Sendable {
     let proxiedRequests: Counter
     let upstreamErrors: Counter
     let relayedRequests: Counter
+    let laneRequests: Counter
     let upgradedConnections: Counter
     let relayedRefusals: Counter
     let relayedAuthz: Counter
@@ -70,6 +71,8 @@ final class GatewayMetrics: Sendable {
         refreshFailures = counter("refresh_failures", "Provider refreshes that failed.")
         proxiedRequests = counter("proxied_requests", "Requests forwarded upstream.")
         relayedRequests = counter("relayed_requests", "Requests to /v1/api forwarded by the event-loop relay (also counted in proxied_requests).")
+        laneRequests = counter(
+            "relay_lane_requests", "Of the relayed requests, those served on the relay's byte lane (simple GETs on HTTP/1.1, heads read and written as bytes).")
         relayedAuthz = counter("relayed_authz", "Forward-auth calls (/v1/authz) the event-loop relay answered itself, allowed or refused.")
         relayedRefusals = counter("relayed_refusals", "Requests to /v1/api the event-loop relay refused itself (the one decision said no).")
         upgradedConnections = counter(

@@ -20,6 +20,8 @@ struct ResponseHeadReaderTests {
         "HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n",
         "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nSet-Cookie: a=b; Path=/\r\n\r\n",
         "HTTP/1.1 200 OK\r\nContent-Length: 70000\r\n\r\n",
+        "HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6 Python/3.11\r\nContent-Length: 2\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nX-Name: caf\u{E9}\r\nContent-Length: 1\r\n\r\n",
     ]
 
     @Test(
@@ -33,6 +35,9 @@ struct ResponseHeadReaderTests {
             ("HTTP/1.1 103 Early Hints\r\nContent-Length: 3\r\n\r\n", false, .bodiless),
             ("HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n", false, .bodiless),
             ("HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n", false, .bodiless),
+            ("HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6\r\n\r\n", false, .untilClose),
+            ("HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\n", false, .length(3)),
+            ("HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename*=UTF-8''\u{E9}t\u{E9}.txt\r\nContent-Length: 0\r\n\r\n", false, .length(0)),
         ])
     func framing(_ text: String, _ toHEAD: Bool, _ framing: ResponseFraming) {
         guard case .read(let view) = ResponseHeadReader.read(Array(text.utf8), toHEAD: toHEAD) else {
@@ -56,7 +61,9 @@ struct ResponseHeadReaderTests {
             "HTTP/1.1 200 OK\r\nX: a\r\n folded\r\n\r\n",
             "HTTP/1.1 200 OK\r\nX: a\nY: b\r\n\r\n",
             "HTTP/1.1 200 OK\nX: a\r\n\r\n",
-            "HTTP/1.0 200 OK\r\n\r\n",
+            "HTTP/1.0 100 Continue\r\n\r\n",
+            "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "HTTP/2.0 200 OK\r\n\r\n",
             "HTTP/1.1 20 OK\r\n\r\n",
             "HTTP/1.1 099 Nope\r\n\r\n",
             "HTTP/1.1 200 O\u{0}K\r\n\r\n",
@@ -107,7 +114,7 @@ struct ResponseHeadReaderTests {
                     disagreements.append("NIOHTTP1 refused: \(shown)")
                     continue
                 }
-                if ours.status != head.status || ours.headers.map({ [$0.name, $0.value] }) != head.headers.map({ [$0.name, $0.value] }) {
+                if ours.version != head.version || ours.status != head.status || ours.headers.map({ [$0.name, $0.value] }) != head.headers.map({ [$0.name, $0.value] }) {
                     disagreements.append("read otherwise: \(shown): \(ours) against \(head)")
                 } else if nio.body != body.content || nio.ended != body.whole {
                     disagreements.append("framed otherwise: \(shown) as \(view.framing): body \(nio.body.count) bytes, ended \(nio.ended)")

@@ -20,13 +20,15 @@ enum RawHTTPConnection {
     }
 
     /// Sends each of `writes` (with `pause` between them) on one new connection, then reads until `responses`
-    /// answers (framed by `Content-Length`) have come, the peer closes, or `timeout` passes.
+    /// answers (framed by `Content-Length` or in chunks) have come, the peer closes, or `timeout` passes.
+    /// `halfClose`: the client's side of the connection is shut after the writes.
     static func exchange(
-        port: Int, _ writes: [String], pause: TimeInterval = 0, responses: Int, timeout: TimeInterval = 10
+        port: Int, _ writes: [String], pause: TimeInterval = 0, responses: Int, timeout: TimeInterval = 10, halfClose: Bool = false
     ) async throws -> (responses: [Response], closedByPeer: Bool) {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result { try run(port: port, writes, pause: pause, responses: responses, timeout: timeout) })
+                continuation.resume(
+                    with: Result { try run(port: port, writes, pause: pause, responses: responses, timeout: timeout, halfClose: halfClose) })
             }
         }
     }
@@ -58,11 +60,11 @@ enum RawHTTPConnection {
     }
 
     private static func run(
-        port: Int, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval
+        port: Int, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval, halfClose: Bool
     ) throws -> ([Response], Bool) {
         let fd = try connect(port: port)
         defer { close(fd) }
-        return try transfer(fd: fd, writes, pause: pause, responses: wanted, timeout: timeout)
+        return try transfer(fd: fd, writes, pause: pause, responses: wanted, timeout: timeout, halfClose: halfClose)
     }
 
     /// A connected blocking socket whose reads give up after 200 ms; `receiveBuffer`: its `SO_RCVBUF`, set before it
@@ -85,7 +87,7 @@ enum RawHTTPConnection {
     }
 
     private static func transfer(
-        fd: Int32, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval
+        fd: Int32, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval, halfClose: Bool = false
     ) throws -> ([Response], Bool) {
         for (index, text) in writes.enumerated() {
             if index > 0, pause > 0 { Thread.sleep(forTimeInterval: pause) }
@@ -99,6 +101,7 @@ enum RawHTTPConnection {
                 sent += n
             }
         }
+        if halfClose { shutdown(fd, Int32(SHUT_WR)) }
         var received = [UInt8]()
         var closed = false
         let deadline = Date().addingTimeInterval(timeout)
@@ -138,11 +141,35 @@ enum RawHTTPConnection {
                     return Int(parts[1].trimmingCharacters(in: .whitespaces))
                 }.first ?? 0
             let bodyStart = end.upperBound
+            if lines.dropFirst().contains(where: { $0.lowercased().replacingOccurrences(of: " ", with: "") == "transfer-encoding:chunked" }) {
+                guard let (body, bodyEnd) = dechunked(rest[bodyStart...]) else { break }
+                responses.append(Response(status: status, head: head, body: body))
+                rest = rest[bodyEnd...]
+                continue
+            }
             guard rest.distance(from: bodyStart, to: rest.endIndex) >= length else { break }
             let bodyEnd = rest.index(bodyStart, offsetBy: length)
             responses.append(Response(status: status, head: head, body: String(decoding: rest[bodyStart..<bodyEnd], as: UTF8.self)))
             rest = rest[bodyEnd...]
         }
         return responses
+    }
+
+    /// A chunked body at the start of `bytes` (extensions ignored, no trailers): its data and where it ends; `nil`
+    /// while incomplete.
+    private static func dechunked(_ bytes: ArraySlice<UInt8>) -> (String, ArraySlice<UInt8>.Index)? {
+        var data: [UInt8] = []
+        var index = bytes.startIndex
+        let lineEnd: [UInt8] = Array("\r\n".utf8)
+        while true {
+            guard let line = bytes[index...].firstRange(of: lineEnd) else { return nil }
+            let sizeText = String(decoding: bytes[index..<line.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText, radix: 16) else { return nil }
+            index = line.upperBound
+            guard bytes.distance(from: index, to: bytes.endIndex) >= size + 2 else { return nil }
+            if size == 0 { return (String(decoding: data, as: UTF8.self), index + 2) }
+            data += bytes[index..<index + size]
+            index += size + 2
+        }
     }
 }

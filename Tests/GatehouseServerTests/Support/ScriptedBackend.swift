@@ -15,6 +15,11 @@ final class ScriptedBackend: Sendable {
         /// Answers every request with this head (status line and fields, no final blank line) and body `ok`,
         /// keeping the connection.
         case answer(String)
+        /// Answers every request with these bytes as they are (head and body); closes the connection after them when
+        /// `close`.
+        case raw(String, close: Bool)
+        /// ``answer(_:)`` after `delay` seconds.
+        case late(TimeInterval, String)
     }
 
     /// What the backend saw.
@@ -94,6 +99,14 @@ final class ScriptedBackend: Sendable {
                 case .answer(let responseHead):
                     let response = "\(responseHead)\r\nContent-Length: 2\r\n\r\nok"
                     context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response)), promise: nil)
+                case .raw(let response, let close):
+                    let written = context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response)))
+                    if close { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
+                case .late(let delay, let responseHead):
+                    let response = ByteBuffer(string: "\(responseHead)\r\nContent-Length: 2\r\n\r\nok")
+                    context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay * 1000))) {
+                        context.writeAndFlush(self.wrapOutboundOut(response), promise: nil)
+                    }
                 case .dropSecondRequest:
                     answered += 1
                     if answered >= 2 {
