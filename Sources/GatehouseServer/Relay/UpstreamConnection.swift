@@ -1,48 +1,14 @@
 import NIOCore
 import NIOHTTP1
 
-/// One keep-alive HTTP/1.1 connection to the backend, owned by the event loop it was made on. It serves
-/// one exchange at a time: the ``UpstreamReceiver`` set while a request is under way gets what the backend
-/// answers; an idle connection belongs to its ``UpstreamConnectionPool``.
-final class UpstreamConnection {
-    let channel: any Channel
-    let handler: UpstreamConnectionHandler
-    /// Whether it has served an exchange before (a request it loses before any answer may then be retried).
-    var reused = false
+/// One keep-alive HTTP/1.1 connection to the backend that the relay writes NIOHTTP1's parts to: the
+/// ``UpstreamReceiver`` set while a request is under way gets what the backend answers; an idle connection belongs
+/// to its ``UpstreamConnectionPool``.
+typealias UpstreamConnection = BackendConnection<UpstreamConnectionHandler>
 
-    init(channel: any Channel, handler: UpstreamConnectionHandler) {
-        self.channel = channel
-        self.handler = handler
-    }
-
-    var isActive: Bool { channel.isActive }
-
-    /// Drops the connection (it will not be reused).
-    func close() {
-        handler.receiver = nil
-        channel.close(promise: nil)
-    }
-
+extension BackendConnection where Handler == UpstreamConnectionHandler {
     func write(_ part: HTTPClientRequestPart) {
         channel.write(part, promise: nil)
-    }
-
-    func flush() {
-        channel.flush()
-    }
-
-    var isWritable: Bool { channel.isWritable }
-
-    /// Whether the connection reads from the backend (``setReading(_:)``).
-    private(set) var reading = true
-
-    /// Reads from the backend only while the client can take what comes (back-pressure). Changes the
-    /// channel only when the wish changes: every change costs an `epoll_ctl`.
-    func setReading(_ reading: Bool) {
-        guard reading != self.reading else { return }
-        self.reading = reading
-        try? channel.syncOptions?.setOption(.autoRead, value: reading)
-        if reading { channel.read() }
     }
 }
 
@@ -56,13 +22,15 @@ protocol UpstreamReceiver: AnyObject {
 }
 
 /// The last handler of an upstream connection's pipeline: hands everything to the current receiver.
-final class UpstreamConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class UpstreamConnectionHandler: ChannelInboundHandler, RemovableChannelHandler, BackendConnectionHandler {
     typealias InboundIn = HTTPClientResponsePart
 
     weak var receiver: (any UpstreamReceiver)?
 
     /// The backend closed the connection.
     struct Closed: Error {}
+
+    func forgetReceiver() { receiver = nil }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let receiver else {

@@ -4,8 +4,7 @@ import NIOPosix
 import NIOSSL
 
 /// Keep-alive connections to the backend for the inbound connections of one event loop: made on that loop,
-/// used only there, so a relayed request never changes threads. The most recently used is taken first, and a
-/// connection unused for `idleTimeout` is closed, so that a burst's connections do not stay open for ever. An
+/// used only there, so a relayed request never changes threads. Its idle ones are ``KeptConnections``. An
 /// `https` upstream's connections speak TLS with the upstream table's context (its trust and client certificate);
 /// kept alive, a connection's handshake is paid once for many requests.
 final class UpstreamConnectionPool: UpstreamConnectionSource {
@@ -13,12 +12,8 @@ final class UpstreamConnectionPool: UpstreamConnectionSource {
     private let host: String
     private let port: Int
     private let tls: UpstreamPools.Endpoint.TLS?
-    private let maxIdle: Int
     private let connectTimeout: TimeAmount
-    private let idleTimeout: TimeAmount
-    /// Oldest first; each with the time it was released.
-    private var idle: [(connection: UpstreamConnection, since: NIODeadline)] = []
-    private var expiry: Scheduled<Void>?
+    private let kept: KeptConnections<UpstreamConnectionHandler>
 
     init(
         eventLoop: any EventLoop, host: String, port: Int, tls: UpstreamPools.Endpoint.TLS? = nil, maxIdle: Int, connectTimeout: TimeAmount,
@@ -28,19 +23,12 @@ final class UpstreamConnectionPool: UpstreamConnectionSource {
         self.host = host
         self.port = port
         self.tls = tls
-        self.maxIdle = maxIdle
         self.connectTimeout = connectTimeout
-        self.idleTimeout = idleTimeout
+        kept = KeptConnections(eventLoop: eventLoop, maxIdle: maxIdle, idleTimeout: idleTimeout)
     }
 
     func takeIdle() -> UpstreamConnection? {
-        while let (connection, _) = idle.popLast() {
-            if connection.isActive {
-                connection.reused = true
-                return connection
-            }
-        }
-        return nil
+        kept.takeIdle()
     }
 
     /// A new connection (none idle, or the retry of a request that a reused one lost).
@@ -75,34 +63,11 @@ final class UpstreamConnectionPool: UpstreamConnectionSource {
 
     /// Takes a connection back after a complete exchange that left it reusable.
     func release(_ connection: UpstreamConnection) {
-        connection.handler.receiver = nil
-        guard connection.isActive, idle.count < maxIdle else {
-            connection.close()
-            return
-        }
-        connection.setReading(true)
-        idle.append((connection, .now()))
-        scheduleExpiry()
+        kept.release(connection)
     }
 
     /// Closes every idle connection (the gateway stops).
     func closeIdle() {
-        expiry?.cancel()
-        expiry = nil
-        for (connection, _) in idle { connection.close() }
-        idle.removeAll()
-    }
-
-    /// One timer per pool, set for the oldest idle connection's expiry.
-    private func scheduleExpiry() {
-        guard expiry == nil, let oldest = idle.first else { return }
-        expiry = eventLoop.assumeIsolated().scheduleTask(deadline: oldest.since + idleTimeout) { [self] in
-            expiry = nil
-            let now = NIODeadline.now()
-            while let oldest = idle.first, oldest.since + idleTimeout <= now {
-                idle.removeFirst().connection.close()
-            }
-            scheduleExpiry()
-        }
+        kept.closeIdle()
     }
 }

@@ -47,34 +47,32 @@ final class UpstreamPools: Sendable {
 
     /// The pool of `upstream` on `eventLoop` (call on that loop); `nil` when the relay does not reach it.
     func pool(for upstream: UpstreamRoute, on eventLoop: any EventLoop) -> NIOLoopBound<UpstreamConnectionPool>? {
+        Self.lookUp(upstream, on: eventLoop, in: pools) { endpoint in
+            UpstreamConnectionPool(
+                eventLoop: eventLoop, host: endpoint.host, port: endpoint.port, tls: endpoint.tls, maxIdle: maxIdlePerLoop,
+                connectTimeout: connectTimeout, idleTimeout: idleTimeout)
+        }
+    }
+
+    /// The ``RelayLane``'s pool of `upstream` on `eventLoop` (call on that loop); `nil` when the relay does not reach it.
+    func lanePool(for upstream: UpstreamRoute, on eventLoop: any EventLoop) -> NIOLoopBound<LaneConnectionPool>? {
+        Self.lookUp(upstream, on: eventLoop, in: lanePools) { endpoint in
+            LaneConnectionPool(
+                eventLoop: eventLoop, endpoint: endpoint, maxIdle: maxIdlePerLoop, connectTimeout: connectTimeout, idleTimeout: idleTimeout)
+        }
+    }
+
+    /// The pool of `upstream` on `eventLoop` in `pools`, made by `make` when it is the first.
+    private static func lookUp<Pool>(
+        _ upstream: UpstreamRoute, on eventLoop: any EventLoop, in pools: borrowing Mutex<[Key: NIOLoopBound<Pool>]>, make: (Endpoint) -> Pool
+    ) -> NIOLoopBound<Pool>? {
         guard let endpoint = upstream.relayTarget?.endpoint else { return nil }
         let key = Key(
             name: upstream.name, host: endpoint.host, port: endpoint.port, tls: endpoint.tls.map { ObjectIdentifier($0.context) },
             loop: ObjectIdentifier(eventLoop))
         return pools.withLock { pools in
             if let pool = pools[key] { return pool }
-            let pool = NIOLoopBound(
-                UpstreamConnectionPool(
-                    eventLoop: eventLoop, host: endpoint.host, port: endpoint.port, tls: endpoint.tls, maxIdle: maxIdlePerLoop,
-                    connectTimeout: connectTimeout, idleTimeout: idleTimeout),
-                eventLoop: eventLoop)
-            pools[key] = pool
-            return pool
-        }
-    }
-
-    /// The ``RelayLane``'s pool of `upstream` on `eventLoop` (call on that loop); `nil` when the relay does not reach it.
-    func lanePool(for upstream: UpstreamRoute, on eventLoop: any EventLoop) -> NIOLoopBound<LaneConnectionPool>? {
-        guard let endpoint = upstream.relayTarget?.endpoint else { return nil }
-        let key = Key(
-            name: upstream.name, host: endpoint.host, port: endpoint.port, tls: endpoint.tls.map { ObjectIdentifier($0.context) },
-            loop: ObjectIdentifier(eventLoop))
-        return lanePools.withLock { pools in
-            if let pool = pools[key] { return pool }
-            let pool = NIOLoopBound(
-                LaneConnectionPool(
-                    eventLoop: eventLoop, endpoint: endpoint, maxIdle: maxIdlePerLoop, connectTimeout: connectTimeout, idleTimeout: idleTimeout),
-                eventLoop: eventLoop)
+            let pool = NIOLoopBound(make(endpoint), eventLoop: eventLoop)
             pools[key] = pool
             return pool
         }

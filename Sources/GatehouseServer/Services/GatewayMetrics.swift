@@ -72,7 +72,8 @@ final class GatewayMetrics: Sendable {
         proxiedRequests = counter("proxied_requests", "Requests forwarded upstream.")
         relayedRequests = counter("relayed_requests", "Requests to /v1/api forwarded by the event-loop relay (also counted in proxied_requests).")
         laneRequests = counter(
-            "relay_lane_requests", "Of the relayed requests, those served on the relay's byte lane (simple GETs on HTTP/1.1, heads read and written as bytes).")
+            "relay_lane_requests",
+            "Of the relayed requests, those served on the relay's byte lane (simple GETs on HTTP/1.1, heads read and written as bytes).")
         relayedAuthz = counter("relayed_authz", "Forward-auth calls (/v1/authz) the event-loop relay answered itself, allowed or refused.")
         relayedRefusals = counter("relayed_refusals", "Requests to /v1/api the event-loop relay refused itself (the one decision said no).")
         upgradedConnections = counter(

@@ -58,7 +58,9 @@ struct AnswerHeadWriterTests {
             }
             compared += 1
             let chunked = written.headers["transfer-encoding"].map { $0.lowercased() } == ["chunked"]
-            if written.status != expected.status || Self.fields(written) != Self.fields(expected) || chunked != (view.framing == .chunked || view.framing == .untilClose) {
+            if written.status != expected.status || Self.fields(written) != Self.fields(expected)
+                || chunked != (view.framing == .chunked || view.framing == .untilClose)
+            {
                 disagreements.append("\(shown): wrote \(written.headers), the relay's rules \(expected.headers)")
             }
         }

@@ -37,7 +37,10 @@ struct ResponseHeadReaderTests {
             ("HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n", false, .bodiless),
             ("HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6\r\n\r\n", false, .untilClose),
             ("HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\n", false, .length(3)),
-            ("HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename*=UTF-8''\u{E9}t\u{E9}.txt\r\nContent-Length: 0\r\n\r\n", false, .length(0)),
+            (
+                "HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename*=UTF-8''\u{E9}t\u{E9}.txt\r\nContent-Length: 0\r\n\r\n", false,
+                .length(0)
+            ),
         ])
     func framing(_ text: String, _ toHEAD: Bool, _ framing: ResponseFraming) {
         guard case .read(let view) = ResponseHeadReader.read(Array(text.utf8), toHEAD: toHEAD) else {
@@ -114,7 +117,9 @@ struct ResponseHeadReaderTests {
                     disagreements.append("NIOHTTP1 refused: \(shown)")
                     continue
                 }
-                if ours.version != head.version || ours.status != head.status || ours.headers.map({ [$0.name, $0.value] }) != head.headers.map({ [$0.name, $0.value] }) {
+                if ours.version != head.version || ours.status != head.status
+                    || ours.headers.map({ [$0.name, $0.value] }) != head.headers.map({ [$0.name, $0.value] })
+                {
                     disagreements.append("read otherwise: \(shown): \(ours) against \(head)")
                 } else if nio.body != body.content || nio.ended != body.whole {
                     disagreements.append("framed otherwise: \(shown) as \(view.framing): body \(nio.body.count) bytes, ended \(nio.ended)")

@@ -10,13 +10,15 @@ protocol LaneReceiver: AnyObject {
 }
 
 /// The only handler of a ``LaneConnection``'s pipeline (behind TLS): hands its bytes to the current receiver.
-final class LaneConnectionHandler: ChannelInboundHandler {
+final class LaneConnectionHandler: ChannelInboundHandler, BackendConnectionHandler {
     typealias InboundIn = ByteBuffer
 
     weak var receiver: (any LaneReceiver)?
 
     /// The backend closed the connection.
     struct Closed: Error {}
+
+    func forgetReceiver() { receiver = nil }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let receiver else {

@@ -3,36 +3,24 @@ import NIOPosix
 import NIOSSL
 
 /// Keep-alive ``LaneConnection``s to one upstream for the client connections of one event loop, as
-/// ``UpstreamConnectionPool`` keeps the relay's NIOHTTP1 ones: made on that loop and used only there, the most
-/// recently used taken first, one unused for `idleTimeout` closed. An `https` upstream's connections speak TLS with
-/// the upstream table's context.
+/// ``UpstreamConnectionPool`` keeps the relay's NIOHTTP1 ones: made on that loop and used only there, its idle ones
+/// ``KeptConnections``. An `https` upstream's connections speak TLS with the upstream table's context.
 final class LaneConnectionPool {
     private let eventLoop: any EventLoop
     private let endpoint: UpstreamPools.Endpoint
-    private let maxIdle: Int
     private let connectTimeout: TimeAmount
-    private let idleTimeout: TimeAmount
-    /// Oldest first; each with the time it was released.
-    private var idle: [(connection: LaneConnection, since: NIODeadline)] = []
-    private var expiry: Scheduled<Void>?
+    private let kept: KeptConnections<LaneConnectionHandler>
 
     init(eventLoop: any EventLoop, endpoint: UpstreamPools.Endpoint, maxIdle: Int, connectTimeout: TimeAmount, idleTimeout: TimeAmount) {
         self.eventLoop = eventLoop
         self.endpoint = endpoint
-        self.maxIdle = maxIdle
         self.connectTimeout = connectTimeout
-        self.idleTimeout = idleTimeout
+        kept = KeptConnections(eventLoop: eventLoop, maxIdle: maxIdle, idleTimeout: idleTimeout)
     }
 
     /// An idle connection that is still open, marked `reused`; `nil` when there is none (then ``connect()``).
     func takeIdle() -> LaneConnection? {
-        while let (connection, _) = idle.popLast() {
-            if connection.isActive {
-                connection.reused = true
-                return connection
-            }
-        }
-        return nil
+        kept.takeIdle()
     }
 
     /// A new connection (none idle, or the retry of a request that a reused one lost).
@@ -58,34 +46,11 @@ final class LaneConnectionPool {
 
     /// Takes a connection back after a complete exchange that left it reusable.
     func release(_ connection: LaneConnection) {
-        connection.handler.receiver = nil
-        guard connection.isActive, idle.count < maxIdle else {
-            connection.close()
-            return
-        }
-        connection.setReading(true)
-        idle.append((connection, .now()))
-        scheduleExpiry()
+        kept.release(connection)
     }
 
     /// Closes every idle connection (the gateway stops).
     func closeIdle() {
-        expiry?.cancel()
-        expiry = nil
-        for (connection, _) in idle { connection.close() }
-        idle.removeAll()
-    }
-
-    /// One timer per pool, set for the oldest idle connection's expiry.
-    private func scheduleExpiry() {
-        guard expiry == nil, let oldest = idle.first else { return }
-        expiry = eventLoop.assumeIsolated().scheduleTask(deadline: oldest.since + idleTimeout) { [self] in
-            expiry = nil
-            let now = NIODeadline.now()
-            while let oldest = idle.first, oldest.since + idleTimeout <= now {
-                idle.removeFirst().connection.close()
-            }
-            scheduleExpiry()
-        }
+        kept.closeIdle()
     }
 }

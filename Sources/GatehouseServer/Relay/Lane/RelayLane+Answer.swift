@@ -90,7 +90,9 @@ extension RelayLane {
                 var head = allocator.buffer(capacity: view.length + 128)
                 AnswerHeadWriter.write(
                     view, of: bytes, requestID: final ? requestID : nil, close: final && clientClose, hsts: final ? hsts : nil, into: &head)
-                let keepAlive = !view.http10 && !HopByHopHeaders.connectionTokens(bytes, in: view.fields).contains { HeadBytes.equalIgnoringCase(bytes, $0, "close") }
+                let keepAlive =
+                    !view.http10
+                    && !HopByHopHeaders.connectionTokens(bytes, in: view.fields).contains { HeadBytes.equalIgnoringCase(bytes, $0, "close") }
                 return .read(head, length: view.length, status: view.status, framing: view.framing, keepAlive: keepAlive)
             }
         }
