@@ -397,6 +397,26 @@ def test_every_route_answers_the_same_over_both_protocols(app):
     assert (gateway.metric("gatehouse_relayed_requests_total") or 0) - relayed_before >= 6
 
 
+def test_the_relay_lane_serves_https11_with_hsts(app):
+    """An HTTPS/1.1 connection whose first requests are simple `GET`s to `/v1/api` is served by the relay's byte lane
+    (`gatehouse_relay_lane_requests_total`): its answers carry `Strict-Transport-Security` once, as every answer does,
+    and its refusals are the same problems."""
+    gateway, _ = app
+    token = sign_in(gateway)
+    lane_before = gateway.metric("gatehouse_relay_lane_requests_total") or 0
+    with gateway.client(False) as client:
+        for _ in range(3):
+            echo = client.get(gateway.url + "/v1/api/echo?x=1", headers={"Authorization": f"Bearer {token}"})
+            assert echo.status_code == 200 and echo.http_version == "HTTP/1.1"
+            assert echo.headers.get_list("strict-transport-security") == ["max-age=600"], echo.headers
+            assert echo.json()["proto"] == "https"
+    assert (gateway.metric("gatehouse_relay_lane_requests_total") or 0) - lane_before >= 3
+    with gateway.client(False) as client:
+        refused = client.get(gateway.url + "/v1/api/echo", headers={"Authorization": "Bearer not-a-session"})
+        assert refused.status_code == 401 and refused.json()["code"] == "invalid_session"
+        assert refused.headers.get_list("strict-transport-security") == ["max-age=600"]
+
+
 def test_curl_over_http2_and_http11(app):
     gateway, _ = app
     token = sign_in(gateway)
