@@ -186,6 +186,7 @@ let package = Package(
             dependencies: [
                 "GatehouseCore", "GatehouseStore", "GatehouseTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

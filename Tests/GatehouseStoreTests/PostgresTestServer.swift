@@ -3,6 +3,8 @@ import GatehouseCore
 import GatehouseStore
 import GatehouseTestSupport
 import Logging
+import NIOCore
+import NIOPosix
 
 /// A throwaway PostgreSQL server for the store tests: `initdb` and `pg_ctl` from Debian's packages in a
 /// temporary directory, trust authentication, loopback only, on a free port, TLS on (self-signed). One server per test
@@ -176,19 +178,14 @@ actor PostgresTestServer {
         }
     }
 
+    /// A port free right now, bound to port 0 by NIO's bootstrap and released: not with a `sockaddr_in` filled in by
+    /// hand, whose clang module (Glibc or NIO's CNIOLinux) varies between builds, so that member import visibility
+    /// refuses its fields in some of them.
     private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw HarnessError("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
+        defer { try? channel.close().wait() }
+        guard let port = channel.localAddress?.port else { throw HarnessError("no free port") }
+        return port
     }
 
     struct HarnessError: Error, CustomStringConvertible {
