@@ -250,6 +250,43 @@ struct RelayLaneTests {
         }
     }
 
+    @Test("on 200 mutated requests, sent whole and in two writes, the lane and the NIOHTTP1 relay answer alike")
+    func mutatedRequestsAreAnsweredAlike() async throws {
+        try await RelayFixture.with { fixture in
+            _ = try await RawHTTPConnection.exchange(port: fixture.port, [Self.call(fixture, "/v1/api/echo")], responses: 1)
+            let seeds = [
+                "GET /v1/api/echo?a=1 HTTP/1.1\r\n\(fixture.auth)X-A: b\r\n\r\n",
+                "GET /v1/api/x/../echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(fixture.token)\r\nCookie: c=d\r\n\r\n",
+            ]
+            let lines = [
+                "X-B: c\r\n", "Connection: close\r\n", "Host: other.test\r\n", "Upgrade: websocket\r\n", "Expect: 100-continue\r\n",
+                "Authorization: Bearer x\r\n", "X-Gatehouse-Subject: mallory\r\n", "Connection: X-B\r\n", "X-Forwarded-For: 10.1.2.3\r\n",
+            ]
+            var random = SeededGenerator(state: 0x1A4E_0000_0000_0042)
+            let before = try await Self.counts(fixture)
+            var disagreements: [String] = []
+            for round in 0..<200 {
+                var bytes = Array(seeds[round % seeds.count].utf8)
+                for _ in 0...(random.next() % 2) { HeadMutator.mutate(&bytes, &random, lines: lines) }
+                let text = String(decoding: bytes, as: UTF8.self)
+                // Not valid UTF-8 as a `String` would send it: the raw connection writes text.
+                guard Array(text.utf8) == bytes, bytes.count > 1 else { continue }
+                let cut = text.utf8.index(text.utf8.endIndex, offsetBy: -1)
+                guard let first = String(text.utf8[..<cut]), let last = String(text.utf8[cut...]) else { continue }
+                let whole = try await RawHTTPConnection.exchange(port: fixture.port, [text], responses: 1, timeout: 0.5).responses.first
+                let split = try await RawHTTPConnection.exchange(port: fixture.port, [first, last], pause: 0.02, responses: 1, timeout: 0.5)
+                    .responses.first
+                if whole?.status != split?.status || whole.map(Self.fields) != split.map(Self.fields) || whole.map(Self.body) != split.map(Self.body)
+                {
+                    disagreements.append("\(String(reflecting: text)): \(whole?.status ?? 0) against \(split?.status ?? 0)")
+                }
+            }
+            #expect(disagreements.isEmpty, "\(disagreements.count) disagreements, e.g. \(disagreements.prefix(3))")
+            // Enough of them were the lane's for the comparison to mean something.
+            #expect(try await Self.counts(fixture).lane - before.lane > 40)
+        }
+    }
+
     /// An answer's fields but those that differ per request (`Date`, `X-Request-Id`).
     private static func fields(_ response: RawHTTPConnection.Response) -> [String] {
         response.head.components(separatedBy: "\r\n").filter { line in
