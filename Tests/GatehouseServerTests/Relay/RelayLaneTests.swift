@@ -282,8 +282,9 @@ struct RelayLaneTests {
                 }
             }
             #expect(disagreements.isEmpty, "\(disagreements.count) disagreements, e.g. \(disagreements.prefix(3))")
-            // Enough of them were the lane's for the comparison to mean something.
-            #expect(try await Self.counts(fixture).lane - before.lane > 40)
+            // Enough of them were the lane's for the comparison to mean something: 40 of the whole ones with this seed (a
+            // split one is the lane's too when its two writes arrive in one read, on a busy machine).
+            #expect(try await Self.counts(fixture).lane - before.lane >= 30)
         }
     }
 
