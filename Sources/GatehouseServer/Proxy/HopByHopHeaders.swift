@@ -50,15 +50,18 @@ enum HopByHopHeaders {
     /// ``listed(in:)`` for a head read from the bytes (``AnswerHeadWriter``): the names its `Connection` fields list,
     /// as ranges of `bytes`.
     static func listed(_ bytes: UnsafeRawBufferPointer, in fields: [HeadField]) -> [Range<Int>] {
-        connectionTokens(bytes, in: fields).filter {
-            !HeadBytes.equalIgnoringCase(bytes, $0, "close") && !HeadBytes.equalIgnoringCase(bytes, $0, "keep-alive")
+        var listed: [Range<Int>] = []
+        forEachConnectionToken(bytes, in: fields) { token in
+            if !HeadBytes.equalIgnoringCase(bytes, token, "close") && !HeadBytes.equalIgnoringCase(bytes, token, "keep-alive") {
+                listed.append(token)
+            }
         }
+        return listed
     }
 
-    /// Every token of the `Connection` fields of a head read from the bytes, `close` and `keep-alive` included, as
-    /// ranges of `bytes` (blanks around them and empty items left out).
-    static func connectionTokens(_ bytes: UnsafeRawBufferPointer, in fields: [HeadField]) -> [Range<Int>] {
-        var tokens: [Range<Int>] = []
+    /// Calls `body` with every token of the `Connection` fields of a head read from the bytes, `close` and
+    /// `keep-alive` included, as ranges of `bytes` (blanks around them and empty items left out).
+    static func forEachConnectionToken(_ bytes: UnsafeRawBufferPointer, in fields: [HeadField], _ body: (Range<Int>) -> Void) {
         for field in fields where HeadBytes.equalIgnoringCase(bytes, field.name, "connection") {
             var start = field.value.lowerBound
             for index in field.value.lowerBound...field.value.upperBound where index == field.value.upperBound || bytes[index] == UInt8(ascii: ",") {
@@ -66,10 +69,9 @@ enum HopByHopHeaders {
                 start = index + 1
                 while let first = token.first, HeadBytes.isBlank(bytes[first]) { token = token.dropFirst() }
                 while let last = token.last, HeadBytes.isBlank(bytes[last]) { token = token.dropLast() }
-                if !token.isEmpty { tokens.append(token) }
+                if !token.isEmpty { body(token) }
             }
         }
-        return tokens
     }
 
     /// Whether `name` is hop-by-hop for a message whose `Connection` lists `listed` (from ``listed(in:)``).

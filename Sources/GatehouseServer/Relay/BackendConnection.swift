@@ -2,14 +2,16 @@ import NIOCore
 
 /// The last handler of a backend connection's pipeline, which hands what the backend sends to the exchange under
 /// way (``UpstreamConnectionHandler`` for NIOHTTP1's parts, ``LaneConnectionHandler`` for bytes).
-protocol BackendConnectionHandler: AnyObject {
+protocol BackendConnectionHandler: ChannelHandler {
+    /// Adds the handlers a new connection needs (behind TLS), this one last: what it is found by.
+    static func install(in pipeline: ChannelPipeline.SynchronousOperations) throws
     /// Forgets the exchange it served: what comes from now on is nobody's.
     func forgetReceiver()
 }
 
 /// One keep-alive connection to a backend, owned by the event loop it was made on: the relay's
 /// (``UpstreamConnection``, NIOHTTP1's parts) or its lane's (``LaneConnection``, bytes). It serves one exchange at a
-/// time; an idle one belongs to its pool (``KeptConnections``).
+/// time; an idle one belongs to its pool (``BackendConnectionPool``).
 final class BackendConnection<Handler: BackendConnectionHandler> {
     let channel: any Channel
     let handler: Handler

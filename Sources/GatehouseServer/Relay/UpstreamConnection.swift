@@ -6,6 +6,11 @@ import NIOHTTP1
 /// to its ``UpstreamConnectionPool``.
 typealias UpstreamConnection = BackendConnection<UpstreamConnectionHandler>
 
+/// The relay's keep-alive connections to one upstream on one event loop.
+typealias UpstreamConnectionPool = BackendConnectionPool<UpstreamConnectionHandler>
+
+extension BackendConnectionPool: UpstreamConnectionSource where Handler == UpstreamConnectionHandler {}
+
 extension BackendConnection where Handler == UpstreamConnectionHandler {
     func write(_ part: HTTPClientRequestPart) {
         channel.write(part, promise: nil)
@@ -29,6 +34,14 @@ final class UpstreamConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     /// The backend closed the connection.
     struct Closed: Error {}
+
+    /// NIOHTTP1's client handlers, then this one. No outbound validation: the relay writes fields llhttp parsed from
+    /// the client, its own, and identity values made legal (`BackendIdentityHeaders.fieldValue`). Bytes after a `101`
+    /// in the decoder's buffer go on to the tunnel when the decoder is removed.
+    static func install(in pipeline: ChannelPipeline.SynchronousOperations) throws {
+        try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, enableOutboundHeaderValidation: false)
+        try pipeline.addHandler(UpstreamConnectionHandler())
+    }
 
     func forgetReceiver() { receiver = nil }
 

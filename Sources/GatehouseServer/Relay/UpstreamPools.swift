@@ -49,8 +49,7 @@ final class UpstreamPools: Sendable {
     func pool(for upstream: UpstreamRoute, on eventLoop: any EventLoop) -> NIOLoopBound<UpstreamConnectionPool>? {
         Self.lookUp(upstream, on: eventLoop, in: pools) { endpoint in
             UpstreamConnectionPool(
-                eventLoop: eventLoop, host: endpoint.host, port: endpoint.port, tls: endpoint.tls, maxIdle: maxIdlePerLoop,
-                connectTimeout: connectTimeout, idleTimeout: idleTimeout)
+                eventLoop: eventLoop, endpoint: endpoint, maxIdle: maxIdlePerLoop, connectTimeout: connectTimeout, idleTimeout: idleTimeout)
         }
     }
 

@@ -5,6 +5,9 @@ import NIOCore
 /// ``LaneConnectionPool``.
 typealias LaneConnection = BackendConnection<LaneConnectionHandler>
 
+/// The lane's keep-alive connections to one upstream on one event loop.
+typealias LaneConnectionPool = BackendConnectionPool<LaneConnectionHandler>
+
 extension BackendConnection where Handler == LaneConnectionHandler {
     /// Writes and flushes a request head.
     func send(_ bytes: ByteBuffer) {

@@ -18,6 +18,10 @@ final class LaneConnectionHandler: ChannelInboundHandler, BackendConnectionHandl
     /// The backend closed the connection.
     struct Closed: Error {}
 
+    static func install(in pipeline: ChannelPipeline.SynchronousOperations) throws {
+        try pipeline.addHandler(LaneConnectionHandler())
+    }
+
     func forgetReceiver() { receiver = nil }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -90,9 +90,9 @@ extension RelayLane {
                 var head = allocator.buffer(capacity: view.length + 128)
                 AnswerHeadWriter.write(
                     view, of: bytes, requestID: final ? requestID : nil, close: final && clientClose, hsts: final ? hsts : nil, into: &head)
-                let keepAlive =
-                    !view.http10
-                    && !HopByHopHeaders.connectionTokens(bytes, in: view.fields).contains { HeadBytes.equalIgnoringCase(bytes, $0, "close") }
+                var closes = false
+                HopByHopHeaders.forEachConnectionToken(bytes, in: view.fields) { closes = closes || HeadBytes.equalIgnoringCase(bytes, $0, "close") }
+                let keepAlive = !view.http10 && !closes
                 return .read(head, length: view.length, status: view.status, framing: view.framing, keepAlive: keepAlive)
             }
         }
