@@ -1,7 +1,7 @@
 import GatehouseCore
 import NIOCore
 
-/// One request of ``RelayLane``, from its decision to its answer's end. A class: the lane's callbacks read and
+/// One request of a ``LaneFront``, from its decision to its answer's end. A class: the lane's callbacks read and
 /// change it in place, and a stale callback (a connection made for an exchange that ended) tells it apart by
 /// identity.
 final class LaneExchange {
@@ -14,6 +14,13 @@ final class LaneExchange {
         case chunked(ChunkedBodyScanner)
         /// The body ends with the backend's connection; the client gets it in chunks.
         case untilClose
+    }
+
+    /// What reading an answer head off the backend's bytes came to.
+    enum HeadOutcome {
+        case incomplete
+        case declined
+        case read(length: Int, status: Int, framing: ResponseFraming, keepAlive: Bool)
     }
 
     /// The upstream head as bytes (kept to be sent again on a new connection).

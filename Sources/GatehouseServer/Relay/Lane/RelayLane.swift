@@ -23,7 +23,7 @@ import Prometheus
 /// lost before any answer, back-pressure from the client to the backend, the access-log line, metrics and trace,
 /// HSTS, and the server's quiescing. The connection's own timeouts stay ``HTTP1ConnectionGuard``'s, which the lane
 /// tells when a request begins and ends.
-final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneReceiver {
+final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -39,7 +39,6 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneReceiv
     var context: ChannelHandlerContext?
     /// The session the connection's last relayed request presented (``CredentialMemo``).
     private var memo: CredentialMemo?
-    /// The request under way, from its decision to its answer's end.
     var exchange: LaneExchange?
     /// A request's decision is being made off the loop.
     private var resolving = false
@@ -59,8 +58,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneReceiv
     /// The lane wrote an answer that ends the connection.
     var closingClient = false
     private var handedOver = false
-    /// One timer per connection (the upstream's deadline), armed until it fires.
-    private var timer: Scheduled<Void>?
+    var timer: Scheduled<Void>?
 
     init(relay: APIRelay, relayHandler: APIRelayHandler, connectionGuard: HTTP1ConnectionGuard, remoteAddress: String?, hstsSeconds: Int) {
         self.relay = relay
@@ -118,7 +116,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneReceiv
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if let exchange, exchange.answerStarted { exchange.connection?.setReading(context.channel.isWritable) }
+        clientWritabilityChanged(context: context)
         context.fireChannelWritabilityChanged()
     }
 
@@ -142,14 +140,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneReceiv
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
-        if let exchange {
-            self.exchange = nil
-            exchange.connection?.close()
-            // nginx's 499, "client closed request", when the answer had not started.
-            record(exchange, status: exchange.status == 0 ? 499 : exchange.status)
-        }
+        clientLeft()
         context.fireChannelInactive()
     }
 
@@ -260,56 +251,5 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneReceiv
             readPending = false
             channel.read()
         }
-    }
-
-    // MARK: The exchange
-
-    func acquire(for exchange: LaneExchange, fresh: Bool) {
-        // An idle connection is used at once, without a future (the common case on a busy relay).
-        if !fresh, let idle = exchange.pool.takeIdle() {
-            send(exchange, on: idle)
-            return
-        }
-        exchange.pool.connect().whenComplete { result in
-            switch result {
-            case .success(let connection):
-                guard self.exchange === exchange, self.context != nil else {
-                    connection.close()
-                    return
-                }
-                self.send(exchange, on: connection)
-            case .failure(let error):
-                guard self.exchange === exchange else { return }
-                self.unreachable(exchange, error)
-            }
-        }
-    }
-
-    private func send(_ exchange: LaneExchange, on connection: LaneConnection) {
-        guard let context else { return }
-        exchange.attempts += 1
-        exchange.connection = connection
-        exchange.reused = connection.reused
-        connection.handler.receiver = self
-        connection.setReading(context.channel.isWritable)
-        connection.send(exchange.head)
-        let timeout = exchange.entry.upstream?.timeout ?? relay.settings.upstreamTimeout
-        exchange.deadline = context.eventLoop.now + .milliseconds(Int64(timeout * 1000))
-        if timer == nil { armTimer(at: exchange.deadline, context: context) }
-    }
-
-    private func armTimer(at deadline: NIODeadline, context: ChannelHandlerContext) {
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in self?.timerFired() }
-    }
-
-    private func timerFired() {
-        timer = nil
-        // Only a request out with no answer yet has a deadline; the next request arms the timer again.
-        guard let context, let exchange, exchange.connection != nil, !exchange.answerStarted else { return }
-        guard context.eventLoop.now >= exchange.deadline else {
-            armTimer(at: exchange.deadline, context: context)
-            return
-        }
-        timedOut(exchange)
     }
 }

@@ -1,12 +1,11 @@
 import GatehouseCore
 import Logging
 import NIOCore
-import NIOHTTP1
 import Prometheus
 
 /// How a request on the lane ends: its answer's end, the relay's own problem answers (502, 504), a failure once the
 /// answer started, the retry of a lost request; and the access-log line of each.
-extension RelayLane {
+extension LaneFront {
     /// The answer's last byte was passed on; `leftOver`: the backend sent more than its answer.
     func answerEnded(_ exchange: LaneExchange, leftOver: Bool, context: ChannelHandlerContext) {
         finish(exchange, reuse: exchange.upstreamKeepAlive && !leftOver, context: context)
@@ -18,32 +17,16 @@ extension RelayLane {
             if reuse { exchange.pool.release(connection) } else { connection.close() }
         }
         record(exchange, status: exchange.status)
-        connectionGuard.laneAnswerEnded()
-        endAnswer(close: exchange.closeClient || quiescing, context: context)
+        answerDone(exchange, context: context)
     }
 
-    /// The answer is written: flushed, then the connection ends (`close`), or goes on, here or, when bytes or the
-    /// client's half-close came meanwhile, in the pipeline behind.
-    private func endAnswer(close: Bool, context: ChannelHandlerContext) {
-        guard !close else {
-            closingClient = true
-            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
-                context.close(promise: nil)
-            }
-            return
-        }
-        context.flush()
-        if hasHeldInput { handOver(nil, plan: nil, context: context, inReadCycle: false) }
-    }
-
-    /// The backend failed after part of the answer went out: the client can only learn of it by the connection's end.
+    /// The backend failed after part of the answer went out.
     func abandon(_ exchange: LaneExchange) {
         self.exchange = nil
         exchange.connection?.close()
         upstreamFailed(exchange)
         record(exchange, status: exchange.status)
-        connectionGuard.laneAnswerEnded()
-        context?.close(promise: nil)
+        if let context { cut(context: context) }
     }
 
     /// The request goes out again on a new connection.
@@ -59,7 +42,7 @@ extension RelayLane {
     }
 
     /// The backend sent what the lane cannot pass on (an answer head outside its reader's subset, a broken chunk):
-    /// 502 before the answer started, else the client's connection ends.
+    /// 502 before the answer started, else the client's connection or stream ends.
     func broken(_ exchange: LaneExchange, reason: String) {
         relay.logger.warning(
             "\(reason); its connection was closed", metadata: ["upstream": "\(redacted(exchange))", "request_id": "\(exchange.entry.requestID)"])
@@ -83,17 +66,7 @@ extension RelayLane {
         self.exchange = nil
         exchange.connection?.close()
         record(exchange, status: error.status)
-        connectionGuard.laneAnswerEnded()
-        let close = !exchange.clientKeepAlive || quiescing
-        let requestID = exchange.entry.requestID
-        let body = Problem.body(error, requestID: requestID)
-        var head = relay.problemHead(error, bodyLength: body.readableBytes, close: close, requestID: requestID)
-        if let hsts { head.headers.replaceOrAdd(name: "Strict-Transport-Security", value: hsts) }
-        var bytes = context.channel.allocator.buffer(capacity: 512 + body.readableBytes)
-        ResponseHeadWriter.write(head, into: &bytes)
-        bytes.writeImmutableBuffer(body)
-        context.write(wrapOutboundOut(bytes), promise: nil)
-        endAnswer(close: close, context: context)
+        writeProblem(error, exchange, context: context)
     }
 
     private func upstreamFailed(_ exchange: LaneExchange) {

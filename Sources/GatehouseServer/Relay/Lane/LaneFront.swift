@@ -1,0 +1,108 @@
+import GatehouseCore
+import NIOCore
+
+/// A front end of the relay's byte lane: ``RelayLane`` for an HTTP/1.1 connection, ``StreamLane`` for an HTTP/2
+/// stream. Both serve one request at a time, decided by the relay's one decision, over a byte connection of their
+/// loop's ``LaneConnectionPool``.
+///
+/// What they share is the backend's side, in the extensions of this protocol: the request sent (on an idle
+/// connection at once), the upstream timeout (504), an unreachable backend (502), one retry of a request a reused
+/// connection lost before any answer, the answer's head read from the bytes (``ResponseHeadReader``) and its body
+/// followed by its framing, back-pressure from the client to the backend, and the access-log line, metrics and trace
+/// of each request. What differs is the client's side, which each front writes in its own form: the answer's head,
+/// its body and end, the relay's problem answers, and what a failure after the answer started does (the HTTP/1.1
+/// connection ends; the HTTP/2 stream is reset).
+protocol LaneFront: LaneReceiver {
+    var relay: APIRelay { get }
+    var context: ChannelHandlerContext? { get }
+    /// The request under way, from its decision to its answer's end.
+    var exchange: LaneExchange? { get set }
+    /// The upstream's deadline: one timer per front, armed until it fires.
+    var timer: Scheduled<Void>? { get set }
+    /// A chunked answer goes on in its chunks as they came (HTTP/1.1), or only their data (HTTP/2).
+    static var passesChunks: Bool { get }
+
+    /// Writes the client's head of the backend's answer head `view` (an interim one when its status is `1xx`), and
+    /// notes on a final answer's `exchange` what the client's side needs (``LaneExchange/closeClient``).
+    func writeHead(_ view: ResponseHeadView, of bytes: UnsafeRawBufferPointer, _ exchange: LaneExchange, context: ChannelHandlerContext)
+    /// Passes the answer's body on: `bytes` as its framing has them (see ``passesChunks``); `last`, the answer ends
+    /// with them (they may be none).
+    func writeBody(_ bytes: ByteBuffer, last: Bool, _ exchange: LaneExchange, context: ChannelHandlerContext)
+    /// Sends what was written (the end of a read from the backend, or of the answer).
+    func flushAnswer(context: ChannelHandlerContext)
+    /// The answer's last byte was written and the exchange is over (logged, its connection released).
+    func answerDone(_ exchange: LaneExchange, context: ChannelHandlerContext)
+    /// Answers with the relay's problem document for `error`; the exchange is over.
+    func writeProblem(_ error: GatehouseError, _ exchange: LaneExchange, context: ChannelHandlerContext)
+    /// The backend failed after part of the answer went out: the client can only learn of it by the end of its
+    /// connection or stream.
+    func cut(context: ChannelHandlerContext)
+}
+
+extension LaneFront {
+    /// Sends the exchange's request on a connection of its pool: an idle one at once, without a future (the
+    /// common case on a busy relay), else a new one (always a new one for a retry, `fresh`).
+    func acquire(for exchange: LaneExchange, fresh: Bool) {
+        if !fresh, let idle = exchange.pool.takeIdle() {
+            send(exchange, on: idle)
+            return
+        }
+        exchange.pool.connect().whenComplete { result in
+            switch result {
+            case .success(let connection):
+                guard self.exchange === exchange, self.context != nil else {
+                    connection.close()
+                    return
+                }
+                self.send(exchange, on: connection)
+            case .failure(let error):
+                guard self.exchange === exchange else { return }
+                self.unreachable(exchange, error)
+            }
+        }
+    }
+
+    private func send(_ exchange: LaneExchange, on connection: LaneConnection) {
+        guard let context else { return }
+        exchange.attempts += 1
+        exchange.connection = connection
+        exchange.reused = connection.reused
+        connection.handler.receiver = self
+        connection.setReading(context.channel.isWritable)
+        connection.send(exchange.head)
+        let timeout = exchange.entry.upstream?.timeout ?? relay.settings.upstreamTimeout
+        exchange.deadline = context.eventLoop.now + .milliseconds(Int64(timeout * 1000))
+        if timer == nil { armTimer(at: exchange.deadline, context: context) }
+    }
+
+    private func armTimer(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in self?.timerFired() }
+    }
+
+    private func timerFired() {
+        timer = nil
+        // Only a request out with no answer yet has a deadline; the next request arms the timer again.
+        guard let context, let exchange, exchange.connection != nil, !exchange.answerStarted else { return }
+        guard context.eventLoop.now >= exchange.deadline else {
+            armTimer(at: exchange.deadline, context: context)
+            return
+        }
+        timedOut(exchange)
+    }
+
+    /// The client can take more (or cannot): the backend is read accordingly once the answer has started.
+    func clientWritabilityChanged(context: ChannelHandlerContext) {
+        if let exchange, exchange.answerStarted { exchange.connection?.setReading(context.channel.isWritable) }
+    }
+
+    /// The client's connection or stream ended: the request under way is abandoned and logged.
+    func clientLeft() {
+        timer?.cancel()
+        timer = nil
+        guard let exchange else { return }
+        self.exchange = nil
+        exchange.connection?.close()
+        // nginx's 499, "client closed request", when the answer had not started.
+        record(exchange, status: exchange.status == 0 ? 499 : exchange.status)
+    }
+}
