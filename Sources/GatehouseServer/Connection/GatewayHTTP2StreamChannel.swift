@@ -9,8 +9,9 @@ import NIOHTTP2
 /// its back-pressure kept per stream (the stream's flow-control window only opens as the relay reads), and
 /// everything else to the router.
 ///
-/// Pipeline: ``HTTP2StreamCodec`` (frames to HTTP/1.1 parts, the target check, the body timeout) → HSTS →
-/// ``APIRelayHandler`` → ``RouterHandoff``. A stream the relay answers ends there, on its event loop, without a
+/// Pipeline: ``StreamLane`` alone while it serves a simple relayed request as bytes; for any other request,
+/// ``HTTP2StreamCodec`` (frames to HTTP/1.1 parts, the target check, the body timeout) → HSTS →
+/// ``APIRelayHandler`` → ``RouterHandoff``, put behind the lane when it leaves. A stream the relay answers ends there, on its event loop, without a
 /// task: the router's handlers (HTTP types codec, Hummingbird's connection state, the async channel) and the task that runs Hummingbird's loop are made only for a stream
 /// whose request reaches the hand-off, when it does.
 struct GatewayHTTP2StreamChannel: Sendable {
@@ -24,24 +25,36 @@ struct GatewayHTTP2StreamChannel: Sendable {
         memo: NIOLoopBound<StreamsCredentialMemo>, logger: Logger
     ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
-            let pipeline = channel.pipeline.syncOperations
-            try pipeline.addHandler(HTTP2StreamCodec(bodyTimeout: http1.client.bodyTimeout, sendTimeout: http1.client.sendTimeout))
             // A stream's own address is its connection's.
-            try http1.addRelayHandlers(to: pipeline, remoteAddress: channel.parent?.remoteAddress ?? channel.remoteAddress, streamsMemo: memo.value)
+            let remoteAddress = channel.parent?.remoteAddress ?? channel.remoteAddress
             let http1 = http1
-            try pipeline.addHandler(
-                RouterHandoff(
-                    triggers: .requests,
-                    deliver: { stream in
-                        guard let stream else { return true }
-                        if case .enqueued = routed.yield(stream) { return true }
-                        return false
-                    }
-                ) { pipeline in
-                    try http1.addRouterHandlers(to: pipeline, malformed: nil, logger: logger)
-                    // No half-closure: a stream's output ends with its answer's END_STREAM.
-                    return try NIOAsyncChannel(wrappingChannelSynchronously: channel)
-                })
+            let installHandlers = { (pipeline: ChannelPipeline.SynchronousOperations) throws -> APIRelayHandler? in
+                try pipeline.addHandler(HTTP2StreamCodec(bodyTimeout: http1.client.bodyTimeout, sendTimeout: http1.client.sendTimeout))
+                let relayHandler = try http1.addRelayHandlers(to: pipeline, remoteAddress: remoteAddress, streamsMemo: memo.value)
+                try pipeline.addHandler(
+                    RouterHandoff(
+                        triggers: .requests,
+                        deliver: { stream in
+                            guard let stream else { return true }
+                            if case .enqueued = routed.yield(stream) { return true }
+                            return false
+                        }
+                    ) { pipeline in
+                        try http1.addRouterHandlers(to: pipeline, malformed: nil, logger: logger)
+                        // No half-closure: a stream's output ends with its answer's END_STREAM.
+                        return try NIOAsyncChannel(wrappingChannelSynchronously: channel)
+                    })
+                return relayHandler
+            }
+            guard let relay = http1.relay else {
+                _ = try installHandlers(channel.pipeline.syncOperations)
+                return
+            }
+            // The lane serves a simple relayed request alone, and puts the usual handlers behind it for any other.
+            try channel.pipeline.syncOperations.addHandler(
+                StreamLane(
+                    relay: relay, remoteAddress: remoteAddress?.ipAddress, hstsSeconds: http1.hstsSeconds, memo: memo.value,
+                    sendTimeout: http1.client.sendTimeout, installHandlers: installHandlers))
         }
     }
 

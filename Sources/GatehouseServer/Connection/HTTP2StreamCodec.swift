@@ -375,7 +375,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Values that change with nearly every answer fill the connection's HPACK table and push out the ones that
     /// repeat (and make every later field's lookup longer); they go as literals instead.
-    private static func indexing(_ name: String) -> HPACKIndexing {
+    static func indexing(_ name: String) -> HPACKIndexing {
         switch name {
         case "set-cookie": .neverIndexed
         case "date", "content-length", "x-request-id", "etag", "last-modified", "age", "expires", "location", "traceparent", "dpop-nonce":

@@ -37,9 +37,12 @@ final class UpstreamConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     /// NIOHTTP1's client handlers, then this one. No outbound validation: the relay writes fields llhttp parsed from
     /// the client, its own, and identity values made legal (`BackendIdentityHeaders.fieldValue`). Bytes after a `101`
-    /// in the decoder's buffer go on to the tunnel when the decoder is removed.
+    /// in the decoder's buffer go on to the tunnel when the decoder is removed. Interim answers (`103 Early Hints`)
+    /// are read, not dropped (NIOHTTP1's default): a proxy passes them on (RFC 9110 §15.2), as the lane does.
     static func install(in pipeline: ChannelPipeline.SynchronousOperations) throws {
-        try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, enableOutboundHeaderValidation: false)
+        try pipeline.addHandler(HTTPRequestEncoder())
+        try pipeline.addHandler(
+            ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)))
         try pipeline.addHandler(UpstreamConnectionHandler())
     }
 

@@ -1,5 +1,6 @@
 import GatehouseCore
 import NIOCore
+import NIOHTTP1
 
 /// A front end of the relay's byte lane: ``RelayLane`` for an HTTP/1.1 connection, ``StreamLane`` for an HTTP/2
 /// stream. Both serve one request at a time, decided by the relay's one decision, over a byte connection of their
@@ -19,6 +20,10 @@ protocol LaneFront: LaneReceiver {
     var exchange: LaneExchange? { get set }
     /// The upstream's deadline: one timer per front, armed until it fires.
     var timer: Scheduled<Void>? { get set }
+    /// A request's decision is being made off the loop.
+    var resolving: Bool { get set }
+    /// The front has handed its connection or stream to the handlers behind it, for good.
+    var handedOver: Bool { get }
     /// A chunked answer goes on in its chunks as they came (HTTP/1.1), or only their data (HTTP/2).
     static var passesChunks: Bool { get }
 
@@ -40,6 +45,22 @@ protocol LaneFront: LaneReceiver {
 }
 
 extension LaneFront {
+    /// Decides `head` off the loop (the store read, a provider token verified, an assertion signed), then, back on
+    /// the loop and while the front still serves its client, carries the decision out.
+    func decideOffLoop(
+        _ head: HTTPRequestHead, remoteAddress: String?, context: ChannelHandlerContext,
+        then carryOut: @escaping (APIRelay.Plan, ChannelHandlerContext) -> Void
+    ) {
+        resolving = true
+        let relay = relay
+        context.eventLoop.makeFutureWithTask { await relay.traced(head) { await relay.decideAsync(head, remoteAddress: remoteAddress) } }
+            .assumeIsolated().whenSuccess { plan in
+                self.resolving = false
+                guard let context = self.context, context.channel.isActive, !self.handedOver else { return }
+                carryOut(plan, context)
+            }
+    }
+
     /// Sends the exchange's request on a connection of its pool: an idle one at once, without a future (the
     /// common case on a busy relay), else a new one (always a new one for a retry, `fresh`).
     func acquire(for exchange: LaneExchange, fresh: Bool) {

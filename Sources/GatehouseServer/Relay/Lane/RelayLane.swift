@@ -41,7 +41,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
     private var memo: CredentialMemo?
     var exchange: LaneExchange?
     /// A request's decision is being made off the loop.
-    private var resolving = false
+    var resolving = false
     /// The pool of the upstream the last request went to.
     private var pool: (route: UpstreamRoute?, pool: LaneConnectionPool)?
     /// Client bytes that came while a request was under way (pipelined): they go to the pipeline with the
@@ -57,7 +57,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
     var quiescing = false
     /// The lane wrote an answer that ends the connection.
     var closingClient = false
-    private var handedOver = false
+    var handedOver = false
     var timer: Scheduled<Void>?
 
     init(relay: APIRelay, relayHandler: APIRelayHandler, connectionGuard: HTTP1ConnectionGuard, remoteAddress: String?, hstsSeconds: Int) {
@@ -156,15 +156,10 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
         var memo = self.memo
         let plan = relay.decide(head, remoteAddress: remoteAddress, memo: &memo)
         if case .resolveAsync = plan {
-            // The store is read (or an assertion signed) off the loop; bytes that come meanwhile are held.
-            resolving = true
-            let (relay, remoteAddress) = (relay, remoteAddress)
-            context.eventLoop.makeFutureWithTask { await relay.traced(head) { await relay.decideAsync(head, remoteAddress: remoteAddress) } }
-                .assumeIsolated().whenSuccess { plan in
-                    self.resolving = false
-                    guard let context = self.context, context.channel.isActive, !self.handedOver else { return }
-                    self.carryOut(plan, for: head, buffer, memo: self.memo, context: context, inReadCycle: false)
-                }
+            // Bytes that come meanwhile are held.
+            decideOffLoop(head, remoteAddress: remoteAddress, context: context) { plan, context in
+                self.carryOut(plan, for: head, buffer, memo: self.memo, context: context, inReadCycle: false)
+            }
             return
         }
         carryOut(plan, for: head, buffer, memo: memo, context: context, inReadCycle: true)
