@@ -80,6 +80,14 @@ class KeptConnection:
         self.conn.close()
 
 
+def lane_requests(gw) -> float:
+    """`gatehouse_relay_lane_requests_total`."""
+    for line in requests.get(gw.url + "/metrics", timeout=TIMEOUT).text.splitlines():
+        if line.startswith("gatehouse_relay_lane_requests_total "):
+            return float(line.split()[-1])
+    return 0.0
+
+
 def test_every_proof_is_checked_on_a_connection_that_remembers_the_session(gateway):
     gw = gateway
     key, other = DPoPKey(), DPoPKey()
@@ -101,12 +109,15 @@ def test_every_proof_is_checked_on_a_connection_that_remembers_the_session(gatew
                 headers["DPoP"] = proof
             return connection.get(path, headers)
 
-        # Accepted calls: the session is found, then remembered by the connection.
+        # Accepted calls: the session is found, then remembered by the connection. The relay's byte lane serves them
+        # (a proof's record, in memory or in the store, awaited there), so the connection stays on it.
+        lane_before = lane_requests(gw)
         accepted = []
         for _ in range(3):
             accepted.append(key.proof("GET", url, token, nonce=nonce))
             status, body = call(accepted[-1])
             assert (status, body.get("path")) == (200, "/x"), (status, body)
+        assert lane_requests(gw) - lane_before == 3
 
         # Signed by another key, with this token's ath and a valid nonce: not the key the session is bound to.
         status, body = call(other.proof("GET", url, token, nonce=nonce))

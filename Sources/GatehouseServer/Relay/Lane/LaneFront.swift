@@ -45,20 +45,33 @@ protocol LaneFront: LaneReceiver {
 }
 
 extension LaneFront {
-    /// Decides `head` off the loop (the store read, a provider token verified, an assertion signed), then, back on
-    /// the loop and while the front still serves its client, carries the decision out.
-    func decideOffLoop(
-        _ head: HTTPRequestHead, remoteAddress: String?, context: ChannelHandlerContext,
+    /// Carries out the part of a decision that leaves the loop, when `plan` has one: the whole decision
+    /// (`.resolveAsync`: the store read, a provider token verified, an assertion signed) or a DPoP proof's record
+    /// (`.spend`). Back on the loop, while the front still serves its client, `carryOut` gets the decision. `false`
+    /// when the plan has no such part.
+    func resolveOffLoop(
+        _ plan: APIRelay.Plan, for head: HTTPRequestHead, remoteAddress: String?, context: ChannelHandlerContext,
         then carryOut: @escaping (APIRelay.Plan, ChannelHandlerContext) -> Void
-    ) {
-        resolving = true
+    ) -> Bool {
         let relay = relay
-        context.eventLoop.makeFutureWithTask { await relay.traced(head) { await relay.decideAsync(head, remoteAddress: remoteAddress) } }
-            .assumeIsolated().whenSuccess { plan in
-                self.resolving = false
-                guard let context = self.context, context.channel.isActive, !self.handedOver else { return }
-                carryOut(plan, context)
+        let resolved: EventLoopFuture<APIRelay.Plan>
+        switch plan {
+        case .resolveAsync:
+            resolved = context.eventLoop.makeFutureWithTask {
+                await relay.traced(head) { await relay.decideAsync(head, remoteAddress: remoteAddress) }
             }
+        case .spend(let proof, let then):
+            resolved = relay.spend(proof, then: then, head, remoteAddress: remoteAddress, on: context.eventLoop)
+        default:
+            return false
+        }
+        resolving = true
+        resolved.assumeIsolated().whenSuccess { plan in
+            self.resolving = false
+            guard let context = self.context, context.channel.isActive, !self.handedOver else { return }
+            carryOut(plan, context)
+        }
+        return true
     }
 
     /// Sends the exchange's request on a connection of its pool: an idle one at once, without a future (the

@@ -16,8 +16,11 @@ import Prometheus
 /// writes the client's (``AnswerHeadWriter``) and passes the body on by its framing. No NIOHTTP1 part is made for the
 /// answer: that is what the lane saves (`bench/run.sh`, the `nio-head-relay` floor).
 ///
+/// A decision that leaves the loop (the store read, an assertion signed, a DPoP proof's record) is awaited, and
+/// bytes that come meanwhile are held (``LaneFront/resolveOffLoop(_:for:remoteAddress:context:then:)``).
+///
 /// Everything else goes, with the connection, to the pipeline behind: a declined or partial head, a body, a request
-/// the relay does not forward from memory (its decision goes along, ``APIRelayHandler/decidedByLane``, so nothing is
+/// the relay does not forward (its decision goes along, ``APIRelayHandler/decidedByLane``, so nothing is
 /// decided twice), bytes pipelined behind a request, the client's half-close. What the lane does carries the relay's
 /// rules over: the upstream timeout (504), an unreachable backend (502), one retry of a request a reused connection
 /// lost before any answer, back-pressure from the client to the backend, the access-log line, metrics and trace,
@@ -155,13 +158,11 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
         }
         var memo = self.memo
         let plan = relay.decide(head, remoteAddress: remoteAddress, memo: &memo)
-        if case .resolveAsync = plan {
-            // Bytes that come meanwhile are held.
-            decideOffLoop(head, remoteAddress: remoteAddress, context: context) { plan, context in
-                self.carryOut(plan, for: head, buffer, memo: self.memo, context: context, inReadCycle: false)
-            }
-            return
+        // Bytes that come while the decision is off the loop are held.
+        let offLoop = resolveOffLoop(plan, for: head, remoteAddress: remoteAddress, context: context) { plan, context in
+            self.carryOut(plan, for: head, buffer, memo: memo, context: context, inReadCycle: false)
         }
+        if offLoop { return }
         carryOut(plan, for: head, buffer, memo: memo, context: context, inReadCycle: true)
     }
 

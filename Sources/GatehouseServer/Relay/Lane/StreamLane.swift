@@ -11,7 +11,8 @@ import Prometheus
 ///
 /// A simple request is a `GET` to `/v1/api/…` whose HEADERS end the stream (no body), without `content-length` or
 /// `expect`, that the codec would pass on (``HTTP2StreamCodec/problem(with:)``). The lane decides it as the relay
-/// does (``APIRelay/decide(_:remoteAddress:memo:)``, with the connection's memo, ``StreamsCredentialMemo``). When
+/// does (``APIRelay/decide(_:remoteAddress:memo:)``, with the connection's memo, ``StreamsCredentialMemo``; a part
+/// that leaves the loop awaited, ``LaneFront/resolveOffLoop(_:for:remoteAddress:context:then:)``). When
 /// the one decision forwards it, the upstream head is written as bytes (``UpstreamHeadWriter``) on a connection of
 /// its loop's ``LaneConnectionPool``, and the answer is read from the bytes (``LaneFront``) and written as frames:
 /// HEADERS from the answer head (``AnswerFieldsWriter``), the body as DATA (a chunked one as its chunks' data), the
@@ -86,12 +87,10 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
         }
         var memo = self.memo.memo
         let plan = relay.decide(head, remoteAddress: remoteAddress, memo: &memo)
-        if case .resolveAsync = plan {
-            decideOffLoop(head, remoteAddress: remoteAddress, context: context) { plan, context in
-                self.carryOut(plan, for: payload, memo: self.memo.memo, context: context, inReadCycle: false)
-            }
-            return
+        let offLoop = resolveOffLoop(plan, for: head, remoteAddress: remoteAddress, context: context) { plan, context in
+            self.carryOut(plan, for: payload, memo: memo, context: context, inReadCycle: false)
         }
+        if offLoop { return }
         carryOut(plan, for: payload, memo: memo, context: context, inReadCycle: true)
     }
 
