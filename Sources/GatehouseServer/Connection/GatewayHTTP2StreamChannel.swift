@@ -18,43 +18,14 @@ struct GatewayHTTP2StreamChannel: Sendable {
     /// The HTTP/1.1 channel whose request handlers each stream gets.
     let http1: GatewayHTTPChannel
 
-    /// Sets up a stream channel; a stream for the router is yielded to `routed` when its request arrives. `memo`
-    /// is the connection's, which its streams' relay handlers share.
-    func initialize(
-        channel: any Channel, routed: AsyncStream<GatewayHTTPChannel.RouterChannel>.Continuation,
-        memo: NIOLoopBound<StreamsCredentialMemo>, logger: Logger
-    ) -> EventLoopFuture<Void> {
-        channel.eventLoop.makeCompletedFuture {
-            // A stream's own address is its connection's.
-            let remoteAddress = channel.parent?.remoteAddress ?? channel.remoteAddress
-            let http1 = http1
-            let installHandlers = { (pipeline: ChannelPipeline.SynchronousOperations) throws -> APIRelayHandler? in
-                try pipeline.addHandler(HTTP2StreamCodec(bodyTimeout: http1.client.bodyTimeout, sendTimeout: http1.client.sendTimeout))
-                let relayHandler = try http1.addRelayHandlers(to: pipeline, remoteAddress: remoteAddress, streamsMemo: memo.value)
-                try pipeline.addHandler(
-                    RouterHandoff(
-                        triggers: .requests,
-                        deliver: { stream in
-                            guard let stream else { return true }
-                            if case .enqueued = routed.yield(stream) { return true }
-                            return false
-                        }
-                    ) { pipeline in
-                        try http1.addRouterHandlers(to: pipeline, malformed: nil, logger: logger)
-                        // No half-closure: a stream's output ends with its answer's END_STREAM.
-                        return try NIOAsyncChannel(wrappingChannelSynchronously: channel)
-                    })
-                return relayHandler
-            }
-            guard let relay = http1.relay else {
-                _ = try installHandlers(channel.pipeline.syncOperations)
-                return
-            }
-            // The lane serves a simple relayed request alone, and puts the usual handlers behind it for any other.
-            try channel.pipeline.syncOperations.addHandler(
-                StreamLane(
-                    relay: relay, remoteAddress: remoteAddress?.ipAddress, hstsSeconds: http1.hstsSeconds, memo: memo.value,
-                    sendTimeout: http1.client.sendTimeout, installHandlers: installHandlers))
+    /// Sets up a stream channel with its connection's ``HTTP2StreamHandlers``: synchronously, on the stream's loop,
+    /// answered with the loop's one succeeded future (no future or closure made per stream).
+    func initialize(channel: any Channel, handlers: NIOLoopBound<HTTP2StreamHandlers>) -> EventLoopFuture<Void> {
+        do {
+            try handlers.value.setUp(channel)
+            return channel.eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
         }
     }
 

@@ -57,15 +57,15 @@ struct GatewayTLSChannel: Sendable {
                     HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
                     HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
                 ]
-                let memo = NIOLoopBound(StreamsCredentialMemo(), eventLoop: channel.eventLoop)
                 let (routed, continuation) = AsyncStream<GatewayHTTPChannel.RouterChannel>.makeStream()
                 channel.closeFuture.whenComplete { _ in continuation.finish() }
+                let handlers = NIOLoopBound(HTTP2StreamHandlers(http1: http1, routed: continuation, logger: logger), eventLoop: channel.eventLoop)
                 try channel.pipeline.syncOperations.addHandler(HTTP2FlushCoalescer())
                 _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
                     mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream,
                     streamDelegate: keeper.streamDelegate(on: channel.eventLoop)
                 ) { stream in
-                    streams.initialize(channel: stream, routed: continuation, memo: memo, logger: logger)
+                    streams.initialize(channel: stream, handlers: handlers)
                 }
                 try channel.pipeline.syncOperations.addHandler(keeper)
                 return .http2(routed)

@@ -36,8 +36,8 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
     let hsts: String?
     /// The connection's credential memo, shared by its streams.
     private let memo: StreamsCredentialMemo
-    /// Adds the stream's usual handlers behind the lane; returns the relay's.
-    private let installHandlers: (ChannelPipeline.SynchronousOperations) throws -> APIRelayHandler?
+    /// The connection's stream set-up, which adds the stream's usual handlers behind the lane.
+    private let handlers: HTTP2StreamHandlers
     var context: ChannelHandlerContext?
     var exchange: LaneExchange?
     var timer: Scheduled<Void>?
@@ -49,14 +49,14 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
 
     init(
         relay: APIRelay, remoteAddress: String?, hstsSeconds: Int, memo: StreamsCredentialMemo, sendTimeout: TimeAmount,
-        installHandlers: @escaping (ChannelPipeline.SynchronousOperations) throws -> APIRelayHandler?
+        handlers: HTTP2StreamHandlers
     ) {
         self.relay = relay
         self.remoteAddress = remoteAddress
         hsts = hstsSeconds > 0 ? "max-age=\(hstsSeconds)" : nil
         self.memo = memo
         send = ClientSendClock(timeout: sendTimeout)
-        self.installHandlers = installHandlers
+        self.handlers = handlers
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -152,7 +152,7 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
         timer = nil
         send.stop()
         do {
-            let relayHandler = try installHandlers(context.pipeline.syncOperations)
+            let relayHandler = try handlers.install(on: context.channel)
             if let plan { relayHandler?.decidedByLane = plan }
         } catch {
             context.close(promise: nil)
