@@ -241,3 +241,31 @@ def test_an_unreachable_or_slow_backend_is_answered_502_or_504_on_the_stream(sta
     finally:
         backend.close()
         probe.close()
+
+
+def test_streams_waiting_at_once_each_get_504_at_their_own_deadline(lane):
+    """The lane streams of one connection share one timer: each request still times out one upstream timeout
+    after it went out, not when another stream's does, and a stream answered meanwhile is not touched."""
+    gateway, _, token = lane
+    raw = RawH2(gateway)
+    auth = [("authorization", f"Bearer {token}")]
+    started = time.monotonic()
+    first = raw.headers("GET", "/v1/api/hang", auth)
+    time.sleep(0.5)
+    second = raw.headers("GET", "/v1/api/hang", auth)
+    answered = raw.headers("GET", "/v1/api/echo/meanwhile", auth)
+    ended: dict[int, tuple[float, str]] = {}
+    status: dict[int, str] = {}
+    while len(ended) < 3 and time.monotonic() - started < 10:
+        for event in raw.conn.receive_data(raw.sock.recv(65536)):
+            if isinstance(event, h2.events.ResponseReceived):
+                status[event.stream_id] = dict(event.headers)[":status"]
+            elif isinstance(event, h2.events.DataReceived):
+                raw.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded):
+                ended[event.stream_id] = (time.monotonic() - started, status[event.stream_id])
+        raw.flush()
+    raw.close()
+    assert ended[answered][1] == "200" and ended[answered][0] < 0.9, ended
+    assert ended[first][1] == "504" and 0.9 <= ended[first][0] < 1.45, ended
+    assert ended[second][1] == "504" and 1.4 <= ended[second][0] < 2.2, ended

@@ -12,6 +12,8 @@ final class HTTP2StreamHandlers {
     /// The streams whose requests the router serves.
     let routed: AsyncStream<GatewayHTTPChannel.RouterChannel>.Continuation
     let memo = StreamsCredentialMemo()
+    /// The upstream timeouts of the requests its streams' lanes have out: one timer for the connection.
+    let deadlines = LaneDeadlines()
     let logger: Logger
 
     init(http1: GatewayHTTPChannel, routed: AsyncStream<GatewayHTTPChannel.RouterChannel>.Continuation, logger: Logger) {

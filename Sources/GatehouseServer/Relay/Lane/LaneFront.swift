@@ -18,8 +18,6 @@ protocol LaneFront: LaneReceiver {
     var context: ChannelHandlerContext? { get }
     /// The request under way, from its decision to its answer's end.
     var exchange: LaneExchange? { get set }
-    /// The upstream's deadline: one timer per front, armed until it fires.
-    var timer: Scheduled<Void>? { get set }
     /// A request's decision is being made off the loop.
     var resolving: Bool { get set }
     /// The front has handed its connection or stream to the handlers behind it, for good.
@@ -42,6 +40,10 @@ protocol LaneFront: LaneReceiver {
     /// The backend failed after part of the answer went out: the client can only learn of it by the end of its
     /// connection or stream.
     func cut(context: ChannelHandlerContext)
+    /// Has ``checkDeadline(at:)`` called at `deadline` (or later), the upstream timeout of the request just sent.
+    func watchDeadline(_ deadline: NIODeadline, context: ChannelHandlerContext)
+    /// No deadline is due any more: the client left.
+    func stopWatching()
 }
 
 extension LaneFront {
@@ -106,22 +108,17 @@ extension LaneFront {
         connection.send(exchange.head)
         let timeout = exchange.entry.upstream?.timeout ?? relay.settings.upstreamTimeout
         exchange.deadline = context.eventLoop.now + .milliseconds(Int64(timeout * 1000))
-        if timer == nil { armTimer(at: exchange.deadline, context: context) }
+        watchDeadline(exchange.deadline, context: context)
     }
 
-    private func armTimer(at deadline: NIODeadline, context: ChannelHandlerContext) {
-        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in self?.timerFired() }
-    }
-
-    private func timerFired() {
-        timer = nil
-        // Only a request out with no answer yet has a deadline; the next request arms the timer again.
-        guard let context, let exchange, exchange.connection != nil, !exchange.answerStarted else { return }
-        guard context.eventLoop.now >= exchange.deadline else {
-            armTimer(at: exchange.deadline, context: context)
-            return
-        }
+    /// The upstream timeout, checked when the request's deadline may have passed: a request out with no answer
+    /// yet is answered 504 once its deadline has passed. The deadline still to come, or `nil` when there is none
+    /// (no request out, or its answer started).
+    func checkDeadline(at now: NIODeadline) -> NIODeadline? {
+        guard let exchange, exchange.connection != nil, !exchange.answerStarted else { return nil }
+        guard now >= exchange.deadline else { return exchange.deadline }
         timedOut(exchange)
+        return nil
     }
 
     /// The client can take more (or cannot): the backend is read accordingly once the answer has started.
@@ -131,8 +128,7 @@ extension LaneFront {
 
     /// The client's connection or stream ended: the request under way is abandoned and logged.
     func clientLeft() {
-        timer?.cancel()
-        timer = nil
+        stopWatching()
         guard let exchange else { return }
         self.exchange = nil
         exchange.connection?.close()

@@ -61,7 +61,8 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
     /// The lane wrote an answer that ends the connection.
     var closingClient = false
     var handedOver = false
-    var timer: Scheduled<Void>?
+    /// One timer per connection (the upstream's deadline), armed until it fires.
+    private var timer: Scheduled<Void>?
 
     init(relay: APIRelay, relayHandler: APIRelayHandler, connectionGuard: HTTP1ConnectionGuard, remoteAddress: String?, hstsSeconds: Int) {
         self.relay = relay
@@ -76,8 +77,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        stopWatching()
         self.context = nil
     }
 
@@ -221,8 +221,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
     /// there as they came, the first request with `plan`, the lane's decision of it, when there is one.
     func handOver(_ bytes: ByteBuffer?, plan: (APIRelay.Plan, CredentialMemo?)?, context: ChannelHandlerContext, inReadCycle: Bool = true) {
         handedOver = true
-        timer?.cancel()
-        timer = nil
+        stopWatching()
         if let plan { relayHandler.decidedByLane = (plan.0, plan.1) }
         var bytes = bytes
         if var held {
@@ -246,6 +245,27 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
         if readPending {
             readPending = false
             channel.read()
+        }
+    }
+
+    // MARK: The upstream timeout
+
+    func watchDeadline(_ deadline: NIODeadline, context: ChannelHandlerContext) {
+        // Armed once, and again when it fires before a later request's deadline.
+        if timer == nil { armTimer(at: deadline, context: context) }
+    }
+
+    func stopWatching() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    private func armTimer(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            guard let self else { return }
+            self.timer = nil
+            guard let context = self.context, let next = self.checkDeadline(at: context.eventLoop.now) else { return }
+            self.armTimer(at: next, context: context)
         }
     }
 }

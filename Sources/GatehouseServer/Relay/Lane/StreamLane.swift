@@ -40,7 +40,6 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
     private let handlers: HTTP2StreamHandlers
     var context: ChannelHandlerContext?
     var exchange: LaneExchange?
-    var timer: Scheduled<Void>?
     private var send: ClientSendClock
     var resolving = false
     var handedOver = false
@@ -64,8 +63,7 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        stopWatching()
         send.stop()
         self.context = nil
     }
@@ -148,8 +146,7 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
         _ payload: HTTP2Frame.FramePayload, plan: (APIRelay.Plan, CredentialMemo?)?, context: ChannelHandlerContext, inReadCycle: Bool = true
     ) {
         handedOver = true
-        timer?.cancel()
-        timer = nil
+        stopWatching()
         send.stop()
         do {
             let relayHandler = try handlers.install(on: context.channel)
@@ -162,5 +159,15 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
         // Outside the stream's read cycle (after a decision off the loop), the handlers get the end of this read too.
         if !inReadCycle { context.fireChannelReadComplete() }
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+
+    // MARK: The upstream timeout
+
+    func watchDeadline(_ deadline: NIODeadline, context: ChannelHandlerContext) {
+        handlers.deadlines.watch(self, until: deadline, on: context.eventLoop)
+    }
+
+    func stopWatching() {
+        handlers.deadlines.forget(self)
     }
 }
