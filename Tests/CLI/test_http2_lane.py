@@ -266,6 +266,7 @@ def test_streams_waiting_at_once_each_get_504_at_their_own_deadline(lane):
                 ended[event.stream_id] = (time.monotonic() - started, status[event.stream_id])
         raw.flush()
     raw.close()
-    assert ended[answered][1] == "200" and ended[answered][0] < 0.9, ended
-    assert ended[first][1] == "504" and 0.9 <= ended[first][0] < 1.45, ended
-    assert ended[second][1] == "504" and 1.4 <= ended[second][0] < 2.2, ended
+    # (Upper bounds with room for a loaded machine; the lower ones are what a shared timer could get wrong.)
+    assert ended[answered][1] == "200" and ended[answered][0] < ended[first][0], ended
+    assert ended[first][1] == "504" and 0.9 <= ended[first][0] < 3, ended
+    assert ended[second][1] == "504" and 1.4 <= ended[second][0] < 4 and ended[second][0] - ended[first][0] >= 0.3, ended

@@ -15,11 +15,14 @@ final class HTTP2StreamHandlers {
     /// The upstream timeouts of the requests its streams' lanes have out: one timer for the connection.
     let deadlines = LaneDeadlines()
     let logger: Logger
+    /// `Strict-Transport-Security`'s value on the lane's final answers (`tls.hsts_seconds`), or `nil`.
+    private let hsts: String?
 
     init(http1: GatewayHTTPChannel, routed: AsyncStream<GatewayHTTPChannel.RouterChannel>.Continuation, logger: Logger) {
         self.http1 = http1
         self.routed = routed
         self.logger = logger
+        hsts = http1.hstsSeconds > 0 ? "max-age=\(http1.hstsSeconds)" : nil
     }
 
     /// A new stream's first handler: the relay's lane (``StreamLane``), which serves a simple relayed request alone
@@ -31,7 +34,7 @@ final class HTTP2StreamHandlers {
         }
         try channel.pipeline.syncOperations.addHandler(
             StreamLane(
-                relay: relay, remoteAddress: Self.remoteAddress(of: channel)?.ipAddress, hstsSeconds: http1.hstsSeconds, memo: memo,
+                relay: relay, remoteAddress: Self.remoteAddress(of: channel)?.ipAddress, hsts: hsts, memo: memo,
                 sendTimeout: http1.client.sendTimeout, handlers: self))
     }
 

@@ -47,12 +47,12 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
     var heldHead: HPACKHeaders?
 
     init(
-        relay: APIRelay, remoteAddress: String?, hstsSeconds: Int, memo: StreamsCredentialMemo, sendTimeout: TimeAmount,
+        relay: APIRelay, remoteAddress: String?, hsts: String?, memo: StreamsCredentialMemo, sendTimeout: TimeAmount,
         handlers: HTTP2StreamHandlers
     ) {
         self.relay = relay
         self.remoteAddress = remoteAddress
-        hsts = hstsSeconds > 0 ? "max-age=\(hstsSeconds)" : nil
+        self.hsts = hsts
         self.memo = memo
         send = ClientSendClock(timeout: sendTimeout)
         self.handlers = handlers
