@@ -14,6 +14,8 @@ final class HTTP2StreamHandlers {
     let memo = StreamsCredentialMemo()
     /// The upstream timeouts of the requests its streams' lanes have out: one timer for the connection.
     let deadlines = LaneDeadlines()
+    /// The lane's pool of the upstream the connection's last lane stream went to.
+    var lanePools = LanePoolMemo()
     let logger: Logger
     /// `Strict-Transport-Security`'s value on the lane's final answers (`tls.hsts_seconds`), or `nil`.
     private let hsts: String?

@@ -46,8 +46,6 @@ final class LaneExchange {
     var status = 0
     /// The backend's answer lets its connection serve another request.
     var upstreamKeepAlive = true
-    /// The client's connection ends with this answer.
-    var closeClient = false
 
     init(head: ByteBuffer, entry: APIRelay.Entry, clientKeepAlive: Bool, pool: LaneConnectionPool) {
         self.head = head

@@ -1,6 +1,7 @@
 import GatehouseCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import Prometheus
 
 /// How a request on the lane ends: its answer's end, the relay's own problem answers (502, 504), a failure once the
@@ -67,6 +68,16 @@ extension LaneFront {
         exchange.connection?.close()
         record(exchange, status: error.status)
         writeProblem(error, exchange, context: context)
+    }
+
+    /// The relay's problem answer for `error` to `exchange`'s request: its head (``APIRelay/problemHead(_:bodyLength:close:requestID:)``
+    /// with HSTS when the gateway sets it) and its body.
+    func problemAnswer(_ error: GatehouseError, _ exchange: LaneExchange, close: Bool) -> (head: HTTPResponseHead, body: ByteBuffer) {
+        let requestID = exchange.entry.requestID
+        let body = Problem.body(error, requestID: requestID)
+        var head = relay.problemHead(error, bodyLength: body.readableBytes, close: close, requestID: requestID)
+        if let hsts { head.headers.replaceOrAdd(name: "Strict-Transport-Security", value: hsts) }
+        return (head, body)
     }
 
     private func upstreamFailed(_ exchange: LaneExchange) {

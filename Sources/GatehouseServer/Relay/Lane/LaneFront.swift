@@ -1,6 +1,7 @@
 import GatehouseCore
 import NIOCore
 import NIOHTTP1
+import Prometheus
 
 /// A front end of the relay's byte lane: ``RelayLane`` for an HTTP/1.1 connection, ``StreamLane`` for an HTTP/2
 /// stream. Both serve one request at a time, decided by the relay's one decision, over a byte connection of their
@@ -16,6 +17,8 @@ import NIOHTTP1
 protocol LaneFront: LaneReceiver {
     var relay: APIRelay { get }
     var context: ChannelHandlerContext? { get }
+    /// `Strict-Transport-Security`'s value on every final answer (`tls.hsts_seconds`), or `nil`.
+    var hsts: String? { get }
     /// The request under way, from its decision to its answer's end.
     var exchange: LaneExchange? { get set }
     /// A request's decision is being made off the loop.
@@ -25,8 +28,7 @@ protocol LaneFront: LaneReceiver {
     /// A chunked answer goes on in its chunks as they came (HTTP/1.1), or only their data (HTTP/2).
     static var passesChunks: Bool { get }
 
-    /// Writes the client's head of the backend's answer head `view` (an interim one when its status is `1xx`), and
-    /// notes on a final answer's `exchange` what the client's side needs (``LaneExchange/closeClient``).
+    /// Writes the client's head of the backend's answer head `view` (an interim one when its status is `1xx`).
     func writeHead(_ view: ResponseHeadView, of bytes: UnsafeRawBufferPointer, _ exchange: LaneExchange, context: ChannelHandlerContext)
     /// Passes the answer's body on: `bytes` as its framing has them (see ``passesChunks``); `last`, the answer ends
     /// with them (they may be none).
@@ -74,6 +76,21 @@ extension LaneFront {
             carryOut(plan, context)
         }
         return true
+    }
+
+    /// Starts the exchange of a request the decision forwards with `upstreamHead`: counted, its upstream head
+    /// written as bytes (``UpstreamHeadWriter``), sent on a connection of `pool`.
+    func start(
+        _ upstreamHead: HTTPRequestHead, _ entry: APIRelay.Entry, clientKeepAlive: Bool, pool: LaneConnectionPool, context: ChannelHandlerContext
+    ) {
+        relay.metrics.proxiedRequests.increment()
+        relay.metrics.relayedRequests.increment()
+        relay.metrics.laneRequests.increment()
+        var bytes = context.channel.allocator.buffer(capacity: 512)
+        UpstreamHeadWriter.write(upstreamHead, into: &bytes)
+        let exchange = LaneExchange(head: bytes, entry: entry, clientKeepAlive: clientKeepAlive, pool: pool)
+        self.exchange = exchange
+        acquire(for: exchange, fresh: false)
     }
 
     /// Sends the exchange's request on a connection of its pool: an idle one at once, without a future (the

@@ -13,7 +13,6 @@ extension RelayLane {
         var head = context.channel.allocator.buffer(capacity: view.length + 128)
         AnswerHeadWriter.write(
             view, of: bytes, requestID: final ? exchange.entry.requestID : nil, close: final && close, hsts: final ? hsts : nil, into: &head)
-        if final { exchange.closeClient = close }
         context.write(wrapOutboundOut(head), promise: nil)
     }
 
@@ -40,16 +39,14 @@ extension RelayLane {
 
     func answerDone(_ exchange: LaneExchange, context: ChannelHandlerContext) {
         connectionGuard.laneAnswerEnded()
-        endAnswer(close: exchange.closeClient || quiescing, context: context)
+        // A close the head said (`Connection: close`), or a shutdown that began since.
+        endAnswer(close: !exchange.clientKeepAlive || quiescing, context: context)
     }
 
     func writeProblem(_ error: GatehouseError, _ exchange: LaneExchange, context: ChannelHandlerContext) {
         connectionGuard.laneAnswerEnded()
         let close = !exchange.clientKeepAlive || quiescing
-        let requestID = exchange.entry.requestID
-        let body = Problem.body(error, requestID: requestID)
-        var head = relay.problemHead(error, bodyLength: body.readableBytes, close: close, requestID: requestID)
-        if let hsts { head.headers.replaceOrAdd(name: "Strict-Transport-Security", value: hsts) }
+        let (head, body) = problemAnswer(error, exchange, close: close)
         var bytes = context.channel.allocator.buffer(capacity: 512 + body.readableBytes)
         ResponseHeadWriter.write(head, into: &bytes)
         bytes.writeImmutableBuffer(body)

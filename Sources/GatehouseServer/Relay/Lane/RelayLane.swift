@@ -1,8 +1,6 @@
 import GatehouseCore
-import Logging
 import NIOCore
 import NIOHTTP1
-import Prometheus
 
 /// The relay's fast lane: the first handler of an HTTP/1.1 connection (behind TLS), it serves the connection's
 /// requests as bytes for as long as they are simple, and hands the connection to the NIOHTTP1 pipeline behind it,
@@ -46,7 +44,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
     /// A request's decision is being made off the loop.
     var resolving = false
     /// The pool of the upstream the last request went to.
-    private var pool: (route: UpstreamRoute?, pool: LaneConnectionPool)?
+    private var pools = LanePoolMemo()
     /// Client bytes that came while a request was under way (pipelined): they go to the pipeline with the
     /// connection once its answer is out.
     private var held: ByteBuffer?
@@ -171,20 +169,14 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
         _ plan: APIRelay.Plan, for head: HTTPRequestHead, _ buffer: ByteBuffer, memo: CredentialMemo?, context: ChannelHandlerContext,
         inReadCycle: Bool
     ) {
-        guard case .forward(let upstreamHead, let entry) = plan, let pool = pool(for: entry.upstream, context: context) else {
+        guard case .forward(let upstreamHead, let entry) = plan, let pool = pools.pool(for: entry.upstream, relay: relay, on: context.eventLoop)
+        else {
             handOver(buffer, plan: (plan, memo), context: context, inReadCycle: inReadCycle)
             return
         }
         self.memo = memo
-        relay.metrics.proxiedRequests.increment()
-        relay.metrics.relayedRequests.increment()
-        relay.metrics.laneRequests.increment()
-        var bytes = context.channel.allocator.buffer(capacity: 512)
-        UpstreamHeadWriter.write(upstreamHead, into: &bytes)
-        let exchange = LaneExchange(head: bytes, entry: entry, clientKeepAlive: head.isKeepAlive, pool: pool)
-        self.exchange = exchange
         connectionGuard.laneRequestBegan()
-        acquire(for: exchange, fresh: false)
+        start(upstreamHead, entry, clientKeepAlive: head.isKeepAlive, pool: pool, context: context)
     }
 
     /// The NIOHTTP1 head of the request that is all of `buffer`, when the lane serves it.
@@ -207,15 +199,6 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
 
     private static let getMethod = Array("GET".utf8)
     private static let apiPrefix = Array(APIRelay.prefix.utf8)
-
-    /// The lane's pool for `upstream` on this loop.
-    private func pool(for upstream: UpstreamRoute?, context: ChannelHandlerContext) -> LaneConnectionPool? {
-        if let pool, pool.route === upstream { return pool.pool }
-        let route = upstream ?? relay.policy.current.upstreams.fallback
-        guard let found = relay.pools.lanePool(for: route, on: context.eventLoop) else { return nil }
-        pool = (upstream, found.value)
-        return found.value
-    }
 
     /// Hands the connection to the NIOHTTP1 pipeline behind, for good: `bytes` (and whatever was held) are read
     /// there as they came, the first request with `plan`, the lane's decision of it, when there is one.

@@ -46,10 +46,7 @@ extension StreamLane {
     }
 
     func writeProblem(_ error: GatehouseError, _ exchange: LaneExchange, context: ChannelHandlerContext) {
-        let requestID = exchange.entry.requestID
-        let body = Problem.body(error, requestID: requestID)
-        var head = relay.problemHead(error, bodyLength: body.readableBytes, close: false, requestID: requestID)
-        if let hsts { head.headers.replaceOrAdd(name: "Strict-Transport-Security", value: hsts) }
+        let (head, body) = problemAnswer(error, exchange, close: false)
         let block = HTTP2StreamCodec.fields(status: head.status.code, head.headers)
         context.write(wrapOutboundOut(.headers(.init(headers: block))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: true))), promise: nil)

@@ -3,7 +3,6 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP1
 import NIOHTTP2
-import Prometheus
 
 /// The relay's lane on an HTTP/2 stream: the first (and, while it serves, only) handler of a stream channel. A
 /// stream whose request is simple is served by the lane alone; any other gets the stream's usual handlers
@@ -43,6 +42,8 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
     private var send: ClientSendClock
     var resolving = false
     var handedOver = false
+    /// The lane is in its connection's ``LaneDeadlines``.
+    private var watched = false
     /// The final answer's HEADERS, held until its first DATA or a flush: an answer without a body ends on them.
     var heldHead: HPACKHeaders?
 
@@ -112,32 +113,24 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
     private func carryOut(
         _ plan: APIRelay.Plan, for payload: HTTP2Frame.FramePayload, memo: CredentialMemo?, context: ChannelHandlerContext, inReadCycle: Bool
     ) {
-        guard case .forward(let upstreamHead, let entry) = plan, let pool = pool(for: entry.upstream, context: context) else {
+        guard case .forward(let upstreamHead, let entry) = plan,
+            let pool = handlers.lanePools.pool(for: entry.upstream, relay: relay, on: context.eventLoop)
+        else {
             handOver(payload, plan: (plan, memo), context: context, inReadCycle: inReadCycle)
             return
         }
         self.memo.memo = memo
-        relay.metrics.proxiedRequests.increment()
-        relay.metrics.relayedRequests.increment()
-        relay.metrics.laneRequests.increment()
-        var bytes = context.channel.allocator.buffer(capacity: 512)
-        UpstreamHeadWriter.write(upstreamHead, into: &bytes)
-        exchange = LaneExchange(head: bytes, entry: entry, clientKeepAlive: true, pool: pool)
-        acquire(for: exchange!, fresh: false)
+        // (Keep-alive is the connection's business on HTTP/2, not a stream's.)
+        start(upstreamHead, entry, clientKeepAlive: true, pool: pool, context: context)
     }
 
     /// The request head of a stream's header block, when the lane serves it.
     static func simpleHead(_ block: HPACKHeaders) -> HTTPRequestHead? {
-        guard HTTP2StreamCodec.problem(with: block) == nil, let head = try? HTTP2StreamCodec.requestHead(block, endStream: true).head,
-            head.method == .GET, head.uri.hasPrefix(APIRelay.prefix)
+        // The cheap checks first: a stream the lane does not take has its head built once, by the codec.
+        guard block.first(name: ":method") == "GET", block.first(name: ":path")?.hasPrefix(APIRelay.prefix) == true,
+            !block.contains(name: "content-length"), !block.contains(name: "expect"), HTTP2StreamCodec.problem(with: block) == nil
         else { return nil }
-        for (name, _) in head.headers where name == "content-length" || name == "expect" { return nil }
-        return head
-    }
-
-    /// The lane's pool for `upstream` on this loop.
-    private func pool(for upstream: UpstreamRoute?, context: ChannelHandlerContext) -> LaneConnectionPool? {
-        relay.pools.lanePool(for: upstream ?? relay.policy.current.upstreams.fallback, on: context.eventLoop)?.value
+        return try? HTTP2StreamCodec.requestHead(block, endStream: true).head
     }
 
     /// Puts the stream's usual handlers behind the lane and leaves: `payload` is read there as it came, with `plan`,
@@ -164,10 +157,14 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
     // MARK: The upstream timeout
 
     func watchDeadline(_ deadline: NIODeadline, context: ChannelHandlerContext) {
+        watched = true
         handlers.deadlines.watch(self, until: deadline, on: context.eventLoop)
     }
 
     func stopWatching() {
+        // (Called as the stream ends and again as its handlers go: the connection's set is touched once.)
+        guard watched else { return }
+        watched = false
         handlers.deadlines.forget(self)
     }
 }
