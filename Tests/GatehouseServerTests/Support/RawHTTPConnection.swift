@@ -19,16 +19,19 @@ enum RawHTTPConnection {
         var description: String
     }
 
-    /// Sends each of `writes` (with `pause` between them) on one new connection, then reads until `responses`
-    /// answers (framed by `Content-Length` or in chunks) have come, the peer closes, or `timeout` passes.
-    /// `halfClose`: the client's side of the connection is shut after the writes.
+    /// Sends each of `writes` (with `pause` between them, and each after the first only once `until` holds) on one new
+    /// connection, then reads until `responses` answers (framed by `Content-Length` or in chunks) have come, the peer
+    /// closes, or `timeout` passes. `halfClose`: the client's side of the connection is shut after the writes.
     static func exchange(
-        port: Int, _ writes: [String], pause: TimeInterval = 0, responses: Int, timeout: TimeInterval = 10, halfClose: Bool = false
+        port: Int, _ writes: [String], pause: TimeInterval = 0, until: (@Sendable () -> Bool)? = nil, responses: Int,
+        timeout: TimeInterval = 10, halfClose: Bool = false
     ) async throws -> (responses: [Response], closedByPeer: Bool) {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(
-                    with: Result { try run(port: port, writes, pause: pause, responses: responses, timeout: timeout, halfClose: halfClose) })
+                    with: Result {
+                        try run(port: port, writes, pause: pause, until: until, responses: responses, timeout: timeout, halfClose: halfClose)
+                    })
             }
         }
     }
@@ -60,11 +63,12 @@ enum RawHTTPConnection {
     }
 
     private static func run(
-        port: Int, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval, halfClose: Bool
+        port: Int, _ writes: [String], pause: TimeInterval, until: (@Sendable () -> Bool)?, responses wanted: Int, timeout: TimeInterval,
+        halfClose: Bool
     ) throws -> ([Response], Bool) {
         let fd = try connect(port: port)
         defer { close(fd) }
-        return try transfer(fd: fd, writes, pause: pause, responses: wanted, timeout: timeout, halfClose: halfClose)
+        return try transfer(fd: fd, writes, pause: pause, until: until, responses: wanted, timeout: timeout, halfClose: halfClose)
     }
 
     /// A connected blocking socket whose reads give up after 200 ms; `receiveBuffer`: its `SO_RCVBUF`, set before it
@@ -87,10 +91,15 @@ enum RawHTTPConnection {
     }
 
     private static func transfer(
-        fd: Int32, _ writes: [String], pause: TimeInterval, responses wanted: Int, timeout: TimeInterval, halfClose: Bool = false
+        fd: Int32, _ writes: [String], pause: TimeInterval, until: (@Sendable () -> Bool)? = nil, responses wanted: Int,
+        timeout: TimeInterval, halfClose: Bool = false
     ) throws -> ([Response], Bool) {
         for (index, text) in writes.enumerated() {
             if index > 0, pause > 0 { Thread.sleep(forTimeInterval: pause) }
+            if index > 0, let until {
+                let giveUp = Date().addingTimeInterval(timeout)
+                while !until(), Date() < giveUp { Thread.sleep(forTimeInterval: 0.005) }
+            }
             let bytes = Array(text.utf8)
             var sent = 0
             while sent < bytes.count {
