@@ -66,4 +66,19 @@ import Testing
         #expect(Base64URL.decode("QR") == Data([0x41]))
         #expect(Base64URL.decode("QQ") == Data([0x41]))
     }
+
+    @Test("a character outside the alphabet is refused wherever it stands: in a group of four or among the last ones")
+    func refusesAnywhere() {
+        let valid = Array(Base64URL.encode(Data(0..<16)).utf8)
+        #expect(valid.count == 22)
+        for position in valid.indices {
+            for bad in ["*", "=", "+", "/", " ", "\u{80}"] {
+                var text = valid
+                text[position] = Array(bad.utf8)[0]
+                #expect(Base64URL.decode(text) == nil, "\(bad) at \(position)")
+                #expect(Base64URL.decodedBytes(text) == nil, "\(bad) at \(position)")
+            }
+        }
+        #expect(Base64URL.decode(valid) == Data(0..<16))
+    }
 }
