@@ -8,7 +8,7 @@ import Testing
         let text = "fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo"
         #expect(ConstantTime.equal(text.utf8, String(text).utf8))
         #expect(ConstantTime.equal(Data(text.utf8), Array(text.utf8)))
-        // A slice of a string's bytes and a bridged-like lazy view (no contiguous storage) take the other path.
+        // A slice of a string's bytes is contiguous too; a lazy view has no contiguous storage and takes the other path.
         #expect(ConstantTime.equal(("." + text).utf8.dropFirst(), text.utf8))
         #expect(ConstantTime.equal(text.utf8.lazy.map { $0 }, text.utf8))
         let bytes = Array(text.utf8)

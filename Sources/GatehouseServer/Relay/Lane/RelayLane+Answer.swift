@@ -7,9 +7,15 @@ import NIOHTTP1
 extension RelayLane {
     static var passesChunks: Bool { true }
 
+    /// Whether the connection ends with `exchange`'s answer: the client's `Connection: close`, or a shutdown that
+    /// began since.
+    func closes(after exchange: LaneExchange) -> Bool {
+        !exchange.clientKeepAlive || quiescing
+    }
+
     func writeHead(_ view: ResponseHeadView, of bytes: UnsafeRawBufferPointer, _ exchange: LaneExchange, context: ChannelHandlerContext) {
         let final = view.status >= 200
-        let close = !exchange.clientKeepAlive || quiescing
+        let close = closes(after: exchange)
         var head = context.channel.allocator.buffer(capacity: view.length + 128)
         AnswerHeadWriter.write(
             view, of: bytes, requestID: final ? exchange.entry.requestID : nil, close: final && close, hsts: final ? hsts : nil, into: &head)
@@ -39,13 +45,12 @@ extension RelayLane {
 
     func answerDone(_ exchange: LaneExchange, context: ChannelHandlerContext) {
         connectionGuard.laneAnswerEnded()
-        // A close the head said (`Connection: close`), or a shutdown that began since.
-        endAnswer(close: !exchange.clientKeepAlive || quiescing, context: context)
+        endAnswer(close: closes(after: exchange), context: context)
     }
 
     func writeProblem(_ error: GatehouseError, _ exchange: LaneExchange, context: ChannelHandlerContext) {
         connectionGuard.laneAnswerEnded()
-        let close = !exchange.clientKeepAlive || quiescing
+        let close = closes(after: exchange)
         let (head, body) = problemAnswer(error, exchange, close: close)
         var bytes = context.channel.allocator.buffer(capacity: 512 + body.readableBytes)
         ResponseHeadWriter.write(head, into: &bytes)

@@ -42,8 +42,6 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
     private var send: ClientSendClock
     var resolving = false
     var handedOver = false
-    /// The lane is in its connection's ``LaneDeadlines``.
-    private var watched = false
     /// The final answer's HEADERS, held until its first DATA or a flush: an answer without a body ends on them.
     var heldHead: HPACKHeaders?
 
@@ -157,14 +155,11 @@ final class StreamLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront
     // MARK: The upstream timeout
 
     func watchDeadline(_ deadline: NIODeadline, context: ChannelHandlerContext) {
-        watched = true
         handlers.deadlines.watch(self, until: deadline, on: context.eventLoop)
     }
 
     func stopWatching() {
-        // (Called as the stream ends and again as its handlers go: the connection's set is touched once.)
-        guard watched else { return }
-        watched = false
+        // Called as the stream ends and again as its handlers go: forgetting a lane not watched does nothing.
         handlers.deadlines.forget(self)
     }
 }
