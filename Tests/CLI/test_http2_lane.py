@@ -16,6 +16,7 @@ import socketserver
 import threading
 import time
 
+import h2.errors
 import h2.events
 import pytest
 from conftest import q, write_capture_provider
@@ -270,3 +271,46 @@ def test_streams_waiting_at_once_each_get_504_at_their_own_deadline(lane):
     assert ended[answered][1] == "200" and ended[answered][0] < ended[first][0], ended
     assert ended[first][1] == "504" and 0.9 <= ended[first][0] < 3, ended
     assert ended[second][1] == "504" and 1.4 <= ended[second][0] < 4 and ended[second][0] - ended[first][0] >= 0.3, ended
+
+
+def test_a_lane_stream_whose_client_takes_nothing_is_reset_after_the_send_timeout(start, certs, tmp_path):
+    """A lane stream has no channel whose writability a clock could follow: the lane counts what waits in NIOHTTP2
+    for the stream's window itself. A client that never opens its stream's window again has that stream reset once
+    `limits.client_send_timeout_seconds` has passed, not before, and the connection's other streams go on; a client
+    that reads the same answer slowly, a window at a time, gets all of it."""
+    probe, backend = Backend(), RawBackend()
+    chain, key = certs.leaf("localhost")
+    root = tmp_path / "send"
+    write_capture_provider(root, probe.url)
+    gateway = start(tls_yaml(chain, key, backend, extra=["limits: {client_send_timeout_seconds: 1}"]), root=root)
+    try:
+        token = sign_in(gateway)
+        before = gateway.metric("gatehouse_relay_lane_requests_total") or 0
+        raw = RawH2(gateway)
+        # Only the stream's window holds the answer back, not the connection's.
+        raw.conn.increment_flow_control_window(1 << 30)
+        raw.flush()
+        started = time.monotonic()
+        held = raw.headers("GET", "/v1/api/big", [("authorization", f"Bearer {token}")])
+        received, reset_at = 0, None
+        while reset_at is None and time.monotonic() - started < 10:
+            for event in raw.conn.receive_data(raw.sock.recv(65536)):
+                if isinstance(event, h2.events.DataReceived) and event.stream_id == held:
+                    received += event.flow_controlled_length
+                elif isinstance(event, h2.events.StreamReset) and event.stream_id == held:
+                    reset_at = (time.monotonic() - started, event.error_code)
+            raw.flush()
+        assert reset_at is not None, "the held stream was not reset"
+        assert 0.9 <= reset_at[0] < 5 and reset_at[1] == h2.errors.ErrorCodes.CANCEL, reset_at
+        # It got what its window allowed, and nothing past it.
+        assert 0 < received <= 65535
+        # The connection and the lane go on; a slow reader that opens its window in time gets the whole answer.
+        assert comparable(exchange(raw, "/v1/api/echo/after", token, via_lane=True))[2].startswith(b'{"target": "/base/echo/after')
+        big = exchange(raw, "/v1/api/big", token, via_lane=True, timeout=30)
+        assert big["end"] == "ended" and len(big["body"]) == 256 * 256 * 64
+        raw.close()
+        assert (gateway.metric("gatehouse_relay_lane_requests_total") or 0) - before == 3
+        assert gateway.alive()
+    finally:
+        backend.close()
+        probe.close()

@@ -9,11 +9,11 @@ import NIOHTTP2
 /// its back-pressure kept per stream (the stream's flow-control window only opens as the relay reads), and
 /// everything else to the router.
 ///
-/// Pipeline: ``StreamLane`` alone while it serves a simple relayed request as bytes; for any other request,
-/// ``HTTP2StreamCodec`` (frames to HTTP/1.1 parts, the target check, the body timeout) → HSTS →
-/// ``APIRelayHandler`` → ``RouterHandoff``, put behind the lane when it leaves. A stream the relay answers ends there, on its event loop, without a
-/// task: the router's handlers (HTTP types codec, Hummingbird's connection state, the async channel) and the task that runs Hummingbird's loop are made only for a stream
-/// whose request reaches the hand-off, when it does.
+/// A simple relayed request's stream never gets here: the connection's ``HTTP2Lane`` serves it without a channel.
+/// Pipeline: ``HTTP2StreamCodec`` (frames to HTTP/1.1 parts, the target check, the body timeout) → HSTS →
+/// ``APIRelayHandler`` → ``RouterHandoff``. A stream the relay answers ends there, on its event loop, without a task:
+/// the router's handlers (HTTP types codec, Hummingbird's connection state, the async channel) and the task that runs
+/// Hummingbird's loop are made only for a stream whose request reaches the hand-off, when it does.
 struct GatewayHTTP2StreamChannel: Sendable {
     /// The HTTP/1.1 channel whose request handlers each stream gets.
     let http1: GatewayHTTPChannel

@@ -25,11 +25,6 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
         send = ClientSendClock(timeout: sendTimeout)
     }
 
-    /// The stream events of the connection's `NIOHTTP2Handler`, delivered to this handler on its loop.
-    func streamDelegate(on eventLoop: any EventLoop) -> any NIOHTTP2StreamDelegate {
-        Delegate(keeper: NIOLoopBound(self, eventLoop: eventLoop))
-    }
-
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         idle.idle()
@@ -56,6 +51,12 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The streams `NIOHTTP2Handler` opens and closes, the lane's and the stream channels' alike.
+        if let created = event as? NIOHTTP2StreamCreatedEvent {
+            streamCreated(created.streamID)
+        } else if event is StreamClosedEvent {
+            streamClosed()
+        }
         if case ChannelEvent.inputClosed = event {
             // The client sends nothing more, not even a WINDOW_UPDATE: the connection ends with its last open
             // stream, as at a graceful shutdown, without a GOAWAY nobody would read.
@@ -106,16 +107,5 @@ final class HTTP2ConnectionKeeper: ChannelInboundHandler, RemovableChannelHandle
             case .later(let deadline): self.scheduleIdleClose(at: deadline)
             }
         }
-    }
-
-    /// `NIOHTTP2Handler` calls its delegate on the connection's loop: the loop-bound box checks that. A class, so
-    /// that the handler's existential holds one reference rather than a boxed copy made at each stream's events.
-    private final class Delegate: NIOHTTP2StreamDelegate {
-        let keeper: NIOLoopBound<HTTP2ConnectionKeeper>
-
-        init(keeper: NIOLoopBound<HTTP2ConnectionKeeper>) { self.keeper = keeper }
-
-        func streamCreated(_ id: HTTP2StreamID, channel: any Channel) { keeper.value.streamCreated(id) }
-        func streamClosed(_ id: HTTP2StreamID, channel: any Channel) { keeper.value.streamClosed() }
     }
 }

@@ -12,13 +12,18 @@ final class HTTP2StreamHandlers {
     /// The streams whose requests the router serves.
     let routed: AsyncStream<GatewayHTTPChannel.RouterChannel>.Continuation
     let memo = StreamsCredentialMemo()
-    /// The upstream timeouts of the requests its streams' lanes have out: one timer for the connection.
+    /// The upstream timeouts of the requests its lane streams have out: one timer for the connection.
     let deadlines = LaneDeadlines()
     /// The lane's pool of the upstream the connection's last lane stream went to.
     var lanePools = LanePoolMemo()
     let logger: Logger
     /// `Strict-Transport-Security`'s value on the lane's final answers (`tls.hsts_seconds`), or `nil`.
-    private let hsts: String?
+    let hsts: String?
+    /// `limits.client_send_timeout_seconds`, after which a lane stream whose client takes nothing is reset.
+    var sendTimeout: TimeAmount { http1.client.sendTimeout }
+    /// The lane's decision of the stream it is handing to the multiplexer, which sets the stream's channel up while
+    /// the lane hands it over (``HTTP2Lane/handOver(_:frame:plan:inReadCycle:)``).
+    var handedOver: (APIRelay.Plan, CredentialMemo?)?
 
     init(http1: GatewayHTTPChannel, routed: AsyncStream<GatewayHTTPChannel.RouterChannel>.Continuation, logger: Logger) {
         self.http1 = http1
@@ -27,20 +32,21 @@ final class HTTP2StreamHandlers {
         hsts = http1.hstsSeconds > 0 ? "max-age=\(http1.hstsSeconds)" : nil
     }
 
-    /// A new stream's first handler: the relay's lane (``StreamLane``), which serves a simple relayed request alone
-    /// and puts the usual handlers behind itself for any other; without a relay, the usual handlers.
-    func setUp(_ channel: any Channel) throws {
-        guard let relay = http1.relay else {
-            _ = try install(on: channel)
-            return
-        }
-        try channel.pipeline.syncOperations.addHandler(
-            StreamLane(
-                relay: relay, remoteAddress: Self.remoteAddress(of: channel)?.ipAddress, hsts: hsts, memo: memo,
-                sendTimeout: http1.client.sendTimeout, handlers: self))
+    /// The connection's lane (``HTTP2Lane``), which serves the simple relayed requests itself; `nil` without a relay.
+    func lane() -> HTTP2Lane? {
+        http1.relay.map { HTTP2Lane(relay: $0, handlers: self) }
     }
 
-    /// The stream's usual handlers, added last: ``HTTP2StreamCodec``, the relay's (returned), ``RouterHandoff``.
+    /// A new stream channel's handlers (a stream the lane does not serve, or handed over with its decision).
+    func setUp(_ channel: any Channel) throws {
+        let relayHandler = try install(on: channel)
+        if let plan = handedOver {
+            handedOver = nil
+            relayHandler?.decidedByLane = plan
+        }
+    }
+
+    /// The stream's usual handlers: ``HTTP2StreamCodec``, the relay's (returned), ``RouterHandoff``.
     func install(on channel: any Channel) throws -> APIRelayHandler? {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(HTTP2StreamCodec(bodyTimeout: http1.client.bodyTimeout, sendTimeout: http1.client.sendTimeout))

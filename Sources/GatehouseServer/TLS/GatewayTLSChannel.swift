@@ -8,7 +8,8 @@ import NIOSSL
 import NIOTLS
 
 /// The gateway's HTTPS connection (`tls:`): TLS with the current pair of ``TLSContextStore``, then by ALPN
-/// either HTTP/2 (`h2`: each stream a ``GatewayHTTP2StreamChannel``) or HTTP/1.1 (the same
+/// either HTTP/2 (`h2`: the relay's ``HTTP2Lane`` for the simple relayed requests' streams, every other stream a
+/// ``GatewayHTTP2StreamChannel``) or HTTP/1.1 (the same
 /// ``GatewayHTTPChannel`` as without TLS, `https` requests). Both reach the same relay and router.
 struct GatewayTLSChannel: Sendable {
     /// What ALPN chose.
@@ -59,14 +60,22 @@ struct GatewayTLSChannel: Sendable {
                 ]
                 let (routed, continuation) = AsyncStream<GatewayHTTPChannel.RouterChannel>.makeStream()
                 channel.closeFuture.whenComplete { _ in continuation.finish() }
-                let handlers = NIOLoopBound(HTTP2StreamHandlers(http1: http1, routed: continuation, logger: logger), eventLoop: channel.eventLoop)
-                try channel.pipeline.syncOperations.addHandler(HTTP2FlushCoalescer())
-                _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-                    mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream,
-                    streamDelegate: keeper.streamDelegate(on: channel.eventLoop)
-                ) { stream in
-                    streams.initialize(channel: stream, handlers: handlers)
-                }
+                let handlers = HTTP2StreamHandlers(http1: http1, routed: continuation, logger: logger)
+                let loopBound = NIOLoopBound(handlers, eventLoop: channel.eventLoop)
+                let pipeline = channel.pipeline.syncOperations
+                try pipeline.addHandler(HTTP2FlushCoalescer())
+                try pipeline.addHandler(
+                    NIOHTTP2Handler(mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream))
+                // The lane serves the simple relayed requests' streams before the multiplexer makes a channel for them.
+                if let lane = handlers.lane() { try pipeline.addHandler(lane) }
+                try pipeline.addHandler(
+                    HTTP2StreamMultiplexer(
+                        mode: .server, channel: channel, targetWindowSize: configuration.stream.targetWindowSize,
+                        outboundBufferSizeHighWatermark: configuration.stream.outboundBufferSizeHighWatermark,
+                        outboundBufferSizeLowWatermark: configuration.stream.outboundBufferSizeLowWatermark
+                    ) { stream in
+                        streams.initialize(channel: stream, handlers: loopBound)
+                    })
                 try channel.pipeline.syncOperations.addHandler(keeper)
                 return .http2(routed)
             case .negotiated("http/1.1"), .fallback:

@@ -65,7 +65,7 @@ extension LaneFront {
         guard let context, let exchange, exchange.answerStarted else { return }
         flushAnswer(context: context)
         // Back-pressure: the backend is read only while the client takes what comes.
-        if !context.channel.isWritable { exchange.connection?.setReading(false) }
+        if !clientTakes(context: context) { exchange.connection?.setReading(false) }
     }
 
     func laneFailed(_ error: any Error) {

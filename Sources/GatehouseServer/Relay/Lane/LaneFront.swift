@@ -3,8 +3,8 @@ import NIOCore
 import NIOHTTP1
 import Prometheus
 
-/// A front end of the relay's byte lane: ``RelayLane`` for an HTTP/1.1 connection, ``StreamLane`` for an HTTP/2
-/// stream. Both serve one request at a time, decided by the relay's one decision, over a byte connection of their
+/// A front end of the relay's byte lane: ``RelayLane`` for an HTTP/1.1 connection, ``LaneStream`` for an HTTP/2
+/// stream (of its connection's ``HTTP2Lane``). Both serve one request at a time, decided by the relay's one decision, over a byte connection of their
 /// loop's ``LaneConnectionPool``.
 ///
 /// What they share is the backend's side, in the extensions of this protocol: the request sent (on an idle
@@ -46,9 +46,13 @@ protocol LaneFront: LaneReceiver {
     func watchDeadline(_ deadline: NIODeadline, context: ChannelHandlerContext)
     /// No deadline is due any more: the client left.
     func stopWatching()
+    /// The client takes what it is sent: the backend is read only while it does. By default, the channel's writability.
+    func clientTakes(context: ChannelHandlerContext) -> Bool
 }
 
 extension LaneFront {
+    func clientTakes(context: ChannelHandlerContext) -> Bool { context.channel.isWritable }
+
     /// Carries out the part of a decision that leaves the loop, when `plan` has one: the whole decision
     /// (`.resolveAsync`: the store read, a provider token verified, an assertion signed) or a DPoP proof's record
     /// (`.spend`). Back on the loop, while the front still serves its client, `carryOut` gets the decision. `false`
@@ -121,7 +125,7 @@ extension LaneFront {
         exchange.connection = connection
         exchange.reused = connection.reused
         connection.handler.receiver = self
-        connection.setReading(context.channel.isWritable)
+        connection.setReading(clientTakes(context: context))
         connection.send(exchange.head)
         let timeout = exchange.entry.upstream?.timeout ?? relay.settings.upstreamTimeout
         exchange.deadline = context.eventLoop.now + .milliseconds(Int64(timeout * 1000))
@@ -140,7 +144,7 @@ extension LaneFront {
 
     /// The client can take more (or cannot): the backend is read accordingly once the answer has started.
     func clientWritabilityChanged(context: ChannelHandlerContext) {
-        if let exchange, exchange.answerStarted { exchange.connection?.setReading(context.channel.isWritable) }
+        if let exchange, exchange.answerStarted { exchange.connection?.setReading(clientTakes(context: context)) }
     }
 
     /// The client's connection or stream ended: the request under way is abandoned and logged.

@@ -7,14 +7,14 @@ import NIOHTTP2
 /// The client's side of an answer on an HTTP/2 stream: the head as HEADERS (``AnswerFieldsWriter``), the body as
 /// DATA, the end as END_STREAM on the last frame, the relay's problem answers as the codec writes them, and a reset
 /// stream when the backend fails once the answer started.
-extension StreamLane {
+extension LaneStream {
     static var passesChunks: Bool { false }
 
     func writeHead(_ view: ResponseHeadView, of bytes: UnsafeRawBufferPointer, _ exchange: LaneExchange, context: ChannelHandlerContext) {
         guard view.status >= 200 else {
             // An interim answer goes on as it came, without the request's id.
             let block = AnswerFieldsWriter.fields(view, of: bytes, requestID: nil, hsts: nil)
-            context.write(wrapOutboundOut(.headers(.init(headers: block))), promise: nil)
+            write(.headers(.init(headers: block)), context: context)
             return
         }
         heldHead = AnswerFieldsWriter.fields(view, of: bytes, requestID: exchange.entry.requestID, hsts: hsts)
@@ -25,35 +25,44 @@ extension StreamLane {
             heldHead = nil
             // An answer without a body ends on its HEADERS.
             let endsHere = last && bytes.readableBytes == 0
-            context.write(wrapOutboundOut(.headers(.init(headers: head, endStream: endsHere))), promise: nil)
+            endWritten = endsHere
+            write(.headers(.init(headers: head, endStream: endsHere)), context: context)
             if endsHere { return }
         }
         guard bytes.readableBytes > 0 || last else { return }
-        context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(bytes), endStream: last))), promise: nil)
+        if last {
+            endWritten = true
+            write(.data(.init(data: .byteBuffer(bytes), endStream: true)), context: context)
+        } else {
+            writeCounted(bytes, context: context)
+        }
     }
 
     func flushAnswer(context: ChannelHandlerContext) {
         if let head = heldHead {
             heldHead = nil
-            context.write(wrapOutboundOut(.headers(.init(headers: head))), promise: nil)
+            write(.headers(.init(headers: head)), context: context)
         }
         context.flush()
     }
 
     func answerDone(_ exchange: LaneExchange, context: ChannelHandlerContext) {
-        // Both ends of the stream are closed now: NIOHTTP2 closes its channel once the last frame is out.
+        // Both ends of the stream are closed now: NIOHTTP2 forgets it once the last frame is out.
         context.flush()
     }
 
     func writeProblem(_ error: GatehouseError, _ exchange: LaneExchange, context: ChannelHandlerContext) {
         let (head, body) = problemAnswer(error, exchange, close: false)
         let block = HTTP2StreamCodec.fields(status: head.status.code, head.headers)
-        context.write(wrapOutboundOut(.headers(.init(headers: block))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: true))), promise: nil)
+        write(.headers(.init(headers: block)), context: context)
+        endWritten = true
+        write(.data(.init(data: .byteBuffer(body), endStream: true)), context: context)
+        context.flush()
     }
 
     func cut(context: ChannelHandlerContext) {
-        // Closing a stream channel resets its stream (RST_STREAM); the connection's other streams go on.
-        context.close(promise: nil)
+        // The stream is reset (as a stream channel's close resets it); the connection's other streams go on.
+        write(.rstStream(.cancel), context: context)
+        context.flush()
     }
 }
