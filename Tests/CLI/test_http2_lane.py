@@ -31,7 +31,7 @@ class RawBackend:
     `/base/echo…`: the request's target and fields as JSON (Content-Length), with fields a relay must drop or keep.
     `/base/chunked`: a chunked body in several writes, one chunk with an extension. `/base/close`: a body that ends
     with the connection. `/base/empty`: `204`. `/base/early`: `103 Early Hints`, then the echo. `/base/big`: 4 MiB
-    chunked. `/base/hang`: never answers."""
+    chunked. `/base/window`: 65,535 bytes, then the last 20,000 a moment later. `/base/hang`: never answers."""
 
     def __init__(self):
         self.requests: list[dict] = []
@@ -85,6 +85,14 @@ class RawBackend:
                         for _ in range(64):
                             send(b"%x\r\n%s\r\n" % (len(piece), piece))
                         send(b"0\r\n\r\n")
+                    except OSError:
+                        return False
+                elif target == "/base/window":
+                    # A stream window's worth (the client's 65,535 bytes), then, once it has gone, the last 20,000.
+                    send(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 85535\r\n\r\n" + b"w" * 65535)
+                    time.sleep(0.3)
+                    try:
+                        send(b"l" * 20000)
                     except OSError:
                         return False
                 elif target == "/base/hang":
@@ -290,26 +298,35 @@ def test_a_lane_stream_whose_client_takes_nothing_is_reset_after_the_send_timeou
         # Only the stream's window holds the answer back, not the connection's.
         raw.conn.increment_flow_control_window(1 << 30)
         raw.flush()
-        started = time.monotonic()
-        held = raw.headers("GET", "/v1/api/big", [("authorization", f"Bearer {token}")])
-        received, reset_at = 0, None
-        while reset_at is None and time.monotonic() - started < 10:
-            for event in raw.conn.receive_data(raw.sock.recv(65536)):
-                if isinstance(event, h2.events.DataReceived) and event.stream_id == held:
-                    received += event.flow_controlled_length
-                elif isinstance(event, h2.events.StreamReset) and event.stream_id == held:
-                    reset_at = (time.monotonic() - started, event.error_code)
-            raw.flush()
-        assert reset_at is not None, "the held stream was not reset"
-        assert 0.9 <= reset_at[0] < 5 and reset_at[1] == h2.errors.ErrorCodes.CANCEL, reset_at
-        # It got what its window allowed, and nothing past it.
-        assert 0 < received <= 65535
+        raw.sock.settimeout(1)
+        # A chunked answer (its last frame empty), and one whose last frame alone waits for the window: neither is
+        # held forever.
+        for path in ("/v1/api/big", "/v1/api/window"):
+            started = time.monotonic()
+            held = raw.headers("GET", path, [("authorization", f"Bearer {token}")])
+            received, reset_at = 0, None
+            while reset_at is None and time.monotonic() - started < 10:
+                try:
+                    data = raw.sock.recv(65536)
+                except socket.timeout:
+                    continue
+                for event in raw.conn.receive_data(data):
+                    if isinstance(event, h2.events.DataReceived) and event.stream_id == held:
+                        received += event.flow_controlled_length
+                    elif isinstance(event, h2.events.StreamReset) and event.stream_id == held:
+                        reset_at = (time.monotonic() - started, event.error_code)
+                raw.flush()
+            assert reset_at is not None, f"the held stream ({path}) was not reset"
+            assert 0.9 <= reset_at[0] < 5 and reset_at[1] == h2.errors.ErrorCodes.CANCEL, (path, reset_at)
+            # It got what its window allowed, and nothing past it.
+            assert 0 < received <= 65535, (path, received)
+        raw.sock.settimeout(10)
         # The connection and the lane go on; a slow reader that opens its window in time gets the whole answer.
         assert comparable(exchange(raw, "/v1/api/echo/after", token, via_lane=True))[2].startswith(b'{"target": "/base/echo/after')
         big = exchange(raw, "/v1/api/big", token, via_lane=True, timeout=30)
         assert big["end"] == "ended" and len(big["body"]) == 256 * 256 * 64
         raw.close()
-        assert (gateway.metric("gatehouse_relay_lane_requests_total") or 0) - before == 3
+        assert (gateway.metric("gatehouse_relay_lane_requests_total") or 0) - before == 4
         assert gateway.alive()
     finally:
         backend.close()

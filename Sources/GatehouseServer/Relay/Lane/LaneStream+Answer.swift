@@ -30,12 +30,9 @@ extension LaneStream {
             if endsHere { return }
         }
         guard bytes.readableBytes > 0 || last else { return }
-        if last {
-            endWritten = true
-            write(.data(.init(data: .byteBuffer(bytes), endStream: true)), context: context)
-        } else {
-            writeCounted(bytes, context: context)
-        }
+        // A last frame the window holds back still counts: its stream is reset if the client never takes it.
+        endWritten = last
+        writeData(bytes, endStream: last, context: context)
     }
 
     func flushAnswer(context: ChannelHandlerContext) {

@@ -115,13 +115,19 @@ final class LaneStream: LaneFront {
 
     func clientTakes(context: ChannelHandlerContext) -> Bool { !blocked && context.channel.isWritable }
 
-    /// Writes a DATA frame that does not end the stream, counting its bytes until NIOHTTP2 has sent them.
-    func writeCounted(_ data: ByteBuffer, context: ChannelHandlerContext) {
+    /// Writes a DATA frame, counting its bytes until NIOHTTP2 has sent them. The last one is counted only when it
+    /// takes the stream past the high watermark: below it, nothing would ever wait on its count.
+    func writeData(_ data: ByteBuffer, endStream: Bool, context: ChannelHandlerContext) {
         let count = data.readableBytes
+        let frame = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(data), endStream: endStream))
+        guard !endStream || pending + count > Self.highWatermark else {
+            write(frame, context: context)
+            return
+        }
         pending += count
         let promise = context.eventLoop.makePromise(of: Void.self)
         promise.futureResult.assumeIsolated().whenComplete { _ in self.sent(count) }
-        write(.data(.init(data: .byteBuffer(data))), promise: promise, context: context)
+        write(frame, promise: promise, context: context)
         if !blocked, pending > Self.highWatermark {
             blocked = true
             startSendClock(context: context)
