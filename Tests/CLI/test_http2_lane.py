@@ -331,3 +331,51 @@ def test_a_lane_stream_whose_client_takes_nothing_is_reset_after_the_send_timeou
     finally:
         backend.close()
         probe.close()
+
+
+def test_lane_streams_reset_as_they_open_are_never_answered_and_break_nothing(start, certs, tmp_path):
+    """The lane keeps its streams' frames from NIOHTTP2's multiplexer and ends them on NIOHTTP2's close. A client
+    opens lane streams and resets each in the same write (a PRIORITY frame between for some), so that the gateway
+    reads both in one go: with every decision read from the store off the loop (no session cache), the reset comes
+    while the decision is out, and a decision that comes back for a closed stream must go nowhere. No such request
+    is answered (nor logged 200); the connection's next lane streams are, the gateway logs no error and lives."""
+    probe, backend = Backend(), RawBackend()
+    chain, key = certs.leaf("localhost")
+    root = tmp_path / "flood"
+    write_capture_provider(root, probe.url)
+    text = tls_yaml(chain, key, backend).replace('store: {kind: "memory"}', 'store: {kind: "memory", session_cache_seconds: 0}')
+    gateway = start(text, root=root)
+    try:
+        token = sign_in(gateway)
+        raw = RawH2(gateway)
+        auth = [("authorization", f"Bearer {token}")]
+        answered: list[int] = []
+        raw.sock.settimeout(0.02)
+        for i in range(150):
+            stream = raw.conn.get_next_available_stream_id()
+            raw.conn.send_headers(stream, [(":method", "GET"), (":path", f"/v1/api/echo/flood-{i}"), (":scheme", "https"),
+                                           (":authority", "localhost"), *auth], end_stream=True)
+            if i % 3 == 0:
+                raw.conn.prioritize(stream, weight=32)
+            raw.conn.reset_stream(stream)
+            raw.flush()
+            try:
+                for event in raw.conn.receive_data(raw.sock.recv(65536)):
+                    if isinstance(event, h2.events.ResponseReceived):
+                        answered.append(event.stream_id)
+            except (socket.timeout, TimeoutError):
+                pass
+        raw.sock.settimeout(10)
+        for i in range(5):
+            answer = exchange(raw, f"/v1/api/echo/after-{i}", token, via_lane=True)
+            assert dict(answer["head"])[":status"] == "200" and bytes(answer["body"]).startswith(b'{"target": "/base/echo/after'), answer
+        raw.close()
+        assert answered == []
+        # Each reset was read with its HEADERS, while the store was being read: none reached the backend.
+        assert [r["target"] for r in backend.requests if "flood-" in r["target"]] == []
+        log = gateway.log()
+        assert gateway.alive()
+        assert "error" not in log.lower(), log[-2000:]
+    finally:
+        backend.close()
+        probe.close()
