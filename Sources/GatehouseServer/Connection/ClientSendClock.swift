@@ -22,12 +22,18 @@ struct ClientSendClock {
     /// is writable again. A channel that stays unwritable for the whole timeout is closed (for an HTTP/2 stream:
     /// `RST_STREAM`).
     mutating func writabilityChanged(_ context: ChannelHandlerContext) {
-        if context.channel.isWritable {
+        follow(writable: context.channel.isWritable, on: context.eventLoop) {
+            if !context.channel.isWritable { context.close(promise: nil) }
+        }
+    }
+
+    /// The same for a client whose writability is not a channel's (an HTTP/2 lane stream, ``LaneStream``): the timer
+    /// runs while `writable` is `false`, and `expired` ends what the client holds when it fires.
+    mutating func follow(writable: Bool, on eventLoop: any EventLoop, expired: @escaping () -> Void) {
+        if writable {
             stop()
         } else if timer == nil {
-            timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
-                if !context.channel.isWritable { context.close(promise: nil) }
-            }
+            timer = eventLoop.assumeIsolated().scheduleTask(in: timeout, expired)
         }
     }
 

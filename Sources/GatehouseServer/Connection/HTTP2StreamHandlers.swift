@@ -23,7 +23,7 @@ final class HTTP2StreamHandlers {
     var sendTimeout: TimeAmount { http1.client.sendTimeout }
     /// The lane's decision of the stream it is handing to the multiplexer, which sets the stream's channel up while
     /// the lane hands it over (``HTTP2Lane/handOver(_:frame:plan:inReadCycle:)``).
-    var handedOver: (APIRelay.Plan, CredentialMemo?)?
+    var handOverPlan: (APIRelay.Plan, CredentialMemo?)?
 
     init(http1: GatewayHTTPChannel, routed: AsyncStream<GatewayHTTPChannel.RouterChannel>.Continuation, logger: Logger) {
         self.http1 = http1
@@ -40,14 +40,14 @@ final class HTTP2StreamHandlers {
     /// A new stream channel's handlers (a stream the lane does not serve, or handed over with its decision).
     func setUp(_ channel: any Channel) throws {
         let relayHandler = try install(on: channel)
-        if let plan = handedOver {
-            handedOver = nil
+        if let plan = handOverPlan {
+            handOverPlan = nil
             relayHandler?.decidedByLane = plan
         }
     }
 
     /// The stream's usual handlers: ``HTTP2StreamCodec``, the relay's (returned), ``RouterHandoff``.
-    func install(on channel: any Channel) throws -> APIRelayHandler? {
+    private func install(on channel: any Channel) throws -> APIRelayHandler? {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(HTTP2StreamCodec(bodyTimeout: http1.client.bodyTimeout, sendTimeout: http1.client.sendTimeout))
         let relayHandler = try http1.addRelayHandlers(to: pipeline, remoteAddress: Self.remoteAddress(of: channel), streamsMemo: memo)

@@ -45,7 +45,7 @@ final class HTTP2Lane: ChannelDuplexHandler, RemovableChannelHandler {
             // whose close the stream learns of by `StreamClosedEvent`.
             return
         }
-        guard case .headers(let headers) = frame.payload, headers.endStream, frame.streamID != .rootStream,
+        guard case .headers(let headers) = frame.payload, headers.endStream,
             let head = LaneStream.simpleHead(headers.headers)
         else {
             context.fireChannelRead(data)
@@ -78,9 +78,9 @@ final class HTTP2Lane: ChannelDuplexHandler, RemovableChannelHandler {
     func handOver(_ stream: LaneStream, frame: HTTP2Frame, plan: (APIRelay.Plan, CredentialMemo?), inReadCycle: Bool) {
         guard let context, streams.removeValue(forKey: stream.id) != nil else { return }
         // The multiplexer sets the stream channel up within this read: its handlers take the plan then.
-        handlers.handedOver = plan
+        handlers.handOverPlan = plan
         context.fireChannelRead(wrapInboundOut(frame))
-        handlers.handedOver = nil
+        handlers.handOverPlan = nil
         // Outside the connection's read cycle (after a decision off the loop), the stream gets the end of this read too.
         if !inReadCycle { context.fireChannelReadComplete() }
     }

@@ -25,13 +25,11 @@ extension LaneStream {
             heldHead = nil
             // An answer without a body ends on its HEADERS.
             let endsHere = last && bytes.readableBytes == 0
-            endWritten = endsHere
             write(.headers(.init(headers: head, endStream: endsHere)), context: context)
             if endsHere { return }
         }
         guard bytes.readableBytes > 0 || last else { return }
         // A last frame the window holds back still counts: its stream is reset if the client never takes it.
-        endWritten = last
         writeData(bytes, endStream: last, context: context)
     }
 
@@ -52,7 +50,6 @@ extension LaneStream {
         let (head, body) = problemAnswer(error, exchange, close: false)
         let block = HTTP2StreamCodec.fields(status: head.status.code, head.headers)
         write(.headers(.init(headers: block)), context: context)
-        endWritten = true
         write(.data(.init(data: .byteBuffer(body), endStream: true)), context: context)
         context.flush()
     }

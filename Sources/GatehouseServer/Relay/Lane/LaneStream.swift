@@ -18,7 +18,7 @@ import NIOHTTP2
 /// saves over the codec and the NIOHTTP1 relay (`bench/tls.sh`, the HTTP/2 row).
 ///
 /// Any other decision goes with the HEADERS to the connection's multiplexer, whose stream channel gets the usual
-/// handlers (``HTTP2StreamHandlers/install(on:)``, ``APIRelayHandler/decidedByLane``: nothing is decided twice).
+/// handlers (``HTTP2StreamHandlers/setUp(_:)``, ``APIRelayHandler/decidedByLane``: nothing is decided twice).
 ///
 /// Flow control: NIOHTTP2 holds a DATA frame until the stream's and the connection's windows let it go, and completes
 /// its write then. The bytes written and not yet gone are counted, as a stream channel counts them: above 8 KiB the
@@ -26,9 +26,9 @@ import NIOHTTP2
 /// client takes none of its answer for `limits.client_send_timeout_seconds` is reset, as the codec's stream is. A
 /// client's `RST_STREAM` ends the stream, and with it the request's backend connection.
 final class LaneStream: LaneFront {
-    /// A stream channel's defaults (NIOHTTP2's `StreamConfiguration`).
-    static let highWatermark = 8196
-    static let lowWatermark = 4092
+    /// A stream channel's bounds (NIOHTTP2's `StreamConfiguration`, which the connection's multiplexer is given too).
+    static let highWatermark = NIOHTTP2Handler.StreamConfiguration().outboundBufferSizeHighWatermark
+    static let lowWatermark = NIOHTTP2Handler.StreamConfiguration().outboundBufferSizeLowWatermark
 
     let id: HTTP2StreamID
     /// The connection's lane; it holds the stream until the stream closes.
@@ -41,15 +41,16 @@ final class LaneStream: LaneFront {
     /// The stream has closed (both ends, or reset): nothing more is written on it.
     private(set) var closed = false
     /// This side's END_STREAM was written: the stream's close that follows is the answer's end.
-    var endWritten = false
+    private var endWritten = false
     /// Bytes of DATA written and not yet gone; `blocked` from above the high watermark until below the low one.
     private var pending = 0
     private var blocked = false
-    private var sendTimer: Scheduled<Void>?
+    private var send: ClientSendClock
 
     init(id: HTTP2StreamID, lane: HTTP2Lane) {
         self.id = id
         self.lane = lane
+        send = ClientSendClock(timeout: lane.handlers.sendTimeout)
     }
 
     var relay: APIRelay { lane.relay }
@@ -102,7 +103,7 @@ final class LaneStream: LaneFront {
     func streamClosed() {
         guard !closed else { return }
         closed = true
-        stopSendClock()
+        send.stop()
         if endWritten {
             // The answer's last frame is being written: the exchange ends as that write returns.
             stopWatching()
@@ -130,7 +131,7 @@ final class LaneStream: LaneFront {
         write(frame, promise: promise, context: context)
         if !blocked, pending > Self.highWatermark {
             blocked = true
-            startSendClock(context: context)
+            followSendClock(on: context.eventLoop)
         }
     }
 
@@ -138,27 +139,27 @@ final class LaneStream: LaneFront {
         pending -= count
         guard blocked, pending <= Self.lowWatermark else { return }
         blocked = false
-        stopSendClock()
-        if let context { clientWritabilityChanged(context: context) }
+        guard let context else { return }
+        followSendClock(on: context.eventLoop)
+        clientWritabilityChanged(context: context)
     }
 
-    /// The client took nothing of the answer for the send timeout: the stream is reset.
-    private func startSendClock(context: ChannelHandlerContext) {
-        guard sendTimer == nil else { return }
-        sendTimer = context.eventLoop.assumeIsolated().scheduleTask(in: lane.handlers.sendTimeout) {
-            self.sendTimer = nil
+    /// The stream's send timeout (``ClientSendClock``) follows `blocked`: a client that takes nothing of the answer
+    /// for its length has the stream reset.
+    private func followSendClock(on eventLoop: any EventLoop) {
+        send.follow(writable: !blocked, on: eventLoop) {
             guard self.blocked, let context = self.context else { return }
             self.cut(context: context)
         }
     }
 
-    private func stopSendClock() {
-        sendTimer?.cancel()
-        sendTimer = nil
-    }
-
-    /// Writes a frame of this stream.
+    /// Writes a frame of this stream, noting a frame that ends this side of it.
     func write(_ payload: HTTP2Frame.FramePayload, promise: EventLoopPromise<Void>? = nil, context: ChannelHandlerContext) {
+        switch payload {
+        case .headers(let headers) where headers.endStream: endWritten = true
+        case .data(let data) where data.endStream: endWritten = true
+        default: break
+        }
         context.write(NIOAny(HTTP2Frame(streamID: id, payload: payload)), promise: promise)
     }
 
