@@ -18,6 +18,9 @@ import NIOHTTPTypesHTTP1
 /// → ``RouterHandoff``, which adds the HTTP types codec → ``MalformedRequestHandler`` → Hummingbird's connection
 /// state → the router's async channel only when a request (or a parse error, or the client's half-closure) reaches
 /// it: a connection whose requests the relay answers alone costs no router handlers, no async channel and no task.
+/// With the relay, a connection starts with the lane, the guard and the router's hand-off alone; the lane adds the
+/// rest when it hands the connection over, so a connection whose requests the lane serves alone (a client that
+/// opens a connection per request, with a TLS handshake each) makes none of NIOHTTP1's handlers.
 /// ``GatewayListener`` sets each connection up and serves it on the event loop that accepted it
 /// (``serve(channel:logger:)``).
 struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
@@ -50,34 +53,12 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     /// The connection's handlers, added now on its event loop: also what a TLS connection that chose HTTP/1.1 runs
     /// the moment its handshake completes (``TLSProtocolSwitch``).
     func configure(channel: any Channel, logger: Logger) throws -> Value {
-        // Hummingbird's defaults: 80 KiB of head at most.
-        var limits = NIOHTTPDecoderLimitConfiguration()
-        limits.maxHeaderFieldSize = 80 * 1024
-        limits.maxHeaderListSize = 80 * 1024
-        limits.maxHeaderFieldCount = 1000
         let pipeline = channel.pipeline.syncOperations
         if let limiter = client.connections, !secure { try pipeline.addHandler(ClientConnectionLimiter.Handler(limiter: limiter)) }
-        try pipeline.configureHTTPServerPipeline(
-            withPipeliningAssistance: true, withErrorHandling: false, withOutboundHeaderValidation: false,
-            withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
         let watcher = RequestLineWatcher(maxURLBytes: client.maxURLBytes)
-        let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-        // In front of the HTTP handlers, and behind TLS (``GatewayTLSChannel``): it counts the plain bytes, and
-        // a WebSocket tunnel joins the pipeline right in front of it (``APIRelayHandler``).
-        try pipeline.addHandler(watcher, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
-        try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
-        try pipeline.addHandler(ReadInterestKeeper(), position: .before(try pipeline.handler(type: HTTPServerPipelineHandler.self)))
         // One handler for the connection's own guards: each request crosses one handler, not one per guard.
         let connectionGuard = HTTP1ConnectionGuard(idleTimeout: client.idleTimeout, bodyTimeout: client.bodyTimeout, sendTimeout: client.sendTimeout)
         try pipeline.addHandler(connectionGuard)
-        if let relay, let relayHandler = try addRelayHandlers(to: pipeline, remoteAddress: channel.remoteAddress) {
-            // In front of the HTTP handlers (behind TLS): the lane serves the simple requests as bytes until the first
-            // that is not, then hands the connection to them.
-            let lane = RelayLane(
-                relay: relay, relayHandler: relayHandler, connectionGuard: connectionGuard, remoteAddress: channel.remoteAddress?.ipAddress,
-                hstsSeconds: hstsSeconds)
-            try pipeline.addHandler(lane, position: .before(watcher))
-        }
         let router = channel.eventLoop.makePromise(of: RouterChannel?.self)
         try pipeline.addHandler(
             RouterHandoff(
@@ -90,19 +71,61 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                 try addRouterHandlers(to: pipeline, malformed: MalformedRequestHandler(requestLine: watcher), logger: logger)
                 return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
             })
+        let remoteAddress = channel.remoteAddress
+        if let relay {
+            // In front of the guard (behind TLS): the lane serves the simple requests as bytes until the first that is
+            // not, and only then adds the HTTP handlers around the guard and hands the connection to them. A
+            // connection whose requests the lane serves alone (a new connection per request among them) never makes
+            // them: the guard's idle and send clocks are all it needs meanwhile.
+            let lane = RelayLane(
+                relay: relay, connectionGuard: connectionGuard, remoteAddress: remoteAddress?.ipAddress, hstsSeconds: hstsSeconds
+            ) { pipeline in
+                try addHTTPHandlers(to: pipeline, around: connectionGuard, watcher: watcher, remoteAddress: remoteAddress)
+            }
+            try pipeline.addHandler(lane, position: .before(connectionGuard))
+        } else {
+            try addHTTPHandlers(to: pipeline, around: connectionGuard, watcher: watcher, remoteAddress: remoteAddress)
+        }
         return Value(channel: channel, router: router.futureResult)
+    }
+
+    /// The HTTP/1.1 handlers around the connection's guard: in front of it the request line's watcher, NIOHTTP1's
+    /// codec (and its boundaries for the watcher), the read-interest keeper and NIO's pipelining handler; behind
+    /// it HSTS and the relay's handler, which it returns (`nil` without a relay).
+    @discardableResult
+    private func addHTTPHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations, around connectionGuard: HTTP1ConnectionGuard, watcher: RequestLineWatcher,
+        remoteAddress: SocketAddress?
+    ) throws -> APIRelayHandler? {
+        // Hummingbird's defaults: 80 KiB of head at most.
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 80 * 1024
+        limits.maxHeaderListSize = 80 * 1024
+        limits.maxHeaderFieldCount = 1000
+        try pipeline.configureHTTPServerPipeline(
+            position: .before(connectionGuard), withPipeliningAssistance: true, withErrorHandling: false, withOutboundHeaderValidation: false,
+            withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+        let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+        // In front of the HTTP handlers, and behind TLS (``GatewayTLSChannel``): it counts the plain bytes, and
+        // a WebSocket tunnel joins the pipeline right in front of it (``APIRelayHandler``).
+        try pipeline.addHandler(watcher, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
+        try pipeline.addHandler(RequestLineWatcher.Boundaries(watcher), position: .after(decoder))
+        try pipeline.addHandler(ReadInterestKeeper(), position: .before(try pipeline.handler(type: HTTPServerPipelineHandler.self)))
+        return try addRelayHandlers(to: pipeline, position: .after(connectionGuard), remoteAddress: remoteAddress)
     }
 
     /// HSTS and the relay: what every request crosses first, on an HTTP/1.1 connection and on each HTTP/2 stream
     /// alike (``GatewayHTTP2StreamChannel``, whose streams share their connection's `streamsMemo`).
     @discardableResult
     func addRelayHandlers(
-        to pipeline: ChannelPipeline.SynchronousOperations, remoteAddress: SocketAddress?, streamsMemo: StreamsCredentialMemo? = nil
+        to pipeline: ChannelPipeline.SynchronousOperations, position: ChannelPipeline.SynchronousOperations.Position = .last,
+        remoteAddress: SocketAddress?, streamsMemo: StreamsCredentialMemo? = nil
     ) throws -> APIRelayHandler? {
-        if hstsSeconds > 0 { try pipeline.addHandler(StrictTransportSecurityHandler(maxAge: hstsSeconds)) }
-        guard let relay else { return nil }
-        let handler = APIRelayHandler(relay: relay, remoteAddress: remoteAddress?.ipAddress, streamsMemo: streamsMemo)
-        try pipeline.addHandler(handler)
+        var handlers: [any ChannelHandler] = []
+        if hstsSeconds > 0 { handlers.append(StrictTransportSecurityHandler(maxAge: hstsSeconds)) }
+        let handler = relay.map { APIRelayHandler(relay: $0, remoteAddress: remoteAddress?.ipAddress, streamsMemo: streamsMemo) }
+        if let handler { handlers.append(handler) }
+        try pipeline.addHandlers(handlers, position: position)
         return handler
     }
 

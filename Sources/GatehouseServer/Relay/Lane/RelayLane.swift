@@ -4,7 +4,8 @@ import NIOHTTP1
 
 /// The relay's fast lane: the first handler of an HTTP/1.1 connection (behind TLS), it serves the connection's
 /// requests as bytes for as long as they are simple, and hands the connection to the NIOHTTP1 pipeline behind it,
-/// for good, at the first that is not.
+/// for good, at the first that is not. That pipeline is made then (``InstallBehind``): until the hand-over only
+/// ``HTTP1ConnectionGuard`` (the connection's idle and send timeouts) and ``RouterHandoff`` are behind the lane.
 ///
 /// A simple request is a `GET` to `/v1/api/…` whose whole head came in one read with nothing after it, that
 /// ``RequestHeadReader`` reads (a strict subset of RFC 9112 that NIOHTTP1 reads alike), with no body, `Upgrade` or
@@ -30,9 +31,13 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
+    /// Adds the HTTP/1.1 handlers behind the lane at the hand-over, and returns the relay's, which takes a
+    /// handed-over request's decision: a connection the lane serves alone never makes them.
+    typealias InstallBehind = (ChannelPipeline.SynchronousOperations) throws -> APIRelayHandler?
+
     let relay: APIRelay
-    /// The relay handler behind, which takes a handed-over request's decision.
-    private let relayHandler: APIRelayHandler
+    /// `nil` once the handlers behind are made.
+    private var installBehind: InstallBehind?
     let connectionGuard: HTTP1ConnectionGuard
     private let remoteAddress: String?
     /// `Strict-Transport-Security`'s value on every final answer, or `nil`.
@@ -62,9 +67,12 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
     /// One timer per connection (the upstream's deadline), armed until it fires.
     private var timer: Scheduled<Void>?
 
-    init(relay: APIRelay, relayHandler: APIRelayHandler, connectionGuard: HTTP1ConnectionGuard, remoteAddress: String?, hstsSeconds: Int) {
+    init(
+        relay: APIRelay, connectionGuard: HTTP1ConnectionGuard, remoteAddress: String?, hstsSeconds: Int,
+        installBehind: @escaping InstallBehind
+    ) {
         self.relay = relay
-        self.relayHandler = relayHandler
+        self.installBehind = installBehind
         self.connectionGuard = connectionGuard
         self.remoteAddress = remoteAddress
         hsts = hstsSeconds > 0 ? "max-age=\(hstsSeconds)" : nil
@@ -205,7 +213,15 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
     func handOver(_ bytes: ByteBuffer?, plan: (APIRelay.Plan, CredentialMemo?)?, context: ChannelHandlerContext, inReadCycle: Bool = true) {
         handedOver = true
         stopWatching()
-        if let plan { relayHandler.decidedByLane = (plan.0, plan.1) }
+        do {
+            let relayHandler = try installBehind?(context.pipeline.syncOperations)
+            installBehind = nil
+            if let plan { relayHandler?.decidedByLane = (plan.0, plan.1) }
+        } catch {
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+            return
+        }
         var bytes = bytes
         if var held {
             if bytes == nil { bytes = held } else { bytes!.writeBuffer(&held) }
