@@ -40,21 +40,21 @@ final class InstrumentedSessionStore: ForwardingSessionStore {
         do {
             let value = try await body()
             metrics.storeOperation(operation, duration: ContinuousClock.now - started, failed: false)
-            outages?.answered()
+            outages?.answered(started: started)
             return value
         } catch {
             metrics.storeOperation(operation, duration: ContinuousClock.now - started, failed: true)
-            note(error)
+            note(error, started: started)
             throw error
         }
     }
 
     /// A failure because the store is unavailable joins its outage; any other error means it answered.
-    private func note(_ error: any Error) {
+    private func note(_ error: any Error, started: ContinuousClock.Instant) {
         if let unavailable = error as? StoreUnavailableError {
             outages?.refused(unavailable)
         } else if !(error is CancellationError) {
-            outages?.answered()
+            outages?.answered(started: started)
         }
     }
 
@@ -128,10 +128,10 @@ final class InstrumentedSessionStore: ForwardingSessionStore {
             switch result {
             case .success:
                 metrics.storeOperation("record_once", duration: ContinuousClock.now - started, failed: false)
-                outages?.answered()
+                outages?.answered(started: started)
             case .failure(let error):
                 metrics.storeOperation("record_once", duration: ContinuousClock.now - started, failed: true)
-                if let unavailable = error as? StoreUnavailableError { outages?.refused(unavailable) } else { outages?.answered() }
+                if let unavailable = error as? StoreUnavailableError { outages?.refused(unavailable) } else { outages?.answered(started: started) }
             }
             completion(result)
         }

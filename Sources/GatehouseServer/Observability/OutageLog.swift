@@ -54,9 +54,13 @@ struct OutageLog: Sendable {
         }
     }
 
-    /// It answered a call; the line to write when that ends an outage.
-    mutating func answered(at now: ContinuousClock.Instant) -> Line? {
+    /// It answered a call; the line to write when that ends an outage. A call `started` before the outage was
+    /// noticed does not end it: while a store shuts down, a statement already under way on one connection may still
+    /// be answered as the others are cut, and the outage would be logged as over and begun again within a
+    /// millisecond. Only an answer to a call made since it went down says it is back.
+    mutating func answered(at now: ContinuousClock.Instant, started: ContinuousClock.Instant? = nil) -> Line? {
         guard case .down(let since, _, let refused) = state else { return nil }
+        if let started, started < since { return nil }
         state = .up
         return .back(refused: refused, downFor: now - since)
     }

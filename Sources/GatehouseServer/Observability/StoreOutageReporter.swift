@@ -32,12 +32,12 @@ final class StoreOutageReporter: Sendable {
         if let line { write(line) }
     }
 
-    /// A store call got an answer.
-    func answered() {
+    /// A store call made at `started` got an answer (one made before the outage was noticed does not end it).
+    func answered(started: ContinuousClock.Instant) {
         guard down.load(ordering: .relaxed) else { return }
         let now = clock.now
         let line = log.withLock { log in
-            let line = log.answered(at: now)
+            let line = log.answered(at: now, started: started)
             down.store(log.isDown, ordering: .relaxed)
             return line
         }

@@ -26,6 +26,36 @@ struct StoreOutageLogTests {
         #expect(log.answered(at: start + .seconds(31)) == .back(refused: 0, downFor: .seconds(1)))
     }
 
+    @Test("an answer to a call made before the outage was noticed does not end it: no line back and down again")
+    func anAnswerToAnEarlierCallDoesNotEndTheOutage() {
+        var log = OutageLog(interval: .seconds(10))
+        let start = ContinuousClock.now
+        let before = start - .milliseconds(3)
+        #expect(log.refused(cause: "clientClosedConnection", at: start) == .down(cause: "clientClosedConnection"))
+        // A statement under way when the store began to shut down is still answered on its connection.
+        #expect(log.answered(at: start + .milliseconds(1), started: before) == nil)
+        #expect(log.isDown)
+        #expect(log.refused(cause: "connection refused", at: start + .milliseconds(2)) == nil)
+        // A call made since is the first answer that counts.
+        #expect(log.answered(at: start + .seconds(14), started: start + .seconds(13)) == .back(refused: 1, downFor: .seconds(14)))
+    }
+
+    @Test("while a store shuts down under load, calls made before it was seen down and answered late log nothing")
+    func callsUnderWayWhenTheStoreStopsLogNothing() async throws {
+        let captured = CapturedLog()
+        let reporter = StoreOutageReporter(logger: captured.logger)
+        let earlier = ContinuousClock.now
+        reporter.refused(StoreUnavailableError(reason: "clientClosedConnection"))
+        for _ in 0..<20 {
+            reporter.answered(started: earlier)
+            reporter.refused(StoreUnavailableError(reason: "connection refused"))
+        }
+        reporter.answered(started: ContinuousClock.now)
+        let lines = captured.lines.filter { $0.level > .debug }
+        #expect(lines.map(\.message.description).map { $0.prefix(32) } == ["session store unavailable: reque", "session store reachable again"], "\(lines)")
+        #expect(lines.last?.metadata["refused"] == "20")
+    }
+
     @Test("a hundred requests refused while the store is down are two lines, not a hundred warnings with the whole error")
     func refusedCallsAreSummarized() async throws {
         let captured = CapturedLog()
