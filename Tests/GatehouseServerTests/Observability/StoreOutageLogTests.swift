@@ -52,7 +52,8 @@ struct StoreOutageLogTests {
         }
         reporter.answered(started: ContinuousClock.now)
         let lines = captured.lines.filter { $0.level > .debug }
-        #expect(lines.map(\.message.description).map { $0.prefix(32) } == ["session store unavailable: reque", "session store reachable again"], "\(lines)")
+        let messages = lines.map { String($0.message.description.prefix(32)) }
+        #expect(messages == ["session store unavailable: reque", "session store reachable again"], "\(lines)")
         #expect(lines.last?.metadata["refused"] == "20")
     }
 
