@@ -121,11 +121,15 @@ struct GatewayHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         to pipeline: ChannelPipeline.SynchronousOperations, position: ChannelPipeline.SynchronousOperations.Position = .last,
         remoteAddress: SocketAddress?, streamsMemo: StreamsCredentialMemo? = nil
     ) throws -> APIRelayHandler? {
-        var handlers: [any ChannelHandler] = []
-        if hstsSeconds > 0 { handlers.append(StrictTransportSecurityHandler(maxAge: hstsSeconds)) }
-        let handler = relay.map { APIRelayHandler(relay: $0, remoteAddress: remoteAddress?.ipAddress, streamsMemo: streamsMemo) }
-        if let handler { handlers.append(handler) }
-        try pipeline.addHandlers(handlers, position: position)
+        var position = position
+        if hstsSeconds > 0 {
+            let hsts = StrictTransportSecurityHandler(maxAge: hstsSeconds)
+            try pipeline.addHandler(hsts, position: position)
+            position = .after(hsts)
+        }
+        guard let relay else { return nil }
+        let handler = APIRelayHandler(relay: relay, remoteAddress: remoteAddress?.ipAddress, streamsMemo: streamsMemo)
+        try pipeline.addHandler(handler, position: position)
         return handler
     }
 

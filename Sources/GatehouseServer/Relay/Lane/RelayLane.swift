@@ -216,7 +216,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
         do {
             let relayHandler = try installBehind?(context.pipeline.syncOperations)
             installBehind = nil
-            if let plan { relayHandler?.decidedByLane = (plan.0, plan.1) }
+            if let plan { relayHandler?.decidedByLane = plan }
         } catch {
             context.fireErrorCaught(error)
             context.close(promise: nil)
