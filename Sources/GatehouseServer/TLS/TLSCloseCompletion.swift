@@ -9,15 +9,17 @@ import NIOCore
 /// - While its own close is under way, a client's `close_notify` read then is passed on as a half-close and does
 ///   not complete the shutdown, nor does the end of input after it: the connection waited for NIOSSL's shutdown
 ///   timeout (5 s). A connection closed at SIGTERM held the exit that long.
-/// - A TCP end of input with no `close_notify` before it (a killed client, `wrk`, many a mobile stack) is taken in
-///   silence: nothing behind learned that the client had gone, and the socket stayed in CLOSE-WAIT until
-///   `limits.client_idle_timeout_seconds`.
+/// - A TCP end of input with no `close_notify` before it (a killed client, `wrk`, many a mobile stack) is passed on
+///   as a half-close, or, after a `close_notify` NIOSSL took as a half-close, not at all. A close the handlers
+///   behind then make sends NIOSSL's `close_notify` and waits its shutdown timeout (5 s) for the client's, which
+///   cannot come; and a connection not told stayed in CLOSE-WAIT until `limits.client_idle_timeout_seconds`.
 ///
 /// This handler sits right behind `NIOSSLHandler`, and its ``InputEndWatcher`` right in front of it:
 /// - A full close that the handlers behind ask for passes here first. From then on the channel no longer allows
 ///   half-closure, so NIOSSL ends the connection when the client's `close_notify` or end of input arrives.
-/// - A TCP end of input that NIOSSL did not pass on is passed on from here, once. A close after it sends the
-///   `close_notify` and then closes the socket at once: nothing more can come from the client.
+/// - A TCP end of input that NIOSSL did not pass on is passed on from here, once. A close after it, or while NIOSSL
+///   passes it on, sends the `close_notify` and then closes the socket at once: nothing more can come from the
+///   client.
 final class TLSCloseCompletion: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = Any
     typealias InboundOut = Any
@@ -61,9 +63,13 @@ final class TLSCloseCompletion: ChannelDuplexHandler, RemovableChannelHandler {
         endedBelow?.close(promise: nil)
     }
 
-    /// The TCP connection's input has ended (`watcher` is ``InputEndWatcher``'s context).
-    fileprivate func tcpInputEnded(below watcher: ChannelHandlerContext) {
-        endedBelow = watcher
+    /// The TCP connection's input has ended, and NIOSSL is about to learn it (`watcher` is ``InputEndWatcher``'s
+    /// context).
+    fileprivate func tcpInputEnding(below watcher: ChannelHandlerContext) { endedBelow = watcher }
+
+    /// NIOSSL has had the TCP connection's end of input: the handlers behind learn it now if NIOSSL did not pass
+    /// it on.
+    fileprivate func tcpInputEnded() {
         guard let context, !inputEndPassed else { return }
         inputEndPassed = true
         context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
@@ -81,8 +87,15 @@ final class TLSCloseCompletion: ChannelDuplexHandler, RemovableChannelHandler {
         fileprivate init(completion: TLSCloseCompletion) { self.completion = completion }
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            guard case ChannelEvent.inputClosed = event else {
+                context.fireUserInboundEventTriggered(event)
+                return
+            }
+            // Known before NIOSSL has the end: NIOSSL may pass it on at once (with an `uncleanShutdown` error), and
+            // a close the handlers behind make then must not wait for a `close_notify` that cannot come.
+            completion.tcpInputEnding(below: context)
             context.fireUserInboundEventTriggered(event)
-            if case ChannelEvent.inputClosed = event { completion.tcpInputEnded(below: context) }
+            completion.tcpInputEnded()
         }
     }
 }
