@@ -25,25 +25,43 @@ struct DPoPVerifyCommand: ParsableCommand {
     func run() throws {
         let privateKey = P256.Signing.PrivateKey()
         let key = try DPoPES256Key(rawRepresentation: privateKey.publicKey.rawRepresentation)
-        // A proof as a client sends it: header with the jwk, the claims of a bound call.
+        // Proofs as a client sends them, each new: header with the jwk, the claims of a bound call, its own `jti`.
         let raw = privateKey.publicKey.rawRepresentation
         let header =
             #"{"alg":"ES256","jwk":{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(raw.prefix(32)))","y":"\#(Base64URL.encode(raw.suffix(32)))"},"typ":"dpop+jwt"}"#
-        let claims =
-            #"{"ath":"\#(Base64URL.sha256("token"))","htm":"GET","htu":"http://127.0.0.1:8080/v1/api/bench","iat":\#(Int(Date().timeIntervalSince1970)),"jti":"\#(RandomToken.make(byteCount: 12))"}"#
-        let input = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(claims.utf8))
-        let signingInput = Data(input.utf8)
-        let signature = Base64URL.encode(try privateKey.signature(for: signingInput).rawRepresentation)
-        var valid = 0
-        for _ in 0..<max(1, iterations / 10) where key.isValidSignature(signature.utf8, for: signingInput) { valid += 1 }
-        let clock = ContinuousClock()
-        let start = clock.now
-        for _ in 0..<iterations where key.isValidSignature(signature.utf8, for: signingInput) { valid += 1 }
-        let elapsed = clock.now - start
-        guard valid == iterations + max(1, iterations / 10) else { throw BenchFailure("a signature did not verify") }
-        print(
-            String(
-                format: "ES256 proof signature check: %.1f us/verification (%d iterations, one thread)", elapsed.microseconds / Double(iterations),
-                iterations))
+        let proofs: [(signature: String, signingInput: Data)] = try (0..<Self.distinctProofs).map { _ in
+            let claims =
+                #"{"ath":"\#(Base64URL.sha256("token"))","htm":"GET","htu":"http://127.0.0.1:8080/v1/api/bench","iat":\#(Int(Date().timeIntervalSince1970)),"jti":"\#(RandomToken.make(byteCount: 12))"}"#
+            let signingInput = Data((Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(claims.utf8))).utf8)
+            return (Base64URL.encode(try privateKey.signature(for: signingInput).rawRepresentation), signingInput)
+        }
+        let same = try timed { _ in proofs[0] }
+        let distinct = try timed { proofs[$0 % proofs.count] }
+        let measured = String(format: "%.1f us/verification (%d iterations over %d distinct proofs, one thread)", distinct, iterations, proofs.count)
+        print("ES256 proof signature check: \(measured); one proof again and again: \(String(format: "%.1f", same)) us")
+
+        /// Microseconds per verification of `proof(i)` for `iterations` values of i, after a tenth as many unmeasured.
+        func timed(_ proof: (Int) -> (signature: String, signingInput: Data)) throws -> Double {
+            var valid = 0
+            let warmUp = max(1, iterations / 10)
+            for i in 0..<warmUp {
+                let (signature, signingInput) = proof(i)
+                if key.isValidSignature(signature.utf8, for: signingInput) { valid += 1 }
+            }
+            let clock = ContinuousClock()
+            let start = clock.now
+            for i in 0..<iterations {
+                let (signature, signingInput) = proof(i)
+                if key.isValidSignature(signature.utf8, for: signingInput) { valid += 1 }
+            }
+            let elapsed = clock.now - start
+            guard valid == iterations + warmUp else { throw BenchFailure("a signature did not verify") }
+            return elapsed.microseconds / Double(iterations)
+        }
     }
+
+    /// The gateway never sees a proof twice: timed over this many, the check is not helped by a CPU that has learnt
+    /// one input's branches (the modular inversion and the scalar's windows take branches that depend on the
+    /// signature, which a loop over one signature lets the branch predictor learn: ~6 % faster here).
+    static let distinctProofs = 1000
 }
