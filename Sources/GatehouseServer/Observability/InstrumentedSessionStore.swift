@@ -39,22 +39,22 @@ final class InstrumentedSessionStore: ForwardingSessionStore {
         let started = ContinuousClock.now
         do {
             let value = try await body()
-            metrics.storeOperation(operation, duration: ContinuousClock.now - started, failed: false)
-            outages?.answered(started: started)
+            finished(operation, started: started, error: nil)
             return value
         } catch {
-            metrics.storeOperation(operation, duration: ContinuousClock.now - started, failed: true)
-            note(error, started: started)
+            finished(operation, started: started, error: error)
             throw error
         }
     }
 
-    /// A failure because the store is unavailable joins its outage; any other error means it answered.
-    private func note(_ error: any Error, started: ContinuousClock.Instant) {
-        if let unavailable = error as? StoreUnavailableError {
-            outages?.refused(unavailable)
-        } else if !(error is CancellationError) {
-            outages?.answered(started: started)
+    /// A call made at `started` has ended: its duration in the metrics, and what it says of the store's
+    /// availability. A failure because the store is unavailable joins its outage; any other outcome means it answered.
+    private func finished(_ operation: String, started: ContinuousClock.Instant, error: (any Error)?) {
+        metrics.storeOperation(operation, duration: ContinuousClock.now - started, failed: error != nil)
+        switch error {
+        case let unavailable as StoreUnavailableError: outages?.refused(unavailable)
+        case is CancellationError: break
+        default: outages?.answered(started: started)
         }
     }
 
@@ -124,15 +124,9 @@ final class InstrumentedSessionStore: ForwardingSessionStore {
 
     func recordOnce(_ key: String, until: Date, now: Date, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
         let started = ContinuousClock.now
-        base.recordOnce(key, until: until, now: now) { [metrics, outages] result in
-            switch result {
-            case .success:
-                metrics.storeOperation("record_once", duration: ContinuousClock.now - started, failed: false)
-                outages?.answered(started: started)
-            case .failure(let error):
-                metrics.storeOperation("record_once", duration: ContinuousClock.now - started, failed: true)
-                if let unavailable = error as? StoreUnavailableError { outages?.refused(unavailable) } else { outages?.answered(started: started) }
-            }
+        base.recordOnce(key, until: until, now: now) { result in
+            let error: (any Error)? = if case .failure(let error) = result { error } else { nil }
+            self.finished("record_once", started: started, error: error)
             completion(result)
         }
     }
