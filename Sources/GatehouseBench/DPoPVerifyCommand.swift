@@ -5,8 +5,8 @@ import GatehouseCore
 import GatehouseServer
 
 /// `gatehouse-bench dpop-verify`: the cost of one ES256 proof signature check, timed on the very call the gateway
-/// makes for each DPoP-bound request (``DPoPES256Key/isValidSignature(_:for:)``: base64url signature, P-256 ECDSA
-/// over SHA-256 of the signing input), on one thread. `bench/run.sh` prints it beside the DPoP rows.
+/// makes for each DPoP-bound request (``DPoPES256Key/isValidSignature(_:signingInput:)``: base64url signature,
+/// P-256 ECDSA over SHA-256 of the signing input, both read in the proof's text as the gateway reads them), on one thread. `bench/run.sh` prints it beside the DPoP rows.
 ///
 /// ```sh
 /// gatehouse-bench dpop-verify --iterations 20000
@@ -30,11 +30,11 @@ struct DPoPVerifyCommand: ParsableCommand {
         let header =
             #"{"alg":"ES256","jwk":{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(raw.prefix(32)))","y":"\#(Base64URL.encode(raw.suffix(32)))"},"typ":"dpop+jwt"}"#
         let encodedHeader = Base64URL.encode(Data(header.utf8))
-        let proofs: [(signature: String, signingInput: Data)] = try (0..<Self.distinctProofs).map { _ in
+        let proofs: [(signature: String, signingInput: String)] = try (0..<Self.distinctProofs).map { _ in
             let claims =
                 #"{"ath":"\#(Base64URL.sha256("token"))","htm":"GET","htu":"http://127.0.0.1:8080/v1/api/bench","iat":\#(Int(Date().timeIntervalSince1970)),"jti":"\#(RandomToken.make(byteCount: 12))"}"#
-            let signingInput = Data((encodedHeader + "." + Base64URL.encode(Data(claims.utf8))).utf8)
-            return (Base64URL.encode(try privateKey.signature(for: signingInput).rawRepresentation), signingInput)
+            let signingInput = encodedHeader + "." + Base64URL.encode(Data(claims.utf8))
+            return (Base64URL.encode(try privateKey.signature(for: Data(signingInput.utf8)).rawRepresentation), signingInput)
         }
         let same = try timed { _ in proofs[0] }
         let distinct = try timed { proofs[$0 % proofs.count] }
@@ -42,18 +42,18 @@ struct DPoPVerifyCommand: ParsableCommand {
         print("ES256 proof signature check: \(measured); one proof again and again: \(String(format: "%.1f", same)) us")
 
         /// Microseconds per verification of `proof(i)` for `iterations` values of i, after a tenth as many unmeasured.
-        func timed(_ proof: (Int) -> (signature: String, signingInput: Data)) throws -> Double {
+        func timed(_ proof: (Int) -> (signature: String, signingInput: String)) throws -> Double {
             var valid = 0
             let warmUp = max(1, iterations / 10)
             for i in 0..<warmUp {
                 let (signature, signingInput) = proof(i)
-                if key.isValidSignature(signature.utf8, for: signingInput) { valid += 1 }
+                if key.isValidSignature(signature.utf8, signingInput: signingInput.utf8) { valid += 1 }
             }
             let clock = ContinuousClock()
             let start = clock.now
             for i in 0..<iterations {
                 let (signature, signingInput) = proof(i)
-                if key.isValidSignature(signature.utf8, for: signingInput) { valid += 1 }
+                if key.isValidSignature(signature.utf8, signingInput: signingInput.utf8) { valid += 1 }
             }
             let elapsed = clock.now - start
             guard valid == iterations + warmUp else { throw BenchFailure("a signature did not verify") }

@@ -127,6 +127,18 @@ def test_every_proof_is_checked_on_a_connection_that_remembers_the_session(gatew
         assert status == 401 and body["code"] == "invalid_dpop_proof", (status, body)
         status, body = call(key.proof("GET", gw.url + "/v1/api/elsewhere", token, nonce=nonce))
         assert status == 401 and body["code"] == "invalid_dpop_proof" and "htu" in body["detail"], (status, body)
+        # The right key and URL, but made for another token (its ath): the remembered session does not stand for
+        # the proof's ath, which is compared with this token's every time.
+        status, body = call(key.proof("GET", url, other_token, nonce=nonce))
+        assert status == 401 and body["code"] == "invalid_dpop_proof" and "ath" in body["detail"], (status, body)
+        # The other session's token on this connection, with its own key's proof made for the first token: the
+        # connection's memo moves to that token, and its ath is that token's.
+        status, body = connection.get("/v1/api/x", {
+            "Authorization": f"DPoP {other_token}", "DPoP": other.proof("GET", url, token, nonce=other_nonce)})
+        assert status == 401 and body["code"] == "invalid_dpop_proof" and "ath" in body["detail"], (status, body)
+        status, body = connection.get("/v1/api/x", {
+            "Authorization": f"DPoP {other_token}", "DPoP": other.proof("GET", url, other_token, nonce=other_nonce)})
+        assert status == 200, (status, body)
         # A proof accepted before, replayed (the last one and the first one).
         for replayed in (accepted[-1], accepted[0]):
             status, body = call(replayed)

@@ -81,4 +81,22 @@ import Testing
         }
         #expect(Base64URL.decode(valid) == Data(0..<16))
     }
+
+    @Test("every byte value is taken in a group of four exactly when it is in the alphabet, with its value")
+    func everyByteInAGroup() {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        for byte in UInt8.min...UInt8.max {
+            for position in 0..<4 {
+                var text = Array("AAAA".utf8)
+                text[position] = byte
+                let decoded = Base64URL.decodedBytes(text)
+                if let value = alphabet.firstIndex(of: byte) {
+                    let group = UInt32(value) << (6 * UInt32(3 - position))
+                    #expect(decoded == [UInt8(group >> 16), UInt8(group >> 8 & 0xFF), UInt8(group & 0xFF)], "\(byte) at \(position)")
+                } else {
+                    #expect(decoded == nil, "\(byte) at \(position)")
+                }
+            }
+        }
+    }
 }

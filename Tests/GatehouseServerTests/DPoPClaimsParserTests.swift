@@ -46,6 +46,13 @@ struct DPoPClaimsParserTests {
         #expect(Self.parse(#"{"iat":-0.5E-2}"#)?.iat == -0.005)
     }
 
+    @Test func integersAreReadAsTheStandardLibraryReadsThem() {
+        // Up to 15 digits are read digit by digit; longer ones, fractions and signs by the standard library.
+        for text in ["0", "7", "1800000000", "999999999999999", "1000000000000000", "9007199254740993", "-1800000000", "123456789012345678901234"] {
+            #expect(Self.parse("{\"iat\":\(text)}")?.iat == Double(text), "\(text)")
+        }
+    }
+
     @Test func aMemberNamedTwiceIsMalformed() {
         #expect(Self.parse(#"{"jti":"a","jti":"b"}"#) == nil)
         #expect(Self.parse(#"{"jti":"a","j\u0074i":"b"}"#) == nil)

@@ -27,8 +27,8 @@ struct DPoPCredentialMemoTests {
         let key = P256.Signing.PrivateKey()
         let other = P256.Signing.PrivateKey()
         // Both keys' verifiers are kept (their first proofs), so their proofs are judged without waiting.
-        let thumbprint = try await dpop.verify([DPoPVerifierTests.proof(key: key)], target: target, accessToken: nil, status: 401).thumbprint
-        _ = try await dpop.verify([DPoPVerifierTests.proof(key: other)], target: target, accessToken: nil, status: 401)
+        let thumbprint = try await dpop.verify([DPoPVerifierTests.proof(key: key)], target: target, ath: nil, status: 401).thumbprint
+        _ = try await dpop.verify([DPoPVerifierTests.proof(key: other)], target: target, ath: nil, status: 401)
         let (token, session) = try await sessions.create(
             provider: "demo", result: LoginResult(identity: Identity(subject: "u"), credential: Credential(accessToken: "a", issuedAt: Date())),
             dpopThumbprint: thumbprint)

@@ -41,7 +41,7 @@ struct DPoPProofMutationTests {
 
     /// A proof through the verifier, for this suite's request and session token.
     func verify(_ proof: String, _ verifier: DPoPVerifier) async throws -> DPoPProof {
-        try await verifier.verify([proof], target: DPoPVerifierTests.target, accessToken: DPoPVerifierTests.token, status: 401)
+        try await verifier.verify([proof], target: DPoPVerifierTests.target, ath: DPoPVerifier.ath(of: DPoPVerifierTests.token), status: 401)
     }
 
     static func sign(_ header: Data, _ claims: Data, with key: P256.Signing.PrivateKey) -> String {

@@ -48,7 +48,7 @@ struct DPoPVerifierTests {
 
     private func refusal(_ proof: String, policy: DPoPPolicy = DPoPPolicy(), target: DPoPVerifier.Target = target) async -> GatehouseError? {
         do {
-            _ = try await verifier(policy).verify([proof], target: target, accessToken: Self.token, status: 401)
+            _ = try await verifier(policy).verify([proof], target: target, ath: DPoPVerifier.ath(of: Self.token), status: 401)
             return nil
         } catch {
             return error as? GatehouseError
@@ -58,7 +58,7 @@ struct DPoPVerifierTests {
     @Test("a well-formed proof passes and names its key's RFC 7638 thumbprint")
     func wellFormed() async throws {
         let key = P256.Signing.PrivateKey()
-        let proof = try await verifier().verify([Self.proof(key: key)], target: Self.target, accessToken: Self.token, status: 401)
+        let proof = try await verifier().verify([Self.proof(key: key)], target: Self.target, ath: DPoPVerifier.ath(of: Self.token), status: 401)
         let raw = key.publicKey.rawRepresentation
         let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(raw.prefix(32)))","y":"\#(Base64URL.encode(raw.suffix(32)))"}"#
         #expect(proof.thumbprint == Base64URL.encode(Data(SHA256.hash(data: Data(canonical.utf8)))))
@@ -89,7 +89,7 @@ struct DPoPVerifierTests {
 
     @Test("a second use of a proof is refused, on any verifier sharing the store")
     func replay() async throws {
-        let proof = try await verifier().verify([Self.proof(key: .init())], target: Self.target, accessToken: Self.token, status: 401)
+        let proof = try await verifier().verify([Self.proof(key: .init())], target: Self.target, ath: DPoPVerifier.ath(of: Self.token), status: 401)
         try await verifier().spend(proof, status: 401)
         await #expect(throws: GatehouseError.invalidDPoPProof("The DPoP proof was already used (jti).")) {
             try await verifier().spend(proof, status: 401)
@@ -150,7 +150,8 @@ struct DPoPVerifierTests {
         #expect(await refusal(unsigned)?.code == .invalidDPoPProof)
         // Two proofs at once.
         await #expect(throws: GatehouseError.self) {
-            _ = try await verifier().verify([Self.proof(key: key), Self.proof(key: key)], target: Self.target, accessToken: Self.token, status: 401)
+            _ = try await verifier().verify(
+                [Self.proof(key: key), Self.proof(key: key)], target: Self.target, ath: DPoPVerifier.ath(of: Self.token), status: 401)
         }
     }
 
@@ -158,15 +159,20 @@ struct DPoPVerifierTests {
     func knownHeader() async throws {
         let key = P256.Signing.PrivateKey()
         let v = verifier()
-        let first = try await v.verify([Self.proof(key: key)], target: Self.target, accessToken: Self.token, status: 401)
+        let first = try await v.verify([Self.proof(key: key)], target: Self.target, ath: DPoPVerifier.ath(of: Self.token), status: 401)
         // The same header bytes again (the key's verifier and the header are now kept), on both paths.
-        let second = try #require(try v.verifyWithoutWaiting([Self.proof(key: key)], target: Self.target, accessToken: Self.token, status: 401))
+        let second = try #require(
+            try v.verifyWithoutWaiting([Self.proof(key: key)], target: Self.target, ath: DPoPVerifier.ath(of: Self.token), status: 401))
         #expect(second.thumbprint == first.thumbprint && second.jti != first.jti)
         let forged = Self.proof(key: key, signer: .init())
         let misdirected = Self.proof(key: key, url: Self.publicURL + "/v1/api/y")
         for proof in [forged, misdirected] {
-            #expect(throws: GatehouseError.self) { try v.verifyWithoutWaiting([proof], target: Self.target, accessToken: Self.token, status: 401) }
-            await #expect(throws: GatehouseError.self) { try await v.verify([proof], target: Self.target, accessToken: Self.token, status: 401) }
+            #expect(throws: GatehouseError.self) {
+                try v.verifyWithoutWaiting([proof], target: Self.target, ath: DPoPVerifier.ath(of: Self.token), status: 401)
+            }
+            await #expect(throws: GatehouseError.self) {
+                try await v.verify([proof], target: Self.target, ath: DPoPVerifier.ath(of: Self.token), status: 401)
+            }
         }
         // The handed-over spend refuses a replay as the awaited one does.
         try await v.spend(second, status: 401)
@@ -214,7 +220,7 @@ struct DPoPVerifierTests {
         #expect(missing?.code == .useDPoPNonce)
         let nonce = try #require(first.freshNonce())
         let proof = try await first.verify(
-            [Self.proof(key: key) { _, claims in claims["nonce"] = nonce }], target: Self.target, accessToken: Self.token, status: 401)
+            [Self.proof(key: key) { _, claims in claims["nonce"] = nonce }], target: Self.target, ath: DPoPVerifier.ath(of: Self.token), status: 401)
         #expect(first.spendWithoutWaiting(proof, status: 401).map { (try? $0.get()) != nil } == true)
         await #expect(throws: GatehouseError.invalidDPoPProof("The DPoP proof was already used (jti).")) {
             try await first.spend(proof, status: 401)
@@ -225,7 +231,8 @@ struct DPoPVerifierTests {
         // Another instance (or this one restarted) did not issue the nonce: use_dpop_nonce, with its own.
         do {
             _ = try await second.verify(
-                [Self.proof(key: key) { _, claims in claims["nonce"] = nonce }], target: Self.target, accessToken: Self.token, status: 401)
+                [Self.proof(key: key) { _, claims in claims["nonce"] = nonce }], target: Self.target, ath: DPoPVerifier.ath(of: Self.token),
+                status: 401)
             Issue.record("another instance's nonce passed")
         } catch let error as GatehouseError {
             #expect(error.code == .useDPoPNonce)
@@ -240,7 +247,8 @@ struct DPoPVerifierTests {
     @Test("a bound session needs Authorization: DPoP and its own key (never a cookie or Bearer); an unbound one never takes DPoP")
     func presentation() async throws {
         let key = P256.Signing.PrivateKey()
-        let thumbprint = try await verifier().verify([Self.proof(key: key)], target: Self.target, accessToken: Self.token, status: 401).thumbprint
+        let thumbprint = try await verifier().verify([Self.proof(key: key)], target: Self.target, ath: DPoPVerifier.ath(of: Self.token), status: 401)
+            .thumbprint
         let now = Date()
         var record = SessionRecord(
             id: "s", tokenHash: "h", provider: "p", subject: "u", identity: Data(), sealedCredential: Data(),

@@ -80,26 +80,43 @@ public enum Base64URL {
         return decodeSextets(text, into: output)
     }
 
-    /// The same over contiguous text, four characters (three bytes) at a time, the last two or three through
-    /// ``decodeSextets(_:into:)``: a proof's claims and signature are decoded on every DPoP-bound request.
+    /// The same over contiguous text, four characters (three bytes) at a time through ``sextets``, the last two
+    /// or three through ``decodeSextets(_:into:)``: a proof's claims and signature are decoded on every
+    /// DPoP-bound request, and a table look-up per character costs less than the branches of ``sextet(_:)``.
     @inlinable
     static func decodeGroups(_ text: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableRawBufferPointer) -> Bool {
-        var read = 0
-        var written = 0
         let whole = text.count & ~3
-        while read < whole {
-            guard let a = sextet(text[read]), let b = sextet(text[read + 1]), let c = sextet(text[read + 2]), let d = sextet(text[read + 3])
-            else { return false }
-            let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-            output[written] = UInt8(truncatingIfNeeded: group >> 16)
-            output[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
-            output[written + 2] = UInt8(truncatingIfNeeded: group)
-            read += 4
-            written += 3
+        let decoded = sextets.withUnsafeBufferPointer { table in
+            var read = 0
+            var written = 0
+            while read < whole {
+                let a = table[Int(text[read])]
+                let b = table[Int(text[read + 1])]
+                let c = table[Int(text[read + 2])]
+                let d = table[Int(text[read + 3])]
+                // Every value is below 64; `invalid` has the high bit.
+                guard (a | b | c | d) & 0x80 == 0 else { return false }
+                let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                output[written] = UInt8(truncatingIfNeeded: group >> 16)
+                output[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                output[written + 2] = UInt8(truncatingIfNeeded: group)
+                read += 4
+                written += 3
+            }
+            return true
         }
-        guard read < text.count else { return true }
-        return decodeSextets(UnsafeBufferPointer(rebasing: text[read...]), into: UnsafeMutableRawBufferPointer(rebasing: output[written...]))
+        guard decoded else { return false }
+        guard whole < text.count else { return true }
+        return decodeSextets(
+            UnsafeBufferPointer(rebasing: text[whole...]), into: UnsafeMutableRawBufferPointer(rebasing: output[(whole / 4 * 3)...]))
     }
+
+    /// ``sextet(_:)`` of every byte, ``invalid`` for those that are no base64url character.
+    @usableFromInline
+    static let sextets: [UInt8] = (0...255).map { sextet(UInt8($0)) ?? invalid }
+
+    @usableFromInline
+    static let invalid: UInt8 = 0xFF
 
     @inlinable
     static func decodeSextets(_ text: some Sequence<UInt8>, into output: UnsafeMutableRawBufferPointer) -> Bool {

@@ -166,7 +166,7 @@ enum DPoPClaimsParser {
             guard let stop = next else { return nil }
             if stop == UInt8(ascii: "\"") {
                 index += 1
-                return String(validating: bytes[start..<index - 1], as: UTF8.self)
+                return Self.text(bytes[start..<index - 1])
             }
             var decoded = Array(bytes[start..<index])
             while let byte = next {
@@ -193,6 +193,14 @@ enum DPoPClaimsParser {
                 }
             }
             return nil
+        }
+
+        /// The UTF-8 text of `bytes`, `nil` unless valid. ASCII (every claim a client sends) is taken as it is,
+        /// without the validating decoder's generic path.
+        private static func text(_ bytes: ArraySlice<UInt8>) -> String? {
+            bytes.withUnsafeBufferPointer { buffer in
+                buffer.allSatisfy { $0 < 0x80 } ? String(decoding: buffer, as: UTF8.self) : String(validating: buffer, as: UTF8.self)
+            }
         }
 
         /// The scalar of a `\u` escape (the `\u` read), a surrogate pair joined; `nil` for a lone surrogate.
@@ -223,10 +231,16 @@ enum DPoPClaimsParser {
             return value
         }
 
-        /// A number at the cursor; `nil` when malformed or not finite.
+        /// A number at the cursor; `nil` when malformed or not finite. An integer of at most 15 digits (an `iat`)
+        /// is exact in a `Double` and read digit by digit; any other through the standard library's parser.
         private mutating func number() -> Double? {
             let start = index
-            guard skipNumber(), let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)), value.isFinite else { return nil }
+            guard skipNumber() else { return nil }
+            let digits = bytes[start..<index]
+            if digits.count <= 15, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+                return Double(digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - UInt8(ascii: "0")) })
+            }
+            guard let value = Double(String(decoding: digits, as: UTF8.self)), value.isFinite else { return nil }
             return value
         }
 

@@ -22,10 +22,16 @@ public struct DPoPES256Key: Sendable {
     }
 
     /// Whether `signature` (the JWS's third part, base64url) signs `signingInput` (its first two parts and the dot).
-    public func isValidSignature(_ signature: some Collection<UInt8>, for signingInput: Data) -> Bool {
-        guard let raw = Base64URL.decode(signature), raw.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: raw) else {
-            return false
+    /// The signing input is hashed where it lies, in the proof's own bytes when they are contiguous (a native
+    /// string's): a copy of it cost more than the hash.
+    public func isValidSignature(_ signature: some Collection<UInt8>, signingInput: some Collection<UInt8>) -> Bool {
+        // 86 characters are 64 bytes (R || S); any other length is no ES256 signature.
+        guard signature.count == 86, let raw = Base64URL.decodedBytes(signature), let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: raw)
+        else { return false }
+        var hasher = SHA256()
+        if signingInput.withContiguousStorageIfAvailable({ hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }) == nil {
+            hasher.update(data: Array(signingInput))
         }
-        return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
+        return key.isValidSignature(ecdsa, for: hasher.finalize())
     }
 }

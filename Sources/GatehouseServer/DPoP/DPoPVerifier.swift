@@ -57,14 +57,16 @@ struct DPoPVerifier: Sendable {
     /// never as `DPoP`. The proof to spend once the request is decided (`nil`: none is needed); it is not spent here.
     func check(_ session: ActiveSession, _ presented: PresentedCredential) async throws -> DPoPProof? {
         guard let bound = try boundKey(session, presentation: presented.presentation), let target = presented.target else { return nil }
-        return try matching(await verify(presented.proofs, target: target, accessToken: presented.token, status: 401), bound: bound)
+        return try matching(await verify(presented.proofs, target: target, ath: Self.ath(of: presented.token), status: 401), bound: bound)
     }
 
     /// The same without leaving the caller's thread: `.some(proof)` (the proof to spend, `nil` when none is
-    /// needed), or `nil` when the proof's signature must be awaited (``check(_:_:)``).
-    func checkWithoutWaiting(_ session: ActiveSession, _ presented: PresentedCredential) throws -> DPoPProof?? {
+    /// needed), or `nil` when the proof's signature must be awaited (``check(_:_:)``). `ath`: the token's
+    /// ``ath(of:)`` when the caller kept it (a connection's ``CredentialMemo``), else it is hashed here.
+    func checkWithoutWaiting(_ session: ActiveSession, _ presented: PresentedCredential, ath: String? = nil) throws -> DPoPProof?? {
         guard let bound = try boundKey(session, presentation: presented.presentation), let target = presented.target else { return .some(nil) }
-        guard let proof = try verifyWithoutWaiting(presented.proofs, target: target, accessToken: presented.token, status: 401) else { return nil }
+        let ath = ath ?? Self.ath(of: presented.token)
+        guard let proof = try verifyWithoutWaiting(presented.proofs, target: target, ath: ath, status: 401) else { return nil }
         return .some(try matching(proof, bound: bound))
     }
 
@@ -94,6 +96,11 @@ struct DPoPVerifier: Sendable {
         return proof
     }
 
+    /// The `ath` a proof must carry with `token` (RFC 9449 §4.2): its SHA-256, base64url.
+    static func ath(of token: String) -> String {
+        Base64URL.sha256(token)
+    }
+
     // MARK: Sign-ins
 
     /// The thumbprint a new session is bound to, from the proof of a sign-in request (`POST /v1/session`,
@@ -106,34 +113,35 @@ struct DPoPVerifier: Sendable {
             }
             return nil
         }
-        let proof = try await verify(proofs, target: target, accessToken: nil, status: 400)
+        let proof = try await verify(proofs, target: target, ath: nil, status: 400)
         try await spend(proof, status: 400)
         return proof.thumbprint
     }
 
     // MARK: Proofs
 
-    /// Every check of RFC 9449 §4.3 but the replay check.
-    func verify(_ proofs: [String], target: Target, accessToken: String?, status: Int) async throws -> DPoPProof {
+    /// Every check of RFC 9449 §4.3 but the replay check. `ath`: the ``ath(of:)`` of the token the proof comes
+    /// with (`nil` at a sign-in, which has none).
+    func verify(_ proofs: [String], target: Target, ath: String?, status: Int) async throws -> DPoPProof {
         let parsed = try parse(proofs, status: status)
         let valid =
             if let key = parsed.header.es256 {
-                key.isValidSignature(parsed.signature, for: parsed.signingInput)
+                key.isValidSignature(parsed.signature, signingInput: parsed.signingInput)
             } else {
                 (try? await keys.verify(parsed.proof, alg: parsed.header.alg, thumbprint: parsed.header.thumbprint, jwk: parsed.header.jwk)) != nil
             }
-        return try checkClaims(parsed, signatureValid: valid, target: target, accessToken: accessToken, status: status)
+        return try checkClaims(parsed, signatureValid: valid, target: target, ath: ath, status: status)
     }
 
     /// The same checks without leaving the caller's thread (the event loop), for an ES256 proof (its key parsed
-    /// with its header); `nil` when ``verify(_:target:accessToken:status:)`` must be awaited instead (the other
+    /// with its header); `nil` when ``verify(_:target:ath:status:)`` must be awaited instead (the other
     /// algorithms, verified by jwt-kit).
-    func verifyWithoutWaiting(_ proofs: [String], target: Target, accessToken: String?, status: Int) throws -> DPoPProof? {
+    func verifyWithoutWaiting(_ proofs: [String], target: Target, ath: String?, status: Int) throws -> DPoPProof? {
         let parsed = try parse(proofs, status: status)
         // An ES256 key is parsed once with its header (``DPoPHeaderCache``); other algorithms are jwt-kit's to await.
         guard let key = parsed.header.es256 else { return nil }
-        let valid = key.isValidSignature(parsed.signature, for: parsed.signingInput)
-        return try checkClaims(parsed, signatureValid: valid, target: target, accessToken: accessToken, status: status)
+        let valid = key.isValidSignature(parsed.signature, signingInput: parsed.signingInput)
+        return try checkClaims(parsed, signatureValid: valid, target: target, ath: ath, status: status)
     }
 
     /// A proof taken apart, its header checked: what the signature and claim checks read.
@@ -141,7 +149,8 @@ struct DPoPVerifier: Sendable {
         let proof: String
         let claims: DPoPProofParts.Claims
         let header: DPoPHeaderCache.Checked
-        let signingInput: Data
+        /// The proof's first two parts and the dot between them, in the proof's own bytes.
+        let signingInput: Substring.UTF8View
         let signature: Substring.UTF8View.SubSequence
     }
 
@@ -163,24 +172,26 @@ struct DPoPVerifier: Sendable {
             headers.keep(headerText, header)
         }
         return Parsed(
-            proof: proof, claims: claims, header: header, signingInput: Data(utf8[..<claimsPart.endIndex]), signature: signature)
+            proof: proof, claims: claims, header: header, signingInput: utf8[..<claimsPart.endIndex], signature: signature)
     }
 
     /// The three parts of a compact JWS (`header.claims.signature`), `nil` unless there are exactly two dots.
-    /// One pass over the bytes, without the array a `split` makes: it runs on every proof.
+    /// Found with `memchr` in the proof's contiguous bytes, without the array a `split` makes: it runs on every proof.
     private static func compactParts(
         _ utf8: String.UTF8View
     ) -> (Substring.UTF8View, Substring.UTF8View, Substring.UTF8View)? {
-        func dotOffsets(_ bytes: some Collection<UInt8>) -> (Int, Int)? {
-            var dots: (Int, Int)?
-            var first: Int?
-            for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: ".") {
-                if dots != nil { return nil }
-                if let first { dots = (first, offset) } else { first = offset }
+        func dotOffsets(_ bytes: UnsafeBufferPointer<UInt8>) -> (Int, Int)? {
+            guard let base = bytes.baseAddress else { return nil }
+            func dot(after start: Int) -> Int? {
+                guard start < bytes.count, let found = memchr(base + start, Int32(UInt8(ascii: ".")), bytes.count - start) else { return nil }
+                return UnsafeRawPointer(found) - UnsafeRawPointer(base)
             }
-            return dots
+            guard let first = dot(after: 0), let second = dot(after: first + 1), dot(after: second + 1) == nil else { return nil }
+            return (first, second)
         }
-        guard let (first, second) = utf8.withContiguousStorageIfAvailable(dotOffsets) ?? dotOffsets(utf8) else { return nil }
+        guard let (first, second) = utf8.withContiguousStorageIfAvailable(dotOffsets) ?? Array(utf8).withUnsafeBufferPointer(dotOffsets) else {
+            return nil
+        }
         let firstDot = utf8.index(utf8.startIndex, offsetBy: first)
         let secondDot = utf8.index(firstDot, offsetBy: second - first)
         return (
@@ -205,7 +216,7 @@ struct DPoPVerifier: Sendable {
     }
 
     /// The proof, once its signature verified and its claims name this request.
-    private func checkClaims(_ parsed: Parsed, signatureValid: Bool, target: Target, accessToken: String?, status: Int) throws -> DPoPProof {
+    private func checkClaims(_ parsed: Parsed, signatureValid: Bool, target: Target, ath expected: String?, status: Int) throws -> DPoPProof {
         func refuse(_ detail: String) -> GatehouseError { .invalidDPoPProof(detail, status: status) }
         guard signatureValid else { throw refuse("The DPoP proof's signature does not verify with its jwk.") }
         let claims = parsed.claims
@@ -223,8 +234,8 @@ struct DPoPVerifier: Sendable {
         let age = now.timeIntervalSince1970 - iat
         guard age <= Double(policy.maxAgeSeconds + DPoPPolicy.clockSkewSeconds) else { throw refuse("The DPoP proof is too old (iat).") }
         guard age >= -Double(DPoPPolicy.clockSkewSeconds) else { throw refuse("The DPoP proof is issued in the future (iat).") }
-        if let accessToken {
-            guard let ath = claims.ath, ConstantTime.equal(ath.utf8, Base64URL.sha256(accessToken).utf8) else {
+        if let expected {
+            guard let ath = claims.ath, ConstantTime.equal(ath.utf8, expected.utf8) else {
                 throw refuse("The DPoP proof's ath is not the hash of this session token.")
             }
         }

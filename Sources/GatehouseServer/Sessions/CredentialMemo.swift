@@ -28,14 +28,21 @@ final class CredentialMemo: Sendable {
     /// unforeseen).
     let until: Date
     let session: ActiveSession
+    /// The `ath` every DPoP proof with this token must carry (``DPoPVerifier/ath(of:)``), for a bound session:
+    /// hashed once per connection instead of once per proof.
+    let ath: String?
     /// The assertion signed for `session`: its audience and the token.
     private let assertion: (audience: String, token: String)?
 
-    init(authorization: String, source: Source, until: Date, session: ActiveSession, assertion: (audience: String, token: String)? = nil) {
+    init(
+        authorization: String, source: Source, until: Date, session: ActiveSession, ath: String? = nil,
+        assertion: (audience: String, token: String)? = nil
+    ) {
         self.authorization = authorization
         self.source = source
         self.until = until
         self.session = session
+        self.ath = ath
         self.assertion = assertion
     }
 
@@ -48,6 +55,6 @@ final class CredentialMemo: Sendable {
     /// The same memo with `token`, the assertion for `audience` reused until `reusedUntil`.
     func with(assertion token: String, audience: String, reusedUntil: Date) -> CredentialMemo {
         CredentialMemo(
-            authorization: authorization, source: source, until: min(until, reusedUntil), session: session, assertion: (audience, token))
+            authorization: authorization, source: source, until: min(until, reusedUntil), session: session, ath: ath, assertion: (audience, token))
     }
 }

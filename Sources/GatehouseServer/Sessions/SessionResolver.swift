@@ -125,7 +125,9 @@ final class SessionResolver: Sendable {
             // Read before the look-up: an eviction after it makes the memo stale at once.
             if let epoch = sessions.cacheEpoch, let (session, until) = sessions.cachedSession(tokenHash: tokenHash, now: now) {
                 let memo = keeps.map {
-                    CredentialMemo(authorization: $0, source: .session(epoch: epoch), until: min(until, now.addingTimeInterval(1)), session: session)
+                    CredentialMemo(
+                        authorization: $0, source: .session(epoch: epoch), until: min(until, now.addingTimeInterval(1)), session: session,
+                        ath: session.record.dpopThumbprint != nil ? DPoPVerifier.ath(of: presented.token) : nil)
                 }
                 return checkedNow(session, presented, memo: memo)
             }
@@ -153,7 +155,7 @@ final class SessionResolver: Sendable {
         _ session: ActiveSession, _ presented: PresentedCredential, memo: CredentialMemo?
     ) -> (credential: CredentialOutcome, memo: CredentialMemo?)? {
         do {
-            guard case .some(let proof) = try dpop.checkWithoutWaiting(session, presented) else { return nil }
+            guard case .some(let proof) = try dpop.checkWithoutWaiting(session, presented, ath: memo?.ath) else { return nil }
             return (.session(session, proof: proof), memo)
         } catch {
             return (.refused(error), nil)
