@@ -61,6 +61,13 @@ extension RelayLane {
 
     func cut(context: ChannelHandlerContext) {
         connectionGuard.laneAnswerEnded()
+        closeClient(context: context)
+    }
+
+    /// Closes the client's connection once the answers written before (a flush may still be due: ``endAnswer``)
+    /// are flushed.
+    func closeClient(context: ChannelHandlerContext) {
+        context.flush()
         context.close(promise: nil)
     }
 
@@ -74,7 +81,11 @@ extension RelayLane {
             }
             return
         }
-        context.flush()
+        // Flushed once every connection ready in this turn is handled, as the backend's requests are
+        // (``LaneConnection/send(_:)``): the client is woken once per turn. The channel's flush, not this
+        // handler's: a handover may have put the pipeline's own handlers behind it by then.
+        let channel = context.channel
+        context.eventLoop.execute { channel.flush() }
         if hasHeldInput { handOver(nil, plan: nil, context: context, inReadCycle: false) }
     }
 }

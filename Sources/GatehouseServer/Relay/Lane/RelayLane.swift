@@ -137,7 +137,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
         switch event {
         case is ChannelShouldQuiesceEvent:
             // As NIO's pipeline handler: an idle connection closes now, a busy one after its answer.
-            if exchange == nil, !resolving { context.close(promise: nil) } else { quiescing = true }
+            if exchange == nil, !resolving { closeClient(context: context) } else { quiescing = true }
         case ChannelEvent.inputClosed:
             if closingClient { return }
             // The pipeline behind answers a half-closed connection as it always has: now, or after the answer.
@@ -219,7 +219,7 @@ final class RelayLane: ChannelDuplexHandler, RemovableChannelHandler, LaneFront 
             if let plan { relayHandler?.decidedByLane = plan }
         } catch {
             context.fireErrorCaught(error)
-            context.close(promise: nil)
+            closeClient(context: context)
             return
         }
         var bytes = bytes
