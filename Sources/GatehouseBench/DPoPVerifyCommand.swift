@@ -6,7 +6,8 @@ import GatehouseServer
 
 /// `gatehouse-bench dpop-verify`: the cost of one ES256 proof signature check, timed on the very call the gateway
 /// makes for each DPoP-bound request (``DPoPES256Key/isValidSignature(_:signingInput:)``: base64url signature,
-/// P-256 ECDSA over SHA-256 of the signing input, both read in the proof's text as the gateway reads them), on one thread. `bench/run.sh` prints it beside the DPoP rows.
+/// P-256 ECDSA over SHA-256 of the signing input, both read in the proof's text as the gateway reads them), on one
+/// thread. `bench/run.sh` prints it beside the DPoP rows.
 ///
 /// ```sh
 /// gatehouse-bench dpop-verify --iterations 20000

@@ -26,7 +26,8 @@ public struct DPoPES256Key: Sendable {
     /// string's): a copy of it cost more than the hash.
     public func isValidSignature(_ signature: some Collection<UInt8>, signingInput: some Collection<UInt8>) -> Bool {
         // 86 characters are 64 bytes (R || S); any other length is no ES256 signature.
-        guard signature.count == 86, let raw = Base64URL.decodedBytes(signature), let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: raw)
+        // As `Data`: swift-crypto copies the raw signature into one, through a generic path for any other type.
+        guard signature.count == 86, let raw = Base64URL.decode(signature), let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: raw)
         else { return false }
         var hasher = SHA256()
         if signingInput.withContiguousStorageIfAvailable({ hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }) == nil {

@@ -127,7 +127,7 @@ final class SessionResolver: Sendable {
                 let memo = keeps.map {
                     CredentialMemo(
                         authorization: $0, source: .session(epoch: epoch), until: min(until, now.addingTimeInterval(1)), session: session,
-                        ath: session.record.dpopThumbprint != nil ? DPoPVerifier.ath(of: presented.token) : nil)
+                        ath: presented.presentation == .dpop && session.record.dpopThumbprint != nil ? DPoPVerifier.ath(of: presented.token) : nil)
                 }
                 return checkedNow(session, presented, memo: memo)
             }

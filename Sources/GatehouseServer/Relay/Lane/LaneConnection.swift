@@ -9,13 +9,9 @@ typealias LaneConnection = BackendConnection<LaneConnectionHandler>
 typealias LaneConnectionPool = BackendConnectionPool<LaneConnectionHandler>
 
 extension BackendConnection where Handler == LaneConnectionHandler {
-    /// Writes a request head, flushed once the event loop has handled every connection that was ready in this turn
-    /// (``EventLoop/execute(_:)`` runs after them). Each flush wakes the backend; flushed one by one, between the
-    /// requests' own work (a DPoP proof's signature: ~55 us), each woke it alone and, with the cores busy, took one
-    /// from the gateway. Together they wake it once per turn.
+    /// Writes a request head, flushed with the turn's others (``Channel/flushAfterTurn()``).
     func send(_ bytes: ByteBuffer) {
         channel.write(bytes, promise: nil)
-        let channel = channel
-        channel.eventLoop.execute { channel.flush() }
+        channel.flushAfterTurn()
     }
 }

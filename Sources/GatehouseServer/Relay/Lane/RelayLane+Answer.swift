@@ -64,8 +64,8 @@ extension RelayLane {
         closeClient(context: context)
     }
 
-    /// Closes the client's connection once the answers written before (a flush may still be due: ``endAnswer``)
-    /// are flushed.
+    /// Closes the client's connection once the answers written before (a flush may still be due:
+    /// ``Channel/flushAfterTurn()``) are flushed.
     func closeClient(context: ChannelHandlerContext) {
         context.flush()
         context.close(promise: nil)
@@ -81,11 +81,8 @@ extension RelayLane {
             }
             return
         }
-        // Flushed once every connection ready in this turn is handled, as the backend's requests are
-        // (``LaneConnection/send(_:)``): the client is woken once per turn. The channel's flush, not this
-        // handler's: a handover may have put the pipeline's own handlers behind it by then.
-        let channel = context.channel
-        context.eventLoop.execute { channel.flush() }
+        // The channel's flush, not this handler's: a handover may have put the pipeline's own handlers behind it by then.
+        context.channel.flushAfterTurn()
         if hasHeldInput { handOver(nil, plan: nil, context: context, inReadCycle: false) }
     }
 }
