@@ -10,9 +10,8 @@ import Testing
 /// it stands for the token's look-up only; every request's proof is checked against the remembered session.
 @Suite("The connection's memo of a DPoP-bound token")
 struct DPoPCredentialMemoTests {
-    @Test("a remembered bound session still needs this request's proof, signed by its key; a sign-out voids the memo")
-    func everyProofIsChecked() async throws {
-        let clock = TestClock()
+    /// A resolver over a cached store, its session manager and its DPoP verifier (default policy).
+    static func resolver(_ clock: TestClock) throws -> (SessionResolver, SessionManager, DPoPVerifier) {
         let store = RelayFixture.cachedStore(clock)
         let sealingKey = CredentialSealer.Key(id: "k1", bytes: Data(repeating: 7, count: 32))
         let sessions = SessionManager(
@@ -23,6 +22,13 @@ struct DPoPCredentialMemoTests {
         let resolver = SessionResolver(
             cookieName: "s", sessions: sessions, dpop: dpop,
             providerTokens: ProviderTokenAuthenticator(providers: ProviderSet([]), clock: clock.source))
+        return (resolver, sessions, dpop)
+    }
+
+    @Test("a remembered bound session still needs this request's proof, signed by its key; a sign-out voids the memo")
+    func everyProofIsChecked() async throws {
+        let clock = TestClock()
+        let (resolver, sessions, dpop) = try Self.resolver(clock)
         let target = DPoPVerifierTests.target
         let key = P256.Signing.PrivateKey()
         let other = P256.Signing.PrivateKey()

@@ -73,5 +73,8 @@ struct DPoPReplaySetTests {
         #expect(record("l", long))
         #expect(!record("k", long))
         #expect(record("k", long + "y"))
+        // The bytes are the key: two spellings of one text that Swift's `==` takes as equal (é precomposed and
+        // decomposed) are two jtis, as they are to every other implementation of the check.
+        #expect(DPoPReplayKey(thumbprint: "k", jti: "caf\u{E9}") != DPoPReplayKey(thumbprint: "k", jti: "cafe\u{301}"))
     }
 }

@@ -163,13 +163,12 @@ struct DPoPVerifier: Sendable {
         guard utf8.count <= 8192, let (headerPart, claimsPart, signature) = Self.compactParts(utf8),
             let claimsBytes = Base64URL.decodedBytes(claimsPart), let claims = DPoPClaimsParser.parse(claimsBytes)
         else { throw refuse("The DPoP proof is not a JWS with a JSON header and claims.") }
-        let headerText = String(Substring(headerPart))
         let header: DPoPHeaderCache.Checked
-        if let known = headers.checked(headerText) {
+        if let known = headers.checked(headerPart) {
             header = known
         } else {
             header = try checkedHeader(headerPart, status: status)
-            headers.keep(headerText, header)
+            headers.keep(headerPart, header)
         }
         return Parsed(
             proof: proof, claims: claims, header: header, signingInput: utf8[..<claimsPart.endIndex], signature: signature)

@@ -61,15 +61,20 @@ final class SessionResolver: Sendable {
         proofs: @autoclosure () -> [String], target: @autoclosure () -> DPoPVerifier.Target
     ) throws -> PresentedCredential? {
         if let authorization {
-            let parts = authorization.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2 else {
+            // The scheme, then the rest after one space (what `split(separator: " ", maxSplits: 1)` gives, without
+            // its array: every bound request reads its credential).
+            let utf8 = authorization.utf8
+            guard let start = utf8.firstIndex(where: { $0 != UInt8(ascii: " ") }), let space = utf8[start...].firstIndex(of: UInt8(ascii: " ")),
+                case let rest = utf8.index(after: space), rest != utf8.endIndex
+            else {
                 throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>'.")
             }
-            let token = String(ASCII.trimmed(parts[1]))
-            if ASCII.equalsIgnoringCase(parts[0], "bearer") {
+            let scheme = authorization[start..<space]
+            let token = String(ASCII.trimmed(authorization[rest...]))
+            if ASCII.equalsIgnoringCase(scheme, "bearer") {
                 return PresentedCredential(token: token, presentation: .bearer, authorization: authorization, proofs: [], target: nil)
             }
-            if ASCII.equalsIgnoringCase(parts[0], "dpop") {
+            if ASCII.equalsIgnoringCase(scheme, "dpop") {
                 return PresentedCredential(token: token, presentation: .dpop, authorization: authorization, proofs: proofs(), target: target())
             }
             throw GatehouseError.invalidSession("Present the session token as 'Authorization: Bearer <token>' or 'Authorization: DPoP <token>'.")
