@@ -17,7 +17,7 @@
 #   GATEHOUSE_BIN     use this gatehouse binary (gatehouse-bench beside it, if there) instead of
 #                     building the shipped release binary (scripts/build-release.sh --with-bench)
 #   STORM=1000        calls at once in the refresh storm (0: no storm)
-#   DPOP_RATE=20000   DPoP proofs made per second of a DPoP run (more than the gateway can take: a run
+#   DPOP_RATE=32000   DPoP proofs made per second of a DPoP run (more than the gateway can take: a run
 #                     that uses them all gets replay refusals, reported as non-2xx)
 #   KEEP_TMP=1        keep the temp dir (nginx/Caddy/gateway configs, logs, raw wrk output)
 #   TARGETS="…"       measure only these targets (direct and caddy are always measured: the ratios need them)
@@ -50,7 +50,7 @@ if wants apache-oidc-jwt || wants apache-oidc-introspect; then install_apache_oi
 # --- gatehouse binary ----------------------------------------------------------------------------
 gatehouse_binary # sets BIN
 bench_binary     # sets BENCH_BIN (DPoP proofs)
-DPOP_RATE=${DPOP_RATE:-20000}
+DPOP_RATE=${DPOP_RATE:-32000}
 require_counts DPOP_RATE
 bin_kind=$(binary_kind "$BIN")
 
