@@ -6,8 +6,8 @@ import Testing
 @testable import GatehouseServer
 
 /// How ``SessionResolver/presented(authorization:cookies:csrf:method:proofs:target:)`` reads `Authorization`: the
-/// scheme, one space, the token (trimmed), the same as `split(separator: " ", maxSplits: 1)` reads it — spaces
-/// before the scheme skipped, a value without a token refused.
+/// scheme, one space, the token (trimmed), the same as `split(separator: " ", maxSplits: 1)` reads an ASCII value
+/// (and any whose spaces stand alone as characters) — spaces before the scheme skipped, a value without a token refused.
 struct SessionResolverAuthorizationTests {
     static let values = [
         "Bearer tok", "bearer tok", "BEARER tok", "DPoP tok", "dpop tok", "  Bearer tok", "Bearer   tok  ", "Bearer a b", "Bearer",

@@ -61,8 +61,10 @@ final class SessionResolver: Sendable {
         proofs: @autoclosure () -> [String], target: @autoclosure () -> DPoPVerifier.Target
     ) throws -> PresentedCredential? {
         if let authorization {
-            // The scheme, then the rest after one space (what `split(separator: " ", maxSplits: 1)` gives, without
-            // its array: every bound request reads its credential).
+            // The scheme, then the rest after one space: what `split(separator: " ", maxSplits: 1)` gives for every
+            // ASCII value, without its array (every bound request reads its credential). Where a space and a
+            // combining mark after it make one `Character`, the split found no space; a token starting with the mark
+            // finds no session either.
             let utf8 = authorization.utf8
             guard let start = utf8.firstIndex(where: { $0 != UInt8(ascii: " ") }), let space = utf8[start...].firstIndex(of: UInt8(ascii: " ")),
                 case let rest = utf8.index(after: space), rest != utf8.endIndex
