@@ -49,12 +49,12 @@ struct DPoPNonces: Sendable {
     func accepts(_ nonce: String, now: Date) -> Bool {
         guard nonce.utf8.count <= 128 else { return false }
         let issued: Double
-        if let known = verified.value(for: nonce) {
+        if let known = verified.value(for: Substring(nonce).utf8) {
             issued = known
         } else {
             guard let authentic = issueTime(nonce) else { return false }
             issued = authentic
-            verified.keep(nonce, issued)
+            verified.keep(Substring(nonce).utf8, issued)
         }
         let age = now.timeIntervalSince1970 - issued
         return age >= -Double(DPoPPolicy.clockSkewSeconds) && age <= lifetime
